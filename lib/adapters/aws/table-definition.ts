@@ -1,0 +1,51 @@
+/**
+ * The one description of Logbook's DynamoDB table, bucket and queues. The CDK stack and the local
+ * stack both build their resources from it, so local is the same shape as AWS.
+ */
+export const TABLE = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  /** TTL attribute, epoch seconds. */
+  ttlAttribute: 'expiresAtSec',
+  gsi: {
+    /** All runs of a tenant, newest first. */
+    byTenant: { name: 'byTenant', partitionKey: 'tenantPk', sortKey: 'tenantSk' },
+    /** Runs of a tenant in one status, newest first. */
+    byTenantStatus: { name: 'byTenantStatus', partitionKey: 'statusPk', sortKey: 'tenantSk' },
+    /** Sparse sweeper index: present only on heads that may need a wake-up. */
+    sweep: { name: 'sweep', partitionKey: 'sweepPk', sortKey: 'wakeAt' },
+  },
+} as const;
+
+/** Attribute types of the keys above (S = string, N = number). */
+export const KEY_ATTRIBUTE_TYPES: Record<string, 'S' | 'N'> = {
+  pk: 'S',
+  sk: 'S',
+  tenantPk: 'S',
+  tenantSk: 'S',
+  statusPk: 'S',
+  sweepPk: 'S',
+  wakeAt: 'N',
+};
+
+export const QUEUES = {
+  steps: { name: 'logbook-steps.fifo', maxReceiveCount: 5 },
+  deadLetter: { name: 'logbook-steps-dlq.fifo' },
+} as const;
+
+export const WORKER = {
+  /** Lambda timeout of the worker. */
+  timeoutSeconds: 300,
+  /** SQS visibility timeout must be at least six times the function timeout. */
+  visibilityTimeoutSeconds: 6 * 300,
+  /** Lease length; the heartbeat renews it (and the tick's visibility) every third of it. */
+  leaseMs: 60_000,
+} as const;
+
+/** Retention defaults (days), configurable per deployment. */
+export const RETENTION = {
+  completedDays: 30,
+  failedOrParkedDays: 90,
+  /** Events and blobs live until the run's deadline plus this. */
+  eventsDays: 90,
+} as const;

@@ -1,0 +1,255 @@
+import { AppendConflictError, LeaseHeldError, LeaseLostError, RunNotFoundError } from '../../core/errors.js';
+import type { RunEvent } from '../../core/events.js';
+import type { InboxItem } from '../../core/inbox.js';
+import type { EventLog, ReadPage } from '../../ports/event-log.js';
+import type { Inbox } from '../../ports/inbox.js';
+import type {
+  HeadPark,
+  HeadProjection,
+  LeaseGrant,
+  ListRunsOptions,
+  RunHead,
+  RunHeads,
+  RunStatus,
+  SnapshotPointer,
+} from '../../ports/run-heads.js';
+import { runKey, type RunRef } from '../../ports/run-ref.js';
+import { sweepEntry } from '../../ports/sweep-index.js';
+
+interface RunRecord {
+  events: Map<number, unknown>;
+  head?: RunHead;
+  inbox: Map<string, InboxItem>;
+}
+
+/** Deep copy through JSON, as a real store would: no caller ever shares an object with it. */
+const copy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+export interface MemoryStoreStats {
+  requests: number;
+  itemsRead: number;
+}
+
+/**
+ * In-memory EventLog + RunHeads + Inbox with the semantics of the DynamoDB adapter: conditional
+ * append on (run, seq) with own-write recognition by nonce, leases with epochs, monotonic head
+ * projection, inbox with a version counter, and the same sparse sweeper rule.
+ */
+export class MemoryStore implements EventLog, RunHeads, Inbox {
+  private readonly runs = new Map<string, RunRecord>();
+  readonly stats: MemoryStoreStats = { requests: 0, itemsRead: 0 };
+  /** Page size for `read`, small enough that tests exercise pagination. */
+  constructor(private readonly pageSize = 100) {}
+
+  private record(run: RunRef): RunRecord {
+    const key = runKey(run);
+    let rec = this.runs.get(key);
+    if (!rec) {
+      rec = { events: new Map(), inbox: new Map() };
+      this.runs.set(key, rec);
+    }
+    return rec;
+  }
+
+  private requireHead(run: RunRef): RunHead {
+    const head = this.runs.get(runKey(run))?.head;
+    if (!head) throw new RunNotFoundError(runKey(run));
+    return head;
+  }
+
+  // ---- EventLog ----
+
+  async append(run: RunRef, event: RunEvent): Promise<void> {
+    this.stats.requests++;
+    const rec = this.record(run);
+    const existing = rec.events.get(event.seq) as RunEvent | undefined;
+    if (existing !== undefined) {
+      if (existing.by?.nonce === event.by.nonce && existing.by?.epoch === event.by.epoch) return;
+      throw new AppendConflictError(runKey(run), event.seq);
+    }
+    rec.events.set(event.seq, copy(event));
+  }
+
+  async read(run: RunRef, options: { afterSeq: number; limit?: number }): Promise<ReadPage> {
+    const rec = this.runs.get(runKey(run));
+    if (!rec) {
+      this.stats.requests++;
+      return { events: [] };
+    }
+    const seqs = [...rec.events.keys()].filter((s) => s > options.afterSeq).sort((a, b) => a - b);
+    const wanted = options.limit === undefined ? seqs : seqs.slice(0, options.limit);
+    this.stats.requests += Math.max(1, Math.ceil(wanted.length / this.pageSize));
+    this.stats.itemsRead += wanted.length;
+    const events = wanted.map((s) => copy(rec.events.get(s)));
+    const last = wanted[wanted.length - 1];
+    const more = options.limit !== undefined && seqs.length > wanted.length && last !== undefined;
+    return more ? { events, nextAfterSeq: last } : { events };
+  }
+
+  async readOne(run: RunRef, seq: number): Promise<unknown> {
+    this.stats.requests++;
+    const value = this.runs.get(runKey(run))?.events.get(seq);
+    if (value !== undefined) this.stats.itemsRead++;
+    return value === undefined ? undefined : copy(value);
+  }
+
+  /** Test hook: overwrite a stored event to simulate corruption. */
+  corrupt(run: RunRef, seq: number, raw: unknown): void {
+    this.record(run).events.set(seq, raw);
+  }
+
+  // ---- RunHeads ----
+
+  async createHead(head: RunHead): Promise<boolean> {
+    this.stats.requests++;
+    const rec = this.record(head);
+    if (rec.head) return false;
+    rec.head = copy(head);
+    return true;
+  }
+
+  async getHead(run: RunRef): Promise<RunHead | undefined> {
+    this.stats.requests++;
+    const head = this.runs.get(runKey(run))?.head;
+    if (head) this.stats.itemsRead++;
+    return head ? copy(head) : undefined;
+  }
+
+  async claimLease(run: RunRef, args: { owner: string; now: number; ttlMs: number }): Promise<LeaseGrant> {
+    this.stats.requests++;
+    const head = this.requireHead(run);
+    const lease = head.lease;
+    if (lease && lease.until > args.now && lease.owner !== args.owner) {
+      throw new LeaseHeldError(runKey(run), lease.until);
+    }
+    head.epoch += 1;
+    head.attempts += 1;
+    head.lease = { owner: args.owner, until: args.now + args.ttlMs, epoch: head.epoch };
+    return { epoch: head.epoch, until: head.lease.until, attempts: head.attempts, head: copy(head) };
+  }
+
+  async renewLease(run: RunRef, args: { owner: string; epoch: number; now: number; ttlMs: number }): Promise<number> {
+    this.stats.requests++;
+    const head = this.requireHead(run);
+    const lease = head.lease;
+    if (!lease || lease.owner !== args.owner || lease.epoch !== args.epoch) {
+      throw new LeaseLostError(runKey(run), args.epoch);
+    }
+    lease.until = args.now + args.ttlMs;
+    return lease.until;
+  }
+
+  async releaseLease(run: RunRef, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
+    this.stats.requests++;
+    const head = this.requireHead(run);
+    const lease = head.lease;
+    if (!lease || lease.owner !== args.owner || lease.epoch !== args.epoch) {
+      throw new LeaseLostError(runKey(run), args.epoch);
+    }
+    if (head.inboxVersion !== args.inboxVersion) return false;
+    delete head.lease;
+    head.ingestedInboxVersion = args.inboxVersion;
+    return true;
+  }
+
+  async resetAttempts(run: RunRef, args: { owner: string; epoch: number }): Promise<void> {
+    this.stats.requests++;
+    const head = this.requireHead(run);
+    if (head.lease?.owner !== args.owner || head.lease.epoch !== args.epoch) {
+      throw new LeaseLostError(runKey(run), args.epoch);
+    }
+    head.attempts = 0;
+  }
+
+  async project(run: RunRef, projection: HeadProjection): Promise<boolean> {
+    this.stats.requests++;
+    const head = this.requireHead(run);
+    if (head.lastSeq > projection.lastSeq) return false;
+    head.status = projection.status;
+    head.lastSeq = projection.lastSeq;
+    head.usage = copy(projection.usage);
+    head.attention = copy(projection.attention);
+    head.expiresAt = projection.expiresAt;
+    head.updatedAt = Math.max(head.updatedAt, projection.updatedAt);
+    if (projection.outcome) head.outcome = copy(projection.outcome);
+    else delete head.outcome;
+    if (projection.wakeAt !== undefined) head.wakeAt = projection.wakeAt;
+    else delete head.wakeAt;
+    return true;
+  }
+
+  async setPark(run: RunRef, park: HeadPark | null, status?: RunStatus): Promise<void> {
+    this.stats.requests++;
+    const head = this.requireHead(run);
+    if (park) head.park = copy(park);
+    else {
+      delete head.park;
+      head.attempts = 0;
+    }
+    if (status) head.status = status;
+  }
+
+  async setSnapshot(run: RunRef, pointer: SnapshotPointer): Promise<boolean> {
+    this.stats.requests++;
+    const head = this.requireHead(run);
+    if (head.snapshot && head.snapshot.seq >= pointer.seq) return false;
+    head.snapshot = copy(pointer);
+    return true;
+  }
+
+  async markNotified(run: RunRef, seq: number): Promise<void> {
+    this.stats.requests++;
+    const head = this.requireHead(run);
+    head.notifiedSeq = Math.max(head.notifiedSeq, seq);
+  }
+
+  async listRuns(tenant: string, options: ListRunsOptions): Promise<{ runs: RunHead[]; cursor?: string }> {
+    this.stats.requests++;
+    const all = [...this.runs.values()]
+      .map((r) => r.head)
+      .filter((h): h is RunHead => h !== undefined && h.tenant === tenant)
+      .filter((h) => options.status === undefined || h.status === options.status)
+      .sort((a, b) => b.createdAt - a.createdAt || (a.runId < b.runId ? -1 : 1));
+    const start = options.cursor ? Number(options.cursor) : 0;
+    const page = all.slice(start, start + options.limit);
+    const next = start + options.limit < all.length ? String(start + options.limit) : undefined;
+    return next ? { runs: copy(page), cursor: next } : { runs: copy(page) };
+  }
+
+  async listDue(shard: number, now: number, limit: number): Promise<RunHead[]> {
+    this.stats.requests++;
+    const due: { head: RunHead; wakeAt: number }[] = [];
+    for (const rec of this.runs.values()) {
+      if (!rec.head) continue;
+      const entry = sweepEntry(rec.head);
+      if (entry && entry.shard === shard && entry.wakeAt <= now) due.push({ head: rec.head, wakeAt: entry.wakeAt });
+    }
+    due.sort((a, b) => a.wakeAt - b.wakeAt);
+    return copy(due.slice(0, limit).map((d) => d.head));
+  }
+
+  // ---- Inbox ----
+
+  async put(run: RunRef, item: InboxItem): Promise<void> {
+    this.stats.requests++;
+    const head = this.requireHead(run);
+    const rec = this.record(run);
+    if (rec.inbox.has(item.id)) return;
+    rec.inbox.set(item.id, copy(item));
+    head.inboxVersion += 1;
+  }
+
+  async list(run: RunRef): Promise<InboxItem[]> {
+    this.stats.requests++;
+    const rec = this.runs.get(runKey(run));
+    if (!rec) return [];
+    const items = [...rec.inbox.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    this.stats.itemsRead += items.length;
+    return copy(items);
+  }
+
+  async delete(run: RunRef, id: string): Promise<void> {
+    this.stats.requests++;
+    this.runs.get(runKey(run))?.inbox.delete(id);
+  }
+}

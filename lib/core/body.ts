@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+/**
+ * A payload inside an event: inline when small, otherwise a reference to a content-addressed blob
+ * with its sha256, size and a short summary for people reading the log. State keeps bodies as they
+ * were written; the prompt builder resolves references through one content-addressed cache.
+ */
+export const inlineBodySchema = z.object({ kind: z.literal('inline'), value: z.json() });
+export const blobBodySchema = z.object({
+  kind: z.literal('blob'),
+  key: z.string().min(1),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  size: z.number().int().nonnegative(),
+  summary: z.string(),
+});
+export const bodySchema = z.discriminatedUnion('kind', [inlineBodySchema, blobBodySchema]);
+
+export type Body = z.infer<typeof bodySchema>;
+export type BlobBody = z.infer<typeof blobBodySchema>;
+
+export function inline(value: z.infer<typeof inlineBodySchema>['value']): Body {
+  return { kind: 'inline', value };
+}
+
+/** Bytes a body contributes to a prompt, used for the conservative input-token estimate. */
+export function bodySize(body: Body): number {
+  if (body.kind === 'blob') return body.size;
+  return typeof body.value === 'string' ? body.value.length : JSON.stringify(body.value).length;
+}

@@ -1,0 +1,187 @@
+/**
+ * One error class per failure mode, each with a stable string `code`, a `retryable` flag and an
+ * optional `cause`. Errors that enter the log (tool errors, run failures) round-trip through JSON
+ * as `{code, message}`, so a resumed run sees exactly what the live one saw.
+ */
+export abstract class LogbookError extends Error {
+  abstract readonly code: string;
+  readonly retryable: boolean = false;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+  toJSON(): { code: string; message: string; retryable: boolean } {
+    return { code: this.code, message: this.message, retryable: this.retryable };
+  }
+}
+
+/** A conditional append lost: another writer holds this seq. The loser must stop at once. */
+export class AppendConflictError extends LogbookError {
+  readonly code = 'append_conflict';
+  constructor(
+    readonly runKey: string,
+    readonly seq: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`seq ${seq} of ${runKey} was already written by another writer`, options);
+  }
+}
+
+/** The same run id was created before with a different request. */
+export class RunConflictError extends LogbookError {
+  readonly code = 'run_conflict';
+  constructor(readonly runKey: string) {
+    super(`run ${runKey} already exists with a different request`);
+  }
+}
+
+export class RunNotFoundError extends LogbookError {
+  readonly code = 'run_not_found';
+  constructor(readonly runKey: string) {
+    super(`run ${runKey} not found`);
+  }
+}
+
+/** Another live owner holds the lease. */
+export class LeaseHeldError extends LogbookError {
+  readonly code = 'lease_held';
+  override readonly retryable = true;
+  constructor(
+    readonly runKey: string,
+    readonly until: number,
+  ) {
+    super(`lease on ${runKey} is held until ${new Date(until).toISOString()}`);
+  }
+}
+
+/** Our lease was taken over (epoch moved) or expired and could not be renewed. */
+export class LeaseLostError extends LogbookError {
+  readonly code = 'lease_lost';
+  constructor(
+    readonly runKey: string,
+    readonly epoch: number,
+  ) {
+    super(`lease epoch ${epoch} on ${runKey} is no longer ours`);
+  }
+}
+
+/** The log cannot be folded: invalid event, gap in seq, or impossible order. */
+export class CorruptLogError extends LogbookError {
+  readonly code = 'corrupt_log';
+  constructor(
+    message: string,
+    readonly seq?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(seq === undefined ? message : `seq ${seq}: ${message}`, options);
+  }
+}
+
+/** A logged decision no longer matches what the code would do (replay validation). */
+export class NonDeterminismError extends LogbookError {
+  readonly code = 'non_determinism';
+  constructor(message: string) {
+    super(message);
+  }
+}
+
+export class BlobNotFoundError extends LogbookError {
+  readonly code = 'blob_not_found';
+  constructor(readonly key: string) {
+    super(`blob ${key} not found`);
+  }
+}
+
+export class BlobIntegrityError extends LogbookError {
+  readonly code = 'blob_integrity';
+  constructor(
+    readonly key: string,
+    readonly expected: string,
+    readonly actual: string,
+  ) {
+    super(`blob ${key} has sha256 ${actual}, expected ${expected}`);
+  }
+}
+
+/** The store throttled us and retries ran out. */
+export class ThrottledError extends LogbookError {
+  readonly code = 'throttled';
+  override readonly retryable = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A transient store or network failure worth retrying. */
+export class TransientStoreError extends LogbookError {
+  readonly code = 'store_unavailable';
+  override readonly retryable = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export class ItemTooLargeError extends LogbookError {
+  readonly code = 'item_too_large';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The model provider failed in a way a retry will not fix (bad request, auth, context length). */
+export class ModelError extends LogbookError {
+  readonly code: string;
+  override readonly retryable: boolean;
+  constructor(code: string, message: string, retryable: boolean, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.retryable = retryable;
+  }
+}
+
+/** Invalid input at an edge (API body, queue message, configuration). */
+export class ValidationError extends LogbookError {
+  readonly code = 'validation_error';
+  constructor(
+    message: string,
+    readonly issues: readonly { path: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export class ConfigError extends LogbookError {
+  readonly code = 'config_error';
+  constructor(message: string) {
+    super(message);
+  }
+}
+
+/**
+ * Thrown by a tool when it cannot tell whether its side effect happened (a network timeout after
+ * the request left). The call stays "started, no result" and its declared policy decides.
+ */
+export class ToolOutcomeUnknownError extends LogbookError {
+  readonly code = 'tool_outcome_unknown';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The worker must stop without acting further: lease too old, or not enough time left. */
+export class StopWorkError extends LogbookError {
+  readonly code = 'stop_work';
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+export function errorCode(error: unknown): string {
+  if (error instanceof LogbookError) return error.code;
+  if (error instanceof Error && error.name) return error.name;
+  return 'unknown_error';
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

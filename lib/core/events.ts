@@ -1,0 +1,250 @@
+import { z } from 'zod';
+import { bodySchema } from './body.js';
+import { CorruptLogError } from './errors.js';
+
+/** Version of the event schema written today. Older versions are upcast on read. */
+export const EVENT_SCHEMA_VERSION = 1;
+
+export const policySchema = z.enum(['rerun', 'idempotency_key', 'verify', 'escalate']);
+export type Policy = z.infer<typeof policySchema>;
+
+export const writerSchema = z.object({ epoch: z.number().int().nonnegative(), nonce: z.string().min(1) });
+export type Writer = z.infer<typeof writerSchema>;
+
+export const budgetsSchema = z.object({
+  maxSteps: z.number().int().positive(),
+  maxInputTokens: z.number().int().positive(),
+  maxOutputTokens: z.number().int().positive(),
+  maxCostUsd: z.number().positive(),
+  /** Absolute deadline, epoch milliseconds. */
+  deadlineAt: z.number().int().positive(),
+});
+export type Budgets = z.infer<typeof budgetsSchema>;
+
+export const priceSchema = z.object({
+  inputPerMTokUsd: z.number().nonnegative(),
+  outputPerMTokUsd: z.number().nonnegative(),
+});
+export type Price = z.infer<typeof priceSchema>;
+
+export const pinnedToolSchema = z.object({
+  name: z.string().min(1),
+  version: z.string().min(1),
+  description: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+  /** sha256 of the canonical {name, inputSchema}: the contract an implementation must match. */
+  schemaHash: z.string().regex(/^[0-9a-f]{64}$/),
+  policy: policySchema,
+  timeoutMs: z.number().int().positive(),
+});
+export type PinnedTool = z.infer<typeof pinnedToolSchema>;
+
+const usageSchema = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+});
+
+const base = {
+  v: z.literal(EVENT_SCHEMA_VERSION),
+  seq: z.number().int().positive(),
+  /** Epoch ms from the writer's clock; informational, never used for ordering. */
+  at: z.number().int().nonnegative(),
+  by: writerSchema,
+};
+
+export const runStartedSchema = z.object({
+  ...base,
+  type: z.literal('run_started'),
+  tenant: z.string().min(1),
+  runId: z.string().min(1),
+  /** sha256 of the canonical create request: the same id with another request is a conflict. */
+  requestHash: z.string(),
+  agent: z.object({ name: z.string(), version: z.string() }),
+  model: z.object({ id: z.string(), maxOutputTokens: z.number().int().positive(), price: priceSchema }),
+  prompt: z.object({ version: z.string(), text: bodySchema, sha256: z.string() }),
+  tools: z.array(pinnedToolSchema),
+  input: bodySchema,
+  budgets: budgetsSchema,
+  /** How long the engine waits past a call's notAfter before applying its policy. */
+  graceMs: z.number().int().nonnegative(),
+  /** Retention horizon for events and blobs of this run (epoch ms), set at creation. */
+  expiresAt: z.number().int().positive(),
+});
+
+export const modelStartedSchema = z.object({
+  ...base,
+  type: z.literal('model_started'),
+  step: z.number().int().positive(),
+  maxOutputTokens: z.number().int().positive(),
+  /** Upper bound charged to the budgets now; replaced by actual usage when a response lands. */
+  reserved: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int(), costUsd: z.number() }),
+});
+
+export const loggedCallSchema = z.object({
+  callId: z.string().regex(/^\d+-\d+$/),
+  providerId: z.string(),
+  name: z.string(),
+  args: bodySchema,
+  /** Set when the provider sent arguments that are not valid JSON. */
+  argsError: z.string().optional(),
+});
+
+export const modelResponseSchema = z.object({
+  ...base,
+  type: z.literal('model_response'),
+  text: bodySchema.nullable(),
+  calls: z.array(loggedCallSchema),
+  usage: usageSchema,
+  costUsd: z.number().nonnegative(),
+  stopReason: z.string(),
+});
+
+export const modelFailedSchema = z.object({
+  ...base,
+  type: z.literal('model_failed'),
+  code: z.string(),
+  message: z.string(),
+  retryable: z.boolean(),
+});
+
+export const toolStartedSchema = z.object({
+  ...base,
+  type: z.literal('tool_started'),
+  callId: z.string(),
+  attempt: z.number().int().positive(),
+  /** start + the tool's timeout: no policy is applied to this call before notAfter + grace. */
+  notAfter: z.number().int().positive(),
+});
+
+export const toolResultSchema = z.object({
+  ...base,
+  type: z.literal('tool_result'),
+  callId: z.string(),
+  ok: z.boolean(),
+  output: bodySchema,
+  /** Who produced it: the tool, its verify(), a person, input validation, or the cancel path. */
+  source: z.enum(['tool', 'verify', 'human', 'validation', 'cancel', 'timeout']),
+  errorCode: z.string().optional(),
+});
+
+export const toolVerifiedSchema = z.object({
+  ...base,
+  type: z.literal('tool_verified'),
+  callId: z.string(),
+  status: z.enum(['landed', 'not_landed', 'unknown']),
+});
+
+export const attentionReasonSchema = z.enum([
+  'unknown_outcome',
+  'missing_tool_version',
+  'missing_model',
+  'model_stalled',
+  'tool_attempts_exhausted',
+]);
+export type AttentionReason = z.infer<typeof attentionReasonSchema>;
+
+export const attentionRequiredSchema = z.object({
+  ...base,
+  type: z.literal('attention_required'),
+  reason: attentionReasonSchema,
+  /** Present for a call-level attention; absent for a run-level park. */
+  callId: z.string().optional(),
+  detail: z.string(),
+});
+
+export const resolutionOutcomeSchema = z.enum(['succeeded', 'failed', 'rerun', 'retry', 'fail']);
+export type ResolutionOutcome = z.infer<typeof resolutionOutcomeSchema>;
+
+export const attentionResolvedSchema = z.object({
+  ...base,
+  type: z.literal('attention_resolved'),
+  /** seq of the attention_required this answers. */
+  attentionSeq: z.number().int().positive(),
+  callId: z.string().optional(),
+  outcome: resolutionOutcomeSchema,
+  result: bodySchema.optional(),
+  resolvedBy: z.string(),
+  inboxId: z.string(),
+});
+
+export const cancelRequestedSchema = z.object({
+  ...base,
+  type: z.literal('cancel_requested'),
+  requestedBy: z.string(),
+  inboxId: z.string(),
+  reason: z.string().optional(),
+});
+
+export const runCompletedSchema = z.object({ ...base, type: z.literal('run_completed'), answer: bodySchema });
+
+export const runFailedSchema = z.object({
+  ...base,
+  type: z.literal('run_failed'),
+  code: z.string(),
+  message: z.string(),
+  inboxId: z.string().optional(),
+});
+
+export const runCancelledSchema = z.object({
+  ...base,
+  type: z.literal('run_cancelled'),
+  unresolved: z.array(z.string()),
+});
+
+export const eventSchema = z.discriminatedUnion('type', [
+  runStartedSchema,
+  modelStartedSchema,
+  modelResponseSchema,
+  modelFailedSchema,
+  toolStartedSchema,
+  toolResultSchema,
+  toolVerifiedSchema,
+  attentionRequiredSchema,
+  attentionResolvedSchema,
+  cancelRequestedSchema,
+  runCompletedSchema,
+  runFailedSchema,
+  runCancelledSchema,
+]);
+
+export type RunEvent = z.infer<typeof eventSchema>;
+export type EventType = RunEvent['type'];
+export type EventOf<T extends EventType> = Extract<RunEvent, { type: T }>;
+/** An event before the writer assigns seq, time and writer identity. */
+export type EventDraft = RunEvent extends infer E
+  ? E extends RunEvent
+    ? Omit<E, 'v' | 'seq' | 'at' | 'by'>
+    : never
+  : never;
+
+export const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set(['run_completed', 'run_failed', 'run_cancelled']);
+
+/**
+ * Upcasters from older schema versions, keyed by the version they read. Version 1 is the first;
+ * the table exists so that a v2 can be added without touching fold.
+ */
+const upcasters: Record<number, (raw: Record<string, unknown>) => Record<string, unknown>> = {};
+
+/** Validate one event read back from storage, upcasting older versions. */
+export function parseEvent(raw: unknown): RunEvent {
+  let candidate = raw;
+  if (candidate !== null && typeof candidate === 'object') {
+    let record = candidate as Record<string, unknown>;
+    let version = typeof record.v === 'number' ? record.v : EVENT_SCHEMA_VERSION;
+    while (version < EVENT_SCHEMA_VERSION) {
+      const up = upcasters[version];
+      if (!up) break;
+      record = up(record);
+      version += 1;
+    }
+    candidate = record;
+  }
+  const parsed = eventSchema.safeParse(candidate);
+  if (!parsed.success) {
+    const seq = (raw as { seq?: unknown } | null)?.seq;
+    const issue = parsed.error.issues[0];
+    const where = issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid';
+    throw new CorruptLogError(`event fails validation at ${where}`, typeof seq === 'number' ? seq : undefined);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,71 @@
+import type { Body } from './body.js';
+import type { JsonValue } from './json.js';
+
+/**
+ * The provider-neutral conversation as the log holds it. Adapters map it to and from each
+ * provider's wire format; the log never depends on one SDK's types.
+ */
+export type LoggedMessage =
+  | { role: 'user'; content: Body }
+  | { role: 'assistant'; text: Body | null; calls: LoggedCall[] }
+  | { role: 'tool'; callId: string; providerId: string; name: string; isError: boolean; content: Body };
+
+export interface LoggedCall {
+  /** `<seq of the model_response>-<index>`: unique in the run whatever the provider does. */
+  callId: string;
+  /** The provider's own id (vLLM and Ollama repeat `call_0`); it is what goes back on the wire. */
+  providerId: string;
+  name: string;
+  args: Body;
+}
+
+/** Messages with every body resolved: what a ModelClient receives. */
+export type ModelMessage =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; text: string; calls: ModelCall[] }
+  | { role: 'tool'; callId: string; providerId: string; name: string; isError: boolean; content: string };
+
+export interface ModelCall {
+  callId: string;
+  providerId: string;
+  name: string;
+  args: JsonValue;
+}
+
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema (draft 2020-12) of the tool's input, as pinned in run_started. */
+  inputSchema: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  modelId: string;
+  system: string;
+  messages: ModelMessage[];
+  tools: ModelToolSpec[];
+  /** Always set: the engine reserved budget for exactly this many output tokens. */
+  maxOutputTokens: number;
+}
+
+export interface ModelUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'content_filter' | 'other';
+
+export interface ModelResponseCall {
+  providerId: string;
+  name: string;
+  /** Parsed arguments, or the raw text when the provider sent JSON that does not parse. */
+  args: JsonValue;
+  argsError?: string;
+}
+
+export interface ModelResponse {
+  text: string;
+  calls: ModelResponseCall[];
+  usage: ModelUsage;
+  stopReason: StopReason;
+}

@@ -1,0 +1,11 @@
+export type * from './blob-store.js';
+export type * from './clock.js';
+export type * from './event-log.js';
+export type * from './ids.js';
+export type * from './inbox.js';
+export type * from './model-client.js';
+export type * from './outcome-publisher.js';
+export type * from './run-heads.js';
+export type * from './step-queue.js';
+export * from './run-ref.js';
+export { SWEEP_SHARDS, TERMINAL_STATUSES } from './run-heads.js';

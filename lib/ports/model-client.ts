@@ -1,0 +1,11 @@
+import type { ModelRequest, ModelResponse } from '../core/messages.js';
+
+export interface ModelClient {
+  /** Throws ModelError: retryable ones were already retried within the adapter's bounded time. */
+  complete(request: ModelRequest, options: { signal: AbortSignal }): Promise<ModelResponse>;
+}
+
+/** Finds the client for a pinned model id; undefined when that model is gone (the run parks). */
+export interface ModelResolver {
+  resolve(modelId: string): ModelClient | undefined;
+}

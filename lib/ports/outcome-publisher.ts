@@ -1,0 +1,17 @@
+import type { RunRef } from './run-ref.js';
+
+export type OutcomeDetailType = 'Agent Run Completed' | 'Agent Run Failed' | 'Agent Run Needs Attention';
+
+export interface OutcomeNotice extends RunRef {
+  detailType: OutcomeDetailType;
+  /** seq of the event that produced the outcome; with runId it makes the notice idempotent. */
+  seq: number;
+  status: string;
+  summary: string;
+  code?: string;
+}
+
+/** Publishes run outcomes (EventBridge in AWS). Called once per outcome seq by the lease holder. */
+export interface OutcomePublisher {
+  publish(notice: OutcomeNotice): Promise<void>;
+}

@@ -1,0 +1,139 @@
+import type { AttentionReason, Budgets } from '../core/events.js';
+import type { RunRef } from './run-ref.js';
+
+export type RunStatus = 'running' | 'waiting' | 'parked' | 'completed' | 'failed' | 'cancelled';
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+export interface Lease {
+  owner: string;
+  /** Epoch ms after which anyone may claim. */
+  until: number;
+  epoch: number;
+}
+
+export interface OpenAttention {
+  seq: number;
+  reason: AttentionReason;
+  callId?: string;
+  detail: string;
+  /** A person may not choose "rerun" before this time (the call's notAfter + grace). */
+  rerunNotBefore?: number;
+}
+
+/** A park that cannot live in the log (the log is corrupt, or the run fails before appending). */
+export interface HeadPark {
+  reason: 'poisoned' | 'corrupt_log';
+  detail: string;
+  at: number;
+}
+
+export interface SnapshotPointer {
+  seq: number;
+  key: string;
+  sha256: string;
+  foldVersion: number;
+}
+
+export interface RunUsage {
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+export interface RunOutcome {
+  status: 'completed' | 'failed' | 'cancelled' | 'parked';
+  /** seq of the event that produced it: notices are published once per outcome seq. */
+  seq: number;
+  /** Short text for listings; the full answer lives in the log. */
+  summary: string;
+  code?: string;
+}
+
+/**
+ * The head: a projection of the log kept for listing, leasing and waking. It may lag the log and
+ * is never trusted as a cache check; every field is written field by field.
+ */
+export interface RunHead {
+  tenant: string;
+  runId: string;
+  agent: { name: string; version: string };
+  status: RunStatus;
+  lastSeq: number;
+  createdAt: number;
+  updatedAt: number;
+  lease?: Lease;
+  /** Highest epoch ever granted; survives release so epochs only grow. */
+  epoch: number;
+  /** Claims since the last progress; a run above the limit is parked as poisoned. */
+  attempts: number;
+  inboxVersion: number;
+  /** The inboxVersion the last lease holder ingested; below inboxVersion means items are pending. */
+  ingestedInboxVersion: number;
+  usage: RunUsage;
+  budgets?: Budgets;
+  attention: OpenAttention[];
+  park?: HeadPark;
+  outcome?: RunOutcome;
+  /** Outcome notifications have been published up to this seq. */
+  notifiedSeq: number;
+  /** When the sweeper should wake the run (a deadline to enforce, a lease to recover). */
+  wakeAt?: number;
+  snapshot?: SnapshotPointer;
+  /** Epoch ms at which the head may be deleted (DynamoDB TTL). */
+  expiresAt: number;
+}
+
+export interface LeaseGrant {
+  epoch: number;
+  until: number;
+  attempts: number;
+  head: RunHead;
+}
+
+/** What the lease holder projects from the folded log after a step. Monotonic on lastSeq. */
+export interface HeadProjection {
+  status: RunStatus;
+  lastSeq: number;
+  usage: RunUsage;
+  attention: OpenAttention[];
+  outcome?: RunOutcome;
+  wakeAt?: number;
+  expiresAt: number;
+  updatedAt: number;
+}
+
+export interface ListRunsOptions {
+  status?: RunStatus;
+  limit: number;
+  cursor?: string;
+}
+
+export interface RunHeads {
+  /** Put the head if absent. Returns false when it already exists. */
+  createHead(head: RunHead): Promise<boolean>;
+  getHead(run: RunRef): Promise<RunHead | undefined>;
+  /** Claim when free, expired, or already ours: epoch + 1, attempts + 1. Throws LeaseHeldError. */
+  claimLease(run: RunRef, args: { owner: string; now: number; ttlMs: number }): Promise<LeaseGrant>;
+  /** Extend our lease. Throws LeaseLostError when the epoch or owner moved. */
+  renewLease(run: RunRef, args: { owner: string; epoch: number; now: number; ttlMs: number }): Promise<number>;
+  /**
+   * Release our lease only if the inbox version is still the one we ingested; false means new
+   * inbox items arrived and must be ingested first (the lease is kept).
+   */
+  releaseLease(run: RunRef, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean>;
+  /** Reset attempts to 0 after progress, so a later failure streak is counted afresh. */
+  resetAttempts(run: RunRef, args: { owner: string; epoch: number }): Promise<void>;
+  /** Apply a projection if head.lastSeq <= projection.lastSeq (monotonic). Returns whether applied. */
+  project(run: RunRef, projection: HeadProjection): Promise<boolean>;
+  setPark(run: RunRef, park: HeadPark | null, status?: RunStatus): Promise<void>;
+  /** Forward-only: applied only when pointer.seq is above the stored one. */
+  setSnapshot(run: RunRef, pointer: SnapshotPointer): Promise<boolean>;
+  /** Raise notifiedSeq (forward only). */
+  markNotified(run: RunRef, seq: number): Promise<void>;
+  listRuns(tenant: string, options: ListRunsOptions): Promise<{ runs: RunHead[]; cursor?: string }>;
+  /** Heads in the sparse sweeper index of `shard` (0..15) that are due at `now`. */
+  listDue(shard: number, now: number, limit: number): Promise<RunHead[]>;
+}
+
+export const SWEEP_SHARDS = 16;
