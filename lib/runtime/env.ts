@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfigError } from '../core/errors.js';
 
 /**
  * Environment of every handler, validated once per cold start. The CDK constructs set these
@@ -22,5 +23,28 @@ export const envSchema = z.object({
   LOGBOOK_RETENTION_COMPLETED_DAYS: z.coerce.number().int().positive().default(30),
   LOGBOOK_RETENTION_FAILED_DAYS: z.coerce.number().int().positive().default(90),
   AWS_REGION: z.string().default('us-east-1'),
+  /**
+   * Which JWT claim names the tenant when the HTTP API uses a JWT authorizer (default `sub`).
+   * IAM-authorized calls use the caller's account id.
+   */
+  LOGBOOK_TENANT_CLAIM: z.string().min(1).default('sub'),
+  /** Source of the outcome events put on the bus. */
+  LOGBOOK_EVENT_SOURCE: z.string().min(1).default('logbook'),
+  /** Kept free before the lease or the invocation ends (ms). */
+  LOGBOOK_MARGIN_MS: z.coerce.number().int().positive().optional(),
+  /** Grace past a model call's expected end, for the time-left check (ms). */
+  LOGBOOK_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  /** Local stack only: a module whose `registry` export replaces the default agents. */
+  LOGBOOK_AGENTS_MODULE: z.string().min(1).optional(),
 });
 export type LogbookEnv = z.infer<typeof envSchema>;
+
+/** Parse the environment or throw a ConfigError naming every bad variable (no values echoed). */
+export function loadEnv(source: Record<string, string | undefined> = process.env): LogbookEnv {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`invalid environment: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,142 @@
+import { z } from '@hono/zod-openapi';
+
+/** Run ids are scoped by tenant and double as the SQS MessageGroupId. */
+export const RunIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,80}$/, 'run ids match [A-Za-z0-9_-]{1,80}')
+  .openapi({ example: 'order-4711-refund' });
+
+export const RunStatusSchema = z.enum(['running', 'waiting', 'parked', 'completed', 'failed', 'cancelled']).openapi('RunStatus');
+
+const positiveInt = z.number().int().positive();
+
+export const BudgetsSchema = z
+  .object({
+    maxSteps: positiveInt.optional(),
+    maxInputTokens: positiveInt.optional(),
+    maxOutputTokens: positiveInt.optional(),
+    maxCostUsd: z.number().positive().optional(),
+    /** Seconds from the start of the run. */
+    deadlineSeconds: positiveInt.optional(),
+  })
+  .strict()
+  .openapi('BudgetRequest');
+
+/** Any JSON value; the body parser already guarantees it is JSON. */
+const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
+
+export const StartRunBodySchema = z
+  .object({
+    agent: z.string().min(1).max(128),
+    version: z.string().min(1).max(64).optional(),
+    input: z.union([z.string().min(1), z.record(z.string(), z.unknown()), z.array(z.unknown())]).openapi({
+      description: 'the task: a message for the agent, or a JSON object or array',
+      example: 'Customer alice@example.com says order 1001 arrived broken.',
+    }),
+    runId: RunIdSchema.optional(),
+    budgets: BudgetsSchema.optional(),
+  })
+  .strict()
+  .openapi('StartRunRequest');
+export type StartRunBody = z.infer<typeof StartRunBodySchema>;
+
+export const StartRunResponseSchema = z.object({ runId: z.string(), status: RunStatusSchema, created: z.boolean() }).openapi('StartRunResponse');
+
+export const ResolveBodySchema = z
+  .union([
+    z
+      .object({
+        callId: z.string().regex(/^\d+-\d+$/, 'call ids look like <seq>-<index>'),
+        outcome: z.enum(['succeeded', 'failed', 'rerun']),
+        result: JsonSchema.optional(),
+      })
+      .strict(),
+    z.object({ action: z.enum(['retry', 'fail']) }).strict(),
+  ])
+  .openapi('ResolveRequest');
+export type ResolveBody = z.infer<typeof ResolveBodySchema>;
+
+export const CancelBodySchema = z.object({ reason: z.string().max(500).optional() }).strict().openapi('CancelRequest');
+
+export const AcceptedSchema = z
+  .object({ runId: z.string(), accepted: z.literal(true), inboxId: z.string() })
+  .openapi('Accepted');
+
+export const UsageSchema = z
+  .object({ steps: z.number(), inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() })
+  .openapi('Usage');
+
+export const AttentionSchema = z
+  .object({
+    seq: z.number(),
+    reason: z.string(),
+    callId: z.string().optional(),
+    detail: z.string(),
+    rerunNotBefore: z.string().optional().openapi({ description: 'ISO time before which "rerun" is refused' }),
+  })
+  .openapi('Attention');
+
+export const RunSummarySchema = z
+  .object({
+    runId: z.string(),
+    status: RunStatusSchema,
+    agent: z.object({ name: z.string(), version: z.string() }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    lastSeq: z.number(),
+    usage: UsageSchema,
+    summary: z.string().optional(),
+  })
+  .openapi('RunSummary');
+
+export const RunViewSchema = RunSummarySchema.extend({
+  pinned: z
+    .object({
+      model: z.string(),
+      prompt: z.object({ version: z.string(), sha256: z.string() }),
+      tools: z.array(z.object({ name: z.string(), version: z.string(), policy: z.string(), schemaHash: z.string() })),
+    })
+    .optional(),
+  budgets: z.record(z.string(), z.number()).optional(),
+  result: JsonSchema.optional().openapi({ description: 'the answer of a completed run (inline or a blob reference)' }),
+  failure: z.object({ code: z.string(), message: z.string() }).optional(),
+  attention: z.array(AttentionSchema),
+  park: z.object({ reason: z.string(), detail: z.string() }).optional(),
+}).openapi('Run');
+export type RunView = z.infer<typeof RunViewSchema>;
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+
+export const RunListSchema = z.object({ runs: z.array(RunSummarySchema), cursor: z.string().optional() }).openapi('RunList');
+
+export const EventPageSchema = z
+  .object({
+    runId: z.string(),
+    events: z.array(z.record(z.string(), z.unknown())),
+    next: z.number().optional().openapi({ description: 'pass as `after` for the next page' }),
+  })
+  .openapi('EventPage');
+
+export const ListQuerySchema = z.object({
+  status: RunStatusSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(2048).optional(),
+});
+
+export const EventsQuerySchema = z.object({
+  after: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+export const RunParamsSchema = z.object({
+  runId: RunIdSchema.openapi({ param: { name: 'runId', in: 'path' } }),
+});
+
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    }),
+  })
+  .openapi('Error');

@@ -1,0 +1,56 @@
+import { TENANT_PATTERN } from '../ports/run-ref.js';
+
+/** The parts of an API Gateway HTTP API (v2) request context that name the caller. */
+export interface AuthorizerContext {
+  iam?: { accountId?: string; userArn?: string; principalOrgId?: string | null };
+  jwt?: { claims?: Record<string, unknown> };
+  lambda?: Record<string, unknown>;
+}
+
+export interface Caller {
+  tenant: string;
+  /** Who acted, for the log (`resolvedBy`, `requestedBy`): never a secret. */
+  principal: string;
+}
+
+export interface TenantOptions {
+  /** JWT claim naming the tenant (default `sub`). */
+  claim?: string;
+}
+
+/**
+ * The tenant comes from the authorizer, never from the request body:
+ * - IAM (SigV4): the caller's AWS account id; the principal is the caller's ARN.
+ * - JWT authorizer: the configured claim (default `sub`); the principal is `sub`.
+ * - Lambda authorizer: its `tenant` context field.
+ * Undefined means unauthenticated (the handler answers 401). A value that is not a valid tenant
+ * id is refused rather than rewritten, so two callers can never collide on a sanitized name.
+ */
+export function callerFromAuthorizer(authorizer: AuthorizerContext | undefined, options: TenantOptions = {}): Caller | undefined {
+  if (!authorizer) return undefined;
+  const iam = authorizer.iam;
+  if (iam?.accountId) {
+    return valid(iam.accountId, iam.userArn ?? `account:${iam.accountId}`);
+  }
+  const claims = authorizer.jwt?.claims;
+  if (claims) {
+    const claim = options.claim ?? 'sub';
+    const tenant = claims[claim];
+    const sub = claims.sub;
+    if (typeof tenant !== 'string' && typeof tenant !== 'number') return undefined;
+    return valid(String(tenant), typeof sub === 'string' ? `jwt:${sub}` : `jwt:${String(tenant)}`);
+  }
+  const lambdaTenant = authorizer.lambda?.tenant;
+  if (typeof lambdaTenant === 'string') {
+    const principal = authorizer.lambda?.principal;
+    return valid(lambdaTenant, typeof principal === 'string' ? principal : `lambda:${lambdaTenant}`);
+  }
+  return undefined;
+}
+
+function valid(tenant: string, principal: string): Caller | undefined {
+  return TENANT_PATTERN.test(tenant) ? { tenant, principal } : undefined;
+}
+
+/** The single tenant of the local stack. */
+export const LOCAL_CALLER: Caller = { tenant: 'local', principal: 'local-user' };

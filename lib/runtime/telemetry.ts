@@ -1,0 +1,84 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import type { EngineLogger, EngineMetrics } from '../engine/engine.js';
+
+export const METRICS_NAMESPACE = 'Logbook';
+
+/**
+ * Metric names emitted in EMF under the `Logbook` namespace. The CDK stack alarms on
+ * TicksWithoutProgress, InvocationsPerRun and RunsParked.
+ */
+export const METRIC = {
+  Turns: 'Turns',
+  ModelLatency: 'ModelLatency',
+  ToolLatency: 'ToolLatency',
+  InputTokens: 'InputTokens',
+  OutputTokens: 'OutputTokens',
+  CostUsd: 'CostUsd',
+  AppendConflicts: 'AppendConflicts',
+  TicksWithoutProgress: 'TicksWithoutProgress',
+  InvocationsPerRun: 'InvocationsPerRun',
+  RunsParked: 'RunsParked',
+  MalformedTicks: 'MalformedTicks',
+  RunsStarted: 'RunsStarted',
+  SweepWakeUps: 'SweepWakeUps',
+} as const;
+export type MetricName = (typeof METRIC)[keyof typeof METRIC];
+
+/**
+ * Fields that may carry payloads (tool output, model text, user input) are never logged, whatever
+ * a caller passes: the log line keeps the key with a marker so it is visible that something was
+ * withheld.
+ */
+const WITHHELD = new Set(['output', 'args', 'arguments', 'input', 'result', 'answer', 'text', 'content', 'body', 'detail']);
+
+export function safeFields(fields: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!fields) return {};
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (WITHHELD.has(key)) out[key] = '[withheld]';
+    else if (value instanceof Error) out[key] = { name: value.name, message: value.message };
+    else out[key] = value;
+  }
+  return out;
+}
+
+export function createLogger(serviceName: string): Logger {
+  return new Logger({ serviceName, logLevel: (process.env.POWERTOOLS_LOG_LEVEL as 'INFO' | undefined) ?? 'INFO' });
+}
+
+/** Route engine log lines to Powertools; a `seq` field also becomes a key of later lines. */
+export function engineLogger(logger: Logger): EngineLogger {
+  const emit = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => {
+    const safe = safeFields(fields);
+    if (typeof safe.seq === 'number') logger.appendKeys({ seq: safe.seq });
+    logger[level](message, safe);
+  };
+  return {
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+  };
+}
+
+export function createMetrics(serviceName: string): Metrics {
+  return new Metrics({ namespace: METRICS_NAMESPACE, serviceName });
+}
+
+export function addCount(metrics: Metrics, name: MetricName, value = 1): void {
+  metrics.addMetric(name, MetricUnit.Count, value);
+}
+
+/** The engine's per-turn measurements as EMF metrics; published once per invocation. */
+export function engineMetrics(metrics: Metrics): EngineMetrics {
+  return {
+    count: (name, value = 1) => addCount(metrics, name, value),
+    duration: (name, ms) => metrics.addMetric(name, MetricUnit.Milliseconds, ms),
+    cost: (usd) => metrics.addMetric(METRIC.CostUsd, MetricUnit.NoUnit, usd),
+  };
+}
+
+/** Flush stored metrics without throwing when there are none. */
+export function flushMetrics(metrics: Metrics): void {
+  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+}
