@@ -1,0 +1,114 @@
+import { bodySize } from './body.js';
+import type { Budgets, Price } from './events.js';
+import type { RunState } from './state.js';
+
+/** Budgets a request may set; absent fields take the defaults, and no field may exceed the ceiling. */
+export interface BudgetRequest {
+  maxSteps?: number;
+  maxInputTokens?: number;
+  maxOutputTokens?: number;
+  maxCostUsd?: number;
+  /** Seconds from the start of the run. */
+  deadlineSeconds?: number;
+}
+
+export interface BudgetLimits {
+  maxSteps: number;
+  maxInputTokens: number;
+  maxOutputTokens: number;
+  maxCostUsd: number;
+  deadlineSeconds: number;
+}
+
+export const DEFAULT_BUDGETS: BudgetLimits = {
+  maxSteps: 50,
+  maxInputTokens: 2_000_000,
+  maxOutputTokens: 200_000,
+  maxCostUsd: 10,
+  deadlineSeconds: 24 * 3600,
+};
+
+export const DEFAULT_CEILING: BudgetLimits = {
+  maxSteps: 1_000,
+  maxInputTokens: 50_000_000,
+  maxOutputTokens: 5_000_000,
+  maxCostUsd: 500,
+  deadlineSeconds: 30 * 24 * 3600,
+};
+
+/** Budgets are mandatory: defaults fill the gaps and the tenant ceiling clamps every field. */
+export function resolveBudgets(
+  requested: BudgetRequest | undefined,
+  now: number,
+  defaults: BudgetLimits = DEFAULT_BUDGETS,
+  ceiling: BudgetLimits = DEFAULT_CEILING,
+): Budgets {
+  const pick = (key: keyof BudgetLimits) => Math.min(requested?.[key] ?? defaults[key], ceiling[key]);
+  return {
+    maxSteps: pick('maxSteps'),
+    maxInputTokens: pick('maxInputTokens'),
+    maxOutputTokens: pick('maxOutputTokens'),
+    maxCostUsd: pick('maxCostUsd'),
+    deadlineAt: now + pick('deadlineSeconds') * 1000,
+  };
+}
+
+export function costOf(price: Price, inputTokens: number, outputTokens: number): number {
+  return (inputTokens * price.inputPerMTokUsd + outputTokens * price.outputPerMTokUsd) / 1_000_000;
+}
+
+/**
+ * A deliberately high estimate of the next request's input tokens (about 3 characters per token
+ * plus per-message overhead), so the reservation is an upper bound for common tokenizers.
+ */
+export function estimateInputTokens(state: RunState): number {
+  let chars = bodySize(state.started.prompt.text);
+  for (const tool of state.started.tools) chars += tool.name.length + tool.description.length + JSON.stringify(tool.inputSchema).length;
+  for (const m of state.messages) {
+    if (m.role === 'user') chars += bodySize(m.content);
+    else if (m.role === 'tool') chars += bodySize(m.content) + m.callId.length + 16;
+    else {
+      if (m.text) chars += bodySize(m.text);
+      for (const c of m.calls) chars += bodySize(c.args) + c.name.length + 16;
+    }
+    chars += 16;
+  }
+  return Math.ceil(chars / 3) + 64;
+}
+
+export type BudgetCheck =
+  | { ok: true; maxOutputTokens: number; reserved: { inputTokens: number; outputTokens: number; costUsd: number } }
+  | { ok: false; code: string; message: string };
+
+/** Whether one more model call fits every budget, and what it reserves if it does. */
+export function checkModelBudget(state: RunState, now: number): BudgetCheck {
+  const b = state.started.budgets;
+  const u = state.usage;
+  if (now >= b.deadlineAt) {
+    return { ok: false, code: 'budget_exceeded:deadline', message: `deadline ${new Date(b.deadlineAt).toISOString()} passed` };
+  }
+  if (u.steps + 1 > b.maxSteps) {
+    return { ok: false, code: 'budget_exceeded:steps', message: `${u.steps} of ${b.maxSteps} model calls used` };
+  }
+  const maxOut = Math.min(state.started.model.maxOutputTokens, b.maxOutputTokens - u.outputTokens);
+  if (maxOut < 1) {
+    return { ok: false, code: 'budget_exceeded:output_tokens', message: `${u.outputTokens} of ${b.maxOutputTokens} output tokens used` };
+  }
+  const estIn = estimateInputTokens(state);
+  if (u.inputTokens + estIn > b.maxInputTokens) {
+    return {
+      ok: false,
+      code: 'budget_exceeded:input_tokens',
+      message: `${u.inputTokens} used + ~${estIn} needed exceeds ${b.maxInputTokens} input tokens`,
+    };
+  }
+  const cost = costOf(state.started.model.price, estIn, maxOut);
+  if (u.costUsd + cost > b.maxCostUsd) {
+    return {
+      ok: false,
+      code: 'budget_exceeded:cost',
+      message: `$${u.costUsd.toFixed(4)} used + up to $${cost.toFixed(4)} exceeds $${b.maxCostUsd}`,
+    };
+  }
+  return { ok: true, maxOutputTokens: maxOut, reserved: { inputTokens: estIn, outputTokens: maxOut, costUsd: cost } };
+}

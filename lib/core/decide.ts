@@ -1,0 +1,211 @@
+import type { Body } from './body.js';
+import { checkModelBudget } from './budgets.js';
+import type { AttentionReason } from './events.js';
+import type { CallState, RunState } from './state.js';
+
+export interface DecideContext {
+  now: number;
+  /** Whether code is registered for this pinned tool contract (name + schema hash). */
+  hasTool(name: string, schemaHash: string): boolean;
+  hasModel(modelId: string): boolean;
+  /** Attempts of a rerun/idempotency_key call before it stops being retried. */
+  maxToolAttempts: number;
+}
+
+export type Action =
+  | { kind: 'done' }
+  | { kind: 'complete'; answer: Body }
+  | { kind: 'fail'; code: string; message: string }
+  | { kind: 'cancel'; unresolved: string[] }
+  | { kind: 'call_model'; step: number; maxOutputTokens: number; reserved: { inputTokens: number; outputTokens: number; costUsd: number } }
+  /** Calls that can never run (unknown tool, unparseable arguments): error results for the model. */
+  | { kind: 'reject_calls'; rejects: { callId: string; code: string; message: string }[] }
+  /** Give up on calls whose retries ran out (read-only tools): error results for the model. */
+  | { kind: 'exhaust_calls'; callIds: string[] }
+  /** Append tool_started for each (attempt = previous + 1), then run them concurrently. */
+  | { kind: 'run_tools'; calls: { callId: string; attempt: number }[] }
+  | { kind: 'verify'; callId: string }
+  | { kind: 'attention'; reason: AttentionReason; callId?: string; detail: string }
+  /** Nothing to do before `until` (a started call may still be running elsewhere). */
+  | { kind: 'wait'; until: number; reason: string }
+  /** Open attention: nothing happens until a person answers. */
+  | { kind: 'park'; reasons: string[] };
+
+/** The next action for a run. Pure: same state and context, same answer. */
+export function decide(state: RunState, ctx: DecideContext): Action {
+  if (state.outcome) return { kind: 'done' };
+  if (state.failRequested) {
+    return { kind: 'fail', code: 'failed_by_operator', message: `failed by ${state.failRequested.by}` };
+  }
+  const cancelling = state.cancel !== undefined;
+  const grace = state.started.graceMs;
+
+  const rejects: { callId: string; code: string; message: string }[] = [];
+  const exhausted: string[] = [];
+  const starts: { callId: string; attempt: number }[] = [];
+  const attentions: Action[] = [];
+  const verifies: string[] = [];
+  const waits: number[] = [];
+  const unresolved: string[] = [];
+  let blocked = false;
+
+  for (const callId of state.turnCalls) {
+    const call = state.calls[callId];
+    if (!call || call.status === 'done') continue;
+    const pinned = state.started.tools.find((t) => t.name === call.name);
+    if (state.attention.some((a) => a.callId === callId)) {
+      blocked = true;
+      unresolved.push(callId);
+      continue;
+    }
+    if (call.status === 'decided') {
+      if (cancelling) continue; // no new calls once a cancel is recorded
+      if (call.argsError !== undefined) {
+        rejects.push({ callId, code: 'invalid_arguments', message: `arguments are not valid JSON: ${call.argsError}` });
+      } else if (!pinned) {
+        const known = state.started.tools.map((t) => t.name).join(', ');
+        rejects.push({ callId, code: 'unknown_tool', message: `unknown tool "${call.name}"; available: ${known}` });
+      } else if (!ctx.hasTool(pinned.name, pinned.schemaHash)) {
+        attentions.push(missingTool(pinned.name, pinned.version, pinned.schemaHash));
+      } else {
+        starts.push({ callId, attempt: 1 });
+      }
+      continue;
+    }
+    // Started, no result: the ambiguous case. Its policy applies only after notAfter + grace.
+    const policy = pinned?.policy ?? 'escalate';
+    const readyAt = (call.notAfter ?? 0) + grace;
+    if (call.rerunApproved && !cancelling) {
+      starts.push({ callId, attempt: call.attempt + 1 });
+      continue;
+    }
+    if (cancelling && (policy === 'rerun' || policy === 'idempotency_key')) {
+      // Cancel aborts these; a read-only one is simply abandoned, a keyed write may still land.
+      if (policy === 'idempotency_key') unresolved.push(callId);
+      continue;
+    }
+    if (ctx.now < readyAt) {
+      waits.push(readyAt);
+      unresolved.push(callId);
+      continue;
+    }
+    if (cancelling) {
+      unresolved.push(callId);
+      continue;
+    }
+    decideStarted(call, policy, ctx, { starts, exhausted, attentions, verifies, pinnedOk: pinned !== undefined && ctx.hasTool(pinned.name, pinned.schemaHash) });
+  }
+
+  if (rejects.length > 0) return { kind: 'reject_calls', rejects };
+  if (exhausted.length > 0) return { kind: 'exhaust_calls', callIds: exhausted };
+  const firstAttention = attentions[0];
+  if (firstAttention) return dedupeAttention(state, firstAttention) ?? { kind: 'park', reasons: openReasons(state) };
+
+  if (cancelling) {
+    if (waits.length > 0) return { kind: 'wait', until: Math.min(...waits), reason: 'cancel waits for verify/escalate calls to time out' };
+    return { kind: 'cancel', unresolved: [...new Set(unresolved)] };
+  }
+  if (verifies[0] !== undefined) return { kind: 'verify', callId: verifies[0] };
+
+  // A run-level park (missing version, stalled model) holds everything until a person answers.
+  const runLevel = state.attention.filter((a) => a.callId === undefined);
+  if (runLevel.length > 0) return { kind: 'park', reasons: openReasons(state) };
+
+  if (starts.length > 0) {
+    if (ctx.now >= state.started.budgets.deadlineAt) {
+      return { kind: 'fail', code: 'budget_exceeded:deadline', message: 'deadline passed before tools could run' };
+    }
+    return { kind: 'run_tools', calls: starts };
+  }
+  if (waits.length > 0) return { kind: 'wait', until: Math.min(...waits), reason: 'a started call may still be running' };
+  if (blocked) return { kind: 'park', reasons: openReasons(state) };
+
+  // Every call of the turn has a result.
+  if (state.turnCalls.length === 0 && state.usage.steps > 0 && !state.openModel && !state.lastModelFailure) {
+    return { kind: 'complete', answer: state.lastText ?? { kind: 'inline', value: '' } };
+  }
+  if (state.lastModelFailure && !state.lastModelFailure.retryable) {
+    return { kind: 'fail', code: state.lastModelFailure.code, message: state.lastModelFailure.message };
+  }
+  if (state.unansweredModelCalls >= 2) {
+    return {
+      kind: 'attention',
+      reason: 'model_stalled',
+      detail: `${state.unansweredModelCalls} consecutive model calls produced no response${
+        state.lastModelFailure ? ` (last: ${state.lastModelFailure.code}: ${state.lastModelFailure.message})` : ''
+      }`,
+    };
+  }
+  if (!ctx.hasModel(state.started.model.id)) {
+    return { kind: 'attention', reason: 'missing_model', detail: `model ${state.started.model.id} is not available` };
+  }
+  const budget = checkModelBudget(state, ctx.now);
+  if (!budget.ok) return { kind: 'fail', code: budget.code, message: budget.message };
+  return { kind: 'call_model', step: state.usage.steps + 1, maxOutputTokens: budget.maxOutputTokens, reserved: budget.reserved };
+}
+
+function decideStarted(
+  call: CallState,
+  policy: string,
+  ctx: DecideContext,
+  out: { starts: { callId: string; attempt: number }[]; exhausted: string[]; attentions: Action[]; verifies: string[]; pinnedOk: boolean },
+): void {
+  const { callId } = call;
+  switch (policy) {
+    case 'rerun':
+      if (call.attempt >= ctx.maxToolAttempts) out.exhausted.push(callId);
+      else if (out.pinnedOk) out.starts.push({ callId, attempt: call.attempt + 1 });
+      else out.attentions.push({ kind: 'attention', reason: 'missing_tool_version', detail: `no implementation for ${call.name}` });
+      return;
+    case 'idempotency_key':
+      if (call.attempt >= ctx.maxToolAttempts) {
+        out.attentions.push({
+          kind: 'attention',
+          reason: 'tool_attempts_exhausted',
+          callId,
+          detail: `${call.name} (${callId}) started ${call.attempt} times with no result; the keyed write may or may not have landed`,
+        });
+      } else if (out.pinnedOk) out.starts.push({ callId, attempt: call.attempt + 1 });
+      else out.attentions.push({ kind: 'attention', reason: 'missing_tool_version', detail: `no implementation for ${call.name}` });
+      return;
+    case 'verify':
+      if (call.verified === undefined) out.verifies.push(callId);
+      else if (call.verified === 'not_landed' && call.attempt < ctx.maxToolAttempts && out.pinnedOk) {
+        out.starts.push({ callId, attempt: call.attempt + 1 });
+      } else {
+        out.attentions.push({
+          kind: 'attention',
+          reason: 'unknown_outcome',
+          callId,
+          detail: `${call.name} (${callId}): verify said ${call.verified} after ${call.attempt} attempt(s)`,
+        });
+      }
+      return;
+    default:
+      out.attentions.push({
+        kind: 'attention',
+        reason: 'unknown_outcome',
+        callId,
+        detail: `${call.name} (${callId}) started with no result; it may have happened: a person must decide`,
+      });
+  }
+}
+
+function missingTool(name: string, version: string, hash: string): Action {
+  return {
+    kind: 'attention',
+    reason: 'missing_tool_version',
+    detail: `no implementation registered for tool ${name}@${version} with schema ${hash.slice(0, 12)}`,
+  };
+}
+
+/** Never raise the same attention twice: if it is already open, the run is simply parked. */
+function dedupeAttention(state: RunState, action: Action): Action | undefined {
+  if (action.kind !== 'attention') return action;
+  const open = state.attention.some((a) => a.reason === action.reason && a.callId === action.callId);
+  return open ? undefined : action;
+}
+
+function openReasons(state: RunState): string[] {
+  return state.attention.map((a) => `${a.reason}${a.callId ? `(${a.callId})` : ''}: ${a.detail}`);
+}

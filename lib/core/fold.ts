@@ -1,0 +1,224 @@
+import { CorruptLogError } from './errors.js';
+import { parseEvent, type EventOf, type RunEvent } from './events.js';
+import { FOLD_VERSION, type CallState, type RunState } from './state.js';
+
+/** Fold a whole log. Validates every record and the order of events; throws CorruptLogError. */
+export function foldLog(records: readonly unknown[]): RunState {
+  let state: RunState | undefined;
+  for (const record of records) state = foldEvent(state, parseEvent(record));
+  if (!state) throw new CorruptLogError('log is empty: no run_started');
+  return state;
+}
+
+/** Continue folding from a state with more raw records (tail read after a snapshot or cache). */
+export function foldMore(state: RunState, records: readonly unknown[]): RunState {
+  let next = state;
+  for (const record of records) next = foldEvent(next, parseEvent(record));
+  return next;
+}
+
+/**
+ * Apply one event. Pure: the input state is not modified. Impossible orders (a result before its
+ * start, a gap in seq, anything after the end) are corruption, never silently skipped.
+ */
+export function foldEvent(prev: RunState | undefined, event: RunEvent): RunState {
+  if (!prev) {
+    if (event.type !== 'run_started' || event.seq !== 1) {
+      throw new CorruptLogError(`log must begin with run_started at seq 1, found ${event.type}`, event.seq);
+    }
+    return {
+      foldVersion: FOLD_VERSION,
+      lastSeq: 1,
+      started: event,
+      status: 'running',
+      messages: [{ role: 'user', content: event.input }],
+      calls: {},
+      turnCalls: [],
+      lastText: null,
+      usage: { steps: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      unansweredModelCalls: 0,
+      attention: [],
+      inboxSeen: [],
+    };
+  }
+  if (event.seq !== prev.lastSeq + 1) {
+    throw new CorruptLogError(`expected seq ${prev.lastSeq + 1}, found ${event.seq} (gap or repeat)`, event.seq);
+  }
+  if (prev.outcome) throw new CorruptLogError(`${event.type} after the run ended`, event.seq);
+  const s: RunState = structuredClone(prev);
+  s.lastSeq = event.seq;
+  apply(s, event);
+  s.status = s.outcome ? s.outcome.type : s.attention.length > 0 && !s.cancel ? 'parked' : 'running';
+  return s;
+}
+
+function fail(event: RunEvent, message: string): never {
+  throw new CorruptLogError(`${event.type}: ${message}`, event.seq);
+}
+
+function callOf(s: RunState, event: RunEvent, callId: string): CallState {
+  const call = s.calls[callId];
+  if (!call) fail(event, `unknown call ${callId}`);
+  return call;
+}
+
+function apply(s: RunState, e: RunEvent): void {
+  switch (e.type) {
+    case 'run_started':
+      return fail(e, 'a second run_started');
+    case 'model_started': {
+      const unresolved = s.turnCalls.filter((id) => s.calls[id]?.status !== 'done');
+      if (unresolved.length > 0) fail(e, `model called while calls ${unresolved.join(',')} have no result`);
+      if (e.step !== s.usage.steps + 1) fail(e, `step ${e.step} after ${s.usage.steps}`);
+      // An earlier reservation with no response stays spent: the crash never refunds it.
+      s.usage.steps = e.step;
+      s.usage.inputTokens += e.reserved.inputTokens;
+      s.usage.outputTokens += e.reserved.outputTokens;
+      s.usage.costUsd += e.reserved.costUsd;
+      s.openModel = { seq: e.seq, reserved: e.reserved };
+      s.unansweredModelCalls += 1;
+      return;
+    }
+    case 'model_response': {
+      const open = s.openModel;
+      if (!open) fail(e, 'response without model_started');
+      // Replace the reservation with what was actually used.
+      s.usage.inputTokens += e.usage.inputTokens - open.reserved.inputTokens;
+      s.usage.outputTokens += e.usage.outputTokens - open.reserved.outputTokens;
+      s.usage.costUsd += e.costUsd - open.reserved.costUsd;
+      delete s.openModel;
+      delete s.lastModelFailure;
+      s.unansweredModelCalls = 0;
+      s.turnCalls = [];
+      e.calls.forEach((c, i) => {
+        if (c.callId !== `${e.seq}-${i}`) fail(e, `call ${i} has id ${c.callId}, expected ${e.seq}-${i}`);
+        const call: CallState = {
+          callId: c.callId,
+          providerId: c.providerId,
+          name: c.name,
+          args: c.args,
+          modelSeq: e.seq,
+          status: 'decided',
+          attempt: 0,
+        };
+        if (c.argsError !== undefined) call.argsError = c.argsError;
+        s.calls[c.callId] = call;
+        s.turnCalls.push(c.callId);
+      });
+      s.lastText = e.text;
+      s.messages.push({
+        role: 'assistant',
+        text: e.text,
+        calls: e.calls.map((c) => ({ callId: c.callId, providerId: c.providerId, name: c.name, args: c.args })),
+      });
+      return;
+    }
+    case 'model_failed': {
+      if (!s.openModel) fail(e, 'failure without model_started');
+      delete s.openModel;
+      s.lastModelFailure = { code: e.code, message: e.message, retryable: e.retryable };
+      return;
+    }
+    case 'tool_started': {
+      const call = callOf(s, e, e.callId);
+      if (call.status === 'done') fail(e, `call ${e.callId} already has a result`);
+      if (e.attempt !== call.attempt + 1) fail(e, `attempt ${e.attempt} after ${call.attempt}`);
+      call.status = 'started';
+      call.attempt = e.attempt;
+      call.notAfter = e.notAfter;
+      delete call.verified;
+      delete call.rerunApproved;
+      return;
+    }
+    case 'tool_result': {
+      const call = callOf(s, e, e.callId);
+      if (call.status === 'done') fail(e, `call ${e.callId} already has a result`);
+      if (call.status === 'decided' && e.source !== 'validation' && e.source !== 'cancel') {
+        fail(e, `result for ${e.callId} before it started`);
+      }
+      if (e.source === 'verify' && call.verified !== 'landed') fail(e, `verify result for ${e.callId} not verified`);
+      settle(s, call, { ok: e.ok, output: e.output, source: e.source, ...(e.errorCode ? { errorCode: e.errorCode } : {}) });
+      return;
+    }
+    case 'tool_verified': {
+      const call = callOf(s, e, e.callId);
+      if (call.status !== 'started') fail(e, `verify of ${e.callId} which is ${call.status}`);
+      call.verified = e.status;
+      return;
+    }
+    case 'attention_required': {
+      if (e.callId !== undefined) {
+        const call = callOf(s, e, e.callId);
+        if (call.status === 'done') fail(e, `attention for ${e.callId} which has a result`);
+      }
+      s.attention.push({ seq: e.seq, reason: e.reason, detail: e.detail, ...(e.callId ? { callId: e.callId } : {}) });
+      return;
+    }
+    case 'attention_resolved': {
+      const open = s.attention.find((a) => a.seq === e.attentionSeq);
+      if (!open) fail(e, `no open attention at seq ${e.attentionSeq}`);
+      if (open.callId !== e.callId) fail(e, `attention ${e.attentionSeq} is for ${open.callId ?? 'the run'}`);
+      s.attention = s.attention.filter((a) => a !== open);
+      s.inboxSeen.push(e.inboxId);
+      resolve(s, e, open.callId);
+      return;
+    }
+    case 'cancel_requested':
+      if (s.cancel) fail(e, 'cancel requested twice');
+      s.cancel = { seq: e.seq, by: e.requestedBy };
+      s.inboxSeen.push(e.inboxId);
+      return;
+    case 'run_completed':
+      s.outcome = { type: 'completed', seq: e.seq, answer: e.answer };
+      return;
+    case 'run_failed':
+      if (e.inboxId) s.inboxSeen.push(e.inboxId);
+      s.outcome = { type: 'failed', seq: e.seq, code: e.code, message: e.message };
+      return;
+    case 'run_cancelled':
+      if (!s.cancel) fail(e, 'run_cancelled without cancel_requested');
+      s.outcome = { type: 'cancelled', seq: e.seq, unresolved: e.unresolved };
+      return;
+  }
+}
+
+function resolve(s: RunState, e: EventOf<'attention_resolved'>, callId: string | undefined): void {
+  const call = callId === undefined ? undefined : s.calls[callId];
+  switch (e.outcome) {
+    case 'succeeded':
+    case 'failed': {
+      if (!call) fail(e, `${e.outcome} needs a call`);
+      const output = e.result ?? { kind: 'inline', value: `marked ${e.outcome} by ${e.resolvedBy}` };
+      settle(s, call, { ok: e.outcome === 'succeeded', output, source: 'human' });
+      return;
+    }
+    case 'rerun':
+      if (!call) fail(e, 'rerun needs a call');
+      call.rerunApproved = true;
+      return;
+    case 'retry':
+      if (call) fail(e, 'retry is for a run-level park');
+      // A person looked: give the model (or the missing version) another chance.
+      s.unansweredModelCalls = 0;
+      delete s.lastModelFailure;
+      return;
+    case 'fail':
+      if (call) fail(e, 'fail is for a run-level park');
+      s.failRequested = { by: e.resolvedBy };
+      return;
+  }
+}
+
+function settle(s: RunState, call: CallState, result: NonNullable<CallState['result']>): void {
+  call.status = 'done';
+  call.result = result;
+  s.attention = s.attention.filter((a) => a.callId !== call.callId);
+  s.messages.push({
+    role: 'tool',
+    callId: call.callId,
+    providerId: call.providerId,
+    name: call.name,
+    isError: !result.ok,
+    content: result.output,
+  });
+}

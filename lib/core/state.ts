@@ -1,0 +1,86 @@
+import type { Body } from './body.js';
+import type { AttentionReason, EventOf, Policy } from './events.js';
+import type { LoggedMessage } from './messages.js';
+
+/** Bumped whenever fold's output shape or meaning changes: older snapshots are then ignored. */
+export const FOLD_VERSION = 1;
+
+export type CallStatus = 'decided' | 'started' | 'done';
+
+export interface CallResult {
+  ok: boolean;
+  output: Body;
+  source: 'tool' | 'verify' | 'human' | 'validation' | 'cancel' | 'timeout';
+  errorCode?: string;
+}
+
+export interface CallState {
+  callId: string;
+  providerId: string;
+  name: string;
+  args: Body;
+  argsError?: string;
+  /** seq of the model_response that decided this call. */
+  modelSeq: number;
+  status: CallStatus;
+  /** Number of tool_started events so far. */
+  attempt: number;
+  notAfter?: number;
+  /** Outcome of verify() for the current attempt, when the policy is verify. */
+  verified?: 'landed' | 'not_landed' | 'unknown';
+  /** A person answered "rerun": start again without waiting. */
+  rerunApproved?: boolean;
+  result?: CallResult;
+}
+
+export interface OpenAttentionState {
+  seq: number;
+  reason: AttentionReason;
+  callId?: string;
+  detail: string;
+}
+
+export interface UsageState {
+  /** Model calls started (reservations), never decreases. */
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+export type RunStatusState = 'running' | 'parked' | 'completed' | 'failed' | 'cancelled';
+
+export type RunOutcomeState =
+  | { type: 'completed'; seq: number; answer: Body }
+  | { type: 'failed'; seq: number; code: string; message: string }
+  | { type: 'cancelled'; seq: number; unresolved: string[] };
+
+/** What a fresh worker needs to continue a run: everything is derived from the log. */
+export interface RunState {
+  foldVersion: number;
+  lastSeq: number;
+  started: EventOf<'run_started'>;
+  status: RunStatusState;
+  messages: LoggedMessage[];
+  calls: Record<string, CallState>;
+  /** callIds of the latest model_response, in order. */
+  turnCalls: string[];
+  /** Text of the latest model_response, the answer if it asked for no tools. */
+  lastText: Body | null;
+  usage: UsageState;
+  /** A model_started with no response yet: its reservation stays spent. */
+  openModel?: { seq: number; reserved: { inputTokens: number; outputTokens: number; costUsd: number } };
+  /** Consecutive model calls that produced no response (crash, failure). */
+  unansweredModelCalls: number;
+  lastModelFailure?: { code: string; message: string; retryable: boolean };
+  attention: OpenAttentionState[];
+  cancel?: { seq: number; by: string };
+  failRequested?: { by: string };
+  /** Inbox ids already turned into events: each item is ingested once. */
+  inboxSeen: string[];
+  outcome?: RunOutcomeState;
+}
+
+export function pinnedPolicy(state: RunState, toolName: string): Policy | undefined {
+  return state.started.tools.find((t) => t.name === toolName)?.policy;
+}

@@ -1,0 +1,89 @@
+import type { BudgetRequest } from '../core/budgets.js';
+import { ConfigError } from '../core/errors.js';
+import type { PinnedTool, Price } from '../core/events.js';
+import { hashJson, sha256Hex } from './hash.js';
+import type { ToolDefinition } from './tools.js';
+
+export interface AgentSpec {
+  name: string;
+  version: string;
+  model: { id: string; maxOutputTokens: number; price?: Price };
+  system: { version: string; text: string };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  tools: ToolDefinition<any>[];
+  budgets?: BudgetRequest;
+  /** Wait past a started call's notAfter before applying its policy. Default 30 s. */
+  graceMs?: number;
+}
+
+export interface AgentDefinition extends AgentSpec {
+  pinnedTools: PinnedTool[];
+  promptSha256: string;
+}
+
+export function defineAgent(spec: AgentSpec): AgentDefinition {
+  const names = new Set<string>();
+  for (const t of spec.tools) {
+    if (names.has(t.name)) throw new ConfigError(`agent ${spec.name}: tool ${t.name} listed twice`);
+    names.add(t.name);
+  }
+  return { ...spec, pinnedTools: spec.tools.map(pinTool), promptSha256: sha256Hex(spec.system.text) };
+}
+
+/** The contract an implementation must match: name and input schema. Policy and timeout are pinned separately. */
+export function toolSchemaHash(tool: Pick<ToolDefinition, 'name' | 'inputSchema'>): string {
+  return hashJson({ name: tool.name, inputSchema: tool.inputSchema });
+}
+
+export function pinTool(tool: ToolDefinition): PinnedTool {
+  return {
+    name: tool.name,
+    version: tool.version,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    schemaHash: toolSchemaHash(tool),
+    policy: tool.policy,
+    timeoutMs: tool.timeoutMs,
+  };
+}
+
+/**
+ * Agents by name and version, and tool implementations by (name, schema hash). Several versions
+ * of an agent or tool can be registered at once, so runs pinned to an older one keep going.
+ */
+export class AgentRegistry {
+  private readonly agents = new Map<string, AgentDefinition[]>();
+  private readonly tools = new Map<string, ToolDefinition>();
+
+  register(agent: AgentDefinition): this {
+    const list = this.agents.get(agent.name) ?? [];
+    if (list.some((a) => a.version === agent.version)) {
+      throw new ConfigError(`agent ${agent.name}@${agent.version} registered twice`);
+    }
+    list.push(agent);
+    this.agents.set(agent.name, list);
+    for (const tool of agent.tools) this.registerTool(tool);
+    return this;
+  }
+
+  /** Keep an implementation available for runs pinned to its schema. The latest registration wins. */
+  registerTool(tool: ToolDefinition): this {
+    this.tools.set(`${tool.name}#${toolSchemaHash(tool)}`, tool);
+    return this;
+  }
+
+  /** The named version, or the latest registered when none is given. */
+  agent(name: string, version?: string): AgentDefinition | undefined {
+    const list = this.agents.get(name);
+    if (!list) return undefined;
+    return version === undefined ? list[list.length - 1] : list.find((a) => a.version === version);
+  }
+
+  agentNames(): string[] {
+    return [...this.agents.keys()];
+  }
+
+  tool(name: string, schemaHash: string): ToolDefinition | undefined {
+    return this.tools.get(`${name}#${schemaHash}`);
+  }
+}

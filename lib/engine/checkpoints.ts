@@ -1,0 +1,34 @@
+/**
+ * Step boundaries the engine announces: before and after every append, tool execution, model call
+ * and blob write. Production passes none; the crash-injection harness throws or pauses here.
+ */
+export interface Checkpoints {
+  at(point: CheckpointName, detail: string): void | Promise<void>;
+}
+
+export type CheckpointName =
+  | 'before-append'
+  | 'after-append'
+  | 'before-tool'
+  | 'after-tool'
+  | 'before-verify'
+  | 'after-verify'
+  | 'before-model'
+  | 'after-model'
+  | 'before-blob-put'
+  | 'after-blob-put';
+
+/**
+ * Thrown from a checkpoint to stop the worker as if its process died. Engine code never catches
+ * it: no result, no cleanup, no release — exactly what a kill -9 leaves behind.
+ */
+export class WorkerHalt extends Error {
+  constructor(readonly point: string) {
+    super(`worker halted at ${point}`);
+    this.name = 'WorkerHalt';
+  }
+}
+
+export function rethrowHalt(error: unknown): void {
+  if (error instanceof WorkerHalt) throw error;
+}

@@ -1,0 +1,102 @@
+import type { BlobStore } from '../ports/blob-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventLog } from '../ports/event-log.js';
+import type { Ids } from '../ports/ids.js';
+import type { Inbox } from '../ports/inbox.js';
+import type { ModelResolver } from '../ports/model-client.js';
+import type { OutcomePublisher } from '../ports/outcome-publisher.js';
+import type { RunHeads } from '../ports/run-heads.js';
+import type { StepQueue } from '../ports/step-queue.js';
+import type { AgentRegistry } from './agents.js';
+import type { Checkpoints } from './checkpoints.js';
+import { PayloadCodec } from './payload-codec.js';
+import { Redactor, type RedactionRule } from './redaction.js';
+import { RunLoader } from './run-loader.js';
+
+/** Structured log lines from the engine; handlers route them to Powertools Logger. */
+export interface EngineLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** Per-turn measurements; handlers emit them as EMF metrics. */
+export interface EngineMetrics {
+  count(name: 'Turns' | 'AppendConflicts' | 'TicksWithoutProgress' | 'RunsParked' | 'InputTokens' | 'OutputTokens', value?: number): void;
+  duration(name: 'ModelLatency' | 'ToolLatency', ms: number): void;
+  cost(usd: number): void;
+}
+
+export interface EngineConfig {
+  leaseMs: number;
+  /** Claims without progress before a run is parked as poisoned. */
+  maxClaimAttempts: number;
+  /** Attempts of a rerun/idempotency_key call. */
+  maxToolAttempts: number;
+  /** Kept free before the lease or the invocation ends. */
+  marginMs: number;
+  /** Upper bound of one model call, for the time-left check. */
+  modelTimeoutMs: number;
+  /** How long a completed / failed-or-parked run's head is kept. */
+  retentionCompletedMs: number;
+  retentionFailedMs: number;
+}
+
+export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
+  leaseMs: 60_000,
+  maxClaimAttempts: 5,
+  maxToolAttempts: 3,
+  marginMs: 5_000,
+  modelTimeoutMs: 120_000,
+  retentionCompletedMs: 30 * 86_400_000,
+  retentionFailedMs: 90 * 86_400_000,
+};
+
+export interface EnginePorts {
+  log: EventLog;
+  heads: RunHeads;
+  inbox: Inbox;
+  blobs: BlobStore;
+  queue: StepQueue;
+  models: ModelResolver;
+  registry: AgentRegistry;
+  clock: Clock;
+  ids: Ids;
+  publisher?: OutcomePublisher;
+  logger?: EngineLogger;
+  metrics?: EngineMetrics;
+}
+
+export interface EngineDeps extends EnginePorts {
+  codec: PayloadCodec;
+  loader: RunLoader;
+  config: EngineConfig;
+  checkpoints?: Checkpoints;
+}
+
+export interface EngineOptions {
+  config?: Partial<EngineConfig>;
+  redactionRules?: RedactionRule[];
+  inlineLimitBytes?: number;
+  snapshotEvery?: number;
+  checkpoints?: Checkpoints;
+}
+
+/** Wire the engine once per cold start: the codec cache and the warm run cache live here. */
+export function createEngine(ports: EnginePorts, options: EngineOptions = {}): EngineDeps {
+  const codec = new PayloadCodec({
+    blobs: ports.blobs,
+    redactor: new Redactor(options.redactionRules),
+    ...(options.inlineLimitBytes !== undefined ? { inlineLimitBytes: options.inlineLimitBytes } : {}),
+  });
+  const loader = new RunLoader(ports, options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {});
+  return {
+    ...ports,
+    codec,
+    loader,
+    config: { ...DEFAULT_ENGINE_CONFIG, ...options.config },
+    ...(options.checkpoints ? { checkpoints: options.checkpoints } : {}),
+  };
+}
+
+export const silentLogger: EngineLogger = { info() {}, warn() {}, error() {} };

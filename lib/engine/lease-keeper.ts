@@ -1,0 +1,84 @@
+import { LeaseLostError, StopWorkError } from '../core/errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { RunHeads } from '../ports/run-heads.js';
+import type { RunRef } from '../ports/run-ref.js';
+
+export interface LeaseKeeperOptions {
+  heads: RunHeads;
+  clock: Clock;
+  run: RunRef;
+  owner: string;
+  epoch: number;
+  ttlMs: number;
+  /** Called after each successful renewal (the worker extends the tick's visibility here). */
+  onRenewed?: () => Promise<void>;
+  /** Margin kept free before the lease ends and before the invocation ends. */
+  marginMs: number;
+}
+
+/**
+ * Renews the lease on its own timer, independent of slow tool calls, and aborts `signal` when the
+ * lease is lost so in-flight calls stop. `assertFresh` guards every model and tool start.
+ */
+export class LeaseKeeper {
+  private readonly stopper = new AbortController();
+  private readonly lostController = new AbortController();
+  private lastRenewedAt: number;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly o: LeaseKeeperOptions) {
+    this.lastRenewedAt = o.clock.now();
+  }
+
+  get signal(): AbortSignal {
+    return this.lostController.signal;
+  }
+
+  get lost(): boolean {
+    return this.lostController.signal.aborted;
+  }
+
+  start(): void {
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    await this.loop;
+  }
+
+  /** Before a model or tool call: the lease must be fresh and the invocation must have time left. */
+  assertFresh(callTimeoutMs: number, invocationDeadline: number): void {
+    const now = this.o.clock.now();
+    if (this.lost) throw new StopWorkError('lease lost');
+    if (now - this.lastRenewedAt > this.o.ttlMs - this.o.marginMs) {
+      throw new StopWorkError(`last lease renewal ${now - this.lastRenewedAt} ms ago is too old`);
+    }
+    if (invocationDeadline - now < callTimeoutMs + this.o.marginMs) {
+      throw new StopWorkError(`only ${invocationDeadline - now} ms left for a call of up to ${callTimeoutMs} ms`);
+    }
+  }
+
+  private async run(): Promise<void> {
+    const every = Math.max(1, Math.floor(this.o.ttlMs / 3));
+    while (!this.stopper.signal.aborted) {
+      try {
+        await this.o.clock.sleep(every, this.stopper.signal);
+      } catch {
+        return; // stopped
+      }
+      try {
+        const now = this.o.clock.now();
+        await this.o.heads.renewLease(this.o.run, { owner: this.o.owner, epoch: this.o.epoch, now, ttlMs: this.o.ttlMs });
+        this.lastRenewedAt = now;
+        await this.o.onRenewed?.();
+      } catch (error) {
+        if (error instanceof LeaseLostError) {
+          this.lostController.abort(error);
+          return;
+        }
+        // A transient failure: keep trying; assertFresh stops new calls if renewals stay stale.
+      }
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import type { RunState } from '../core/state.js';
+import type { OutcomeDetailType } from '../ports/outcome-publisher.js';
+import type { HeadProjection, RunHead } from '../ports/run-heads.js';
+import type { RunRef } from '../ports/run-ref.js';
+import type { EngineDeps } from './engine.js';
+
+/**
+ * Publish a terminal or parked outcome once per outcome seq (the notice id is runId:seq, so a
+ * repeat after a crash is harmless downstream), then raise notifiedSeq on the head. Any lease
+ * holder that folds such a log repairs a missing notice.
+ */
+export async function publishOutcome(deps: EngineDeps, run: RunRef, state: RunState, head: RunHead, projection: HeadProjection): Promise<void> {
+  const outcome = projection.outcome;
+  if (!outcome || !deps.publisher) return;
+  if (head.notifiedSeq >= outcome.seq) return;
+  const detailType: OutcomeDetailType =
+    outcome.status === 'completed' ? 'Agent Run Completed' : outcome.status === 'parked' ? 'Agent Run Needs Attention' : 'Agent Run Failed';
+  await deps.publisher.publish({
+    ...run,
+    detailType,
+    seq: outcome.seq,
+    status: outcome.status,
+    summary: outcome.summary,
+    ...(outcome.code ? { code: outcome.code } : {}),
+  });
+  await deps.heads.markNotified(run, outcome.seq);
+  void state;
+}

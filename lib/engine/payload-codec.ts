@@ -1,0 +1,135 @@
+import type { Body } from '../core/body.js';
+import { BlobIntegrityError } from '../core/errors.js';
+import type { EventDraft } from '../core/events.js';
+import type { JsonValue } from '../core/json.js';
+import type { BlobStore } from '../ports/blob-store.js';
+import type { RunRef } from '../ports/run-ref.js';
+import type { Checkpoints } from './checkpoints.js';
+import { sha256Hex } from './hash.js';
+import type { Redactor } from './redaction.js';
+
+export interface PayloadCodecOptions {
+  blobs: BlobStore;
+  redactor: Redactor;
+  /** Bodies larger than this (UTF-8 bytes of their JSON) go to the blob store. */
+  inlineLimitBytes?: number;
+  /** An event larger than this after encoding has its largest inline bodies offloaded too. */
+  maxEventBytes?: number;
+  /** Resolved blobs kept in memory, by sha256. */
+  cacheEntries?: number;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * Order on write: redact, then offload, then hash. Large bodies live in a content-addressed blob
+ * under the run's prefix; events keep {key, sha256, size, summary}. Reads resolve a reference by
+ * one rule through a content-addressed cache and check the hash, live and on replay alike.
+ */
+export class PayloadCodec {
+  private readonly inlineLimit: number;
+  private readonly maxEvent: number;
+  private readonly cache = new Map<string, JsonValue>();
+  private readonly cacheEntries: number;
+
+  constructor(private readonly options: PayloadCodecOptions) {
+    this.inlineLimit = options.inlineLimitBytes ?? 16 * 1024;
+    this.maxEvent = options.maxEventBytes ?? 300 * 1024;
+    this.cacheEntries = options.cacheEntries ?? 500;
+  }
+
+  redactText(text: string): string {
+    return this.options.redactor.text(text);
+  }
+
+  async encode(run: RunRef, value: JsonValue, checkpoints?: Checkpoints, force = false): Promise<Body> {
+    const redacted = this.options.redactor.json(value);
+    const json = JSON.stringify(redacted);
+    const bytes = encoder.encode(json);
+    if (!force && bytes.byteLength <= this.inlineLimit) return { kind: 'inline', value: redacted };
+    const sha256 = sha256Hex(bytes);
+    const key = `blobs/${run.tenant}/${run.runId}/${sha256}.json`;
+    await checkpoints?.at('before-blob-put', key);
+    await this.options.blobs.put(key, bytes, { contentType: 'application/json' });
+    await checkpoints?.at('after-blob-put', key);
+    this.remember(sha256, redacted);
+    const text = typeof redacted === 'string' ? redacted : json;
+    return { kind: 'blob', key, sha256, size: bytes.byteLength, summary: text.slice(0, 200) };
+  }
+
+  private async encodeBody(run: RunRef, body: Body, cp?: Checkpoints, force = false): Promise<Body> {
+    return body.kind === 'inline' ? this.encode(run, body.value, cp, force) : body;
+  }
+
+  /** Redact and offload every body of a draft, then shrink it below the item limit if needed. */
+  async encodeDraft(run: RunRef, draft: EventDraft, cp?: Checkpoints): Promise<EventDraft> {
+    const d = structuredClone(draft) as EventDraft;
+    await this.mapBodies(d, (b) => this.encodeBody(run, b, cp));
+    if ('message' in d && typeof d.message === 'string') d.message = this.redactText(d.message).slice(0, 4000);
+    if ('detail' in d && typeof d.detail === 'string') d.detail = this.redactText(d.detail).slice(0, 4000);
+    // Many medium bodies can still add up past DynamoDB's 400 KB: offload the largest first.
+    while (encoder.encode(JSON.stringify(d)).byteLength > this.maxEvent) {
+      let largest: { size: number; body: Body } | undefined;
+      await this.mapBodies(d, async (b) => {
+        const size = b.kind === 'inline' ? JSON.stringify(b.value).length : 0;
+        if (!largest || size > largest.size) largest = { size, body: b };
+        return b;
+      });
+      const target = largest;
+      if (!target || target.size === 0) break;
+      await this.mapBodies(d, (b) => (b === target.body ? this.encodeBody(run, b, cp, true) : Promise.resolve(b)));
+    }
+    return d;
+  }
+
+  private async mapBodies(d: EventDraft, fn: (b: Body) => Promise<Body>): Promise<void> {
+    switch (d.type) {
+      case 'run_started':
+        d.input = await fn(d.input);
+        d.prompt.text = await fn(d.prompt.text);
+        return;
+      case 'model_response':
+        if (d.text) d.text = await fn(d.text);
+        for (const c of d.calls) c.args = await fn(c.args);
+        return;
+      case 'tool_result':
+        d.output = await fn(d.output);
+        return;
+      case 'attention_resolved':
+        if (d.result) d.result = await fn(d.result);
+        return;
+      case 'run_completed':
+        d.answer = await fn(d.answer);
+        return;
+      default:
+        return;
+    }
+  }
+
+  async resolve(body: Body): Promise<JsonValue> {
+    if (body.kind === 'inline') return body.value;
+    const cached = this.cache.get(body.sha256);
+    if (cached !== undefined) return cached;
+    const bytes = await this.options.blobs.get(body.key);
+    const actual = sha256Hex(bytes);
+    if (actual !== body.sha256) throw new BlobIntegrityError(body.key, body.sha256, actual);
+    const value = JSON.parse(decoder.decode(bytes)) as JsonValue;
+    this.remember(body.sha256, value);
+    return value;
+  }
+
+  async resolveText(body: Body | null): Promise<string> {
+    if (!body) return '';
+    const value = await this.resolve(body);
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  }
+
+  private remember(sha256: string, value: JsonValue): void {
+    if (this.cache.size >= this.cacheEntries) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.set(sha256, value);
+  }
+}

@@ -1,0 +1,84 @@
+import { foldLog, foldMore } from '../core/fold.js';
+import { FOLD_VERSION, type RunState } from '../core/state.js';
+import type { BlobStore } from '../ports/blob-store.js';
+import type { EventLog } from '../ports/event-log.js';
+import type { RunHead, RunHeads } from '../ports/run-heads.js';
+import { runKey, type RunRef } from '../ports/run-ref.js';
+import { sha256Hex } from './hash.js';
+
+export interface LoadStats {
+  source: 'cache' | 'snapshot' | 'replay';
+  tailEvents: number;
+}
+
+/**
+ * Loads a run's state so that a step's reads do not grow with the run's length: a warm in-process
+ * cache (as a warm Lambda container keeps it) or the latest snapshot, then ALWAYS a consistent
+ * read of the events after that seq. Snapshots are never required: missing, corrupt or of
+ * another fold version means a full replay.
+ */
+export class RunLoader {
+  private readonly cache = new Map<string, RunState>();
+
+  constructor(
+    private readonly deps: { log: EventLog; heads: RunHeads; blobs: BlobStore },
+    private readonly options: { snapshotEvery?: number; cacheRuns?: number } = {},
+  ) {}
+
+  async load(run: RunRef, head: RunHead | undefined): Promise<{ state: RunState; stats: LoadStats }> {
+    let base: RunState | undefined = this.cache.get(runKey(run));
+    let source: LoadStats['source'] = base ? 'cache' : 'replay';
+    if (!base && head?.snapshot && head.snapshot.foldVersion === FOLD_VERSION) {
+      base = await this.readSnapshot(head.snapshot.key, head.snapshot.sha256);
+      if (base) source = 'snapshot';
+    }
+    const records = await this.readAll(run, base?.lastSeq ?? 0);
+    const state = base ? foldMore(base, records) : foldLog(records);
+    this.remember(run, state);
+    return { state, stats: { source, tailEvents: records.length } };
+  }
+
+  /** Keep the state a worker holds after its own appends, for the next step in this container. */
+  remember(run: RunRef, state: RunState): void {
+    const key = runKey(run);
+    this.cache.delete(key);
+    const max = this.options.cacheRuns ?? 200;
+    if (this.cache.size >= max) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.set(key, state);
+  }
+
+  forget(run: RunRef): void {
+    this.cache.delete(runKey(run));
+  }
+
+  /** Write a snapshot every `snapshotEvery` events: the object first, then the pointer, forward only. */
+  async maybeSnapshot(run: RunRef, state: RunState, head: RunHead | undefined): Promise<boolean> {
+    const every = this.options.snapshotEvery ?? 50;
+    const last = head?.snapshot?.foldVersion === FOLD_VERSION ? head.snapshot.seq : 0;
+    if (state.lastSeq - last < every) return false;
+    const bytes = new TextEncoder().encode(JSON.stringify(state));
+    const sha256 = sha256Hex(bytes);
+    const key = `snapshots/${run.tenant}/${run.runId}/${String(state.lastSeq).padStart(10, '0')}-${sha256.slice(0, 16)}.json`;
+    await this.deps.blobs.put(key, bytes, { contentType: 'application/json' });
+    return this.deps.heads.setSnapshot(run, { seq: state.lastSeq, key, sha256, foldVersion: FOLD_VERSION });
+  }
+
+  private async readSnapshot(key: string, sha256: string): Promise<RunState | undefined> {
+    try {
+      const bytes = await this.deps.blobs.get(key);
+      if (sha256Hex(bytes) !== sha256) return undefined;
+      const state = JSON.parse(new TextDecoder().decode(bytes)) as RunState;
+      return state.foldVersion === FOLD_VERSION ? state : undefined;
+    } catch {
+      return undefined; // a snapshot is an optimisation: fall back to a full replay
+    }
+  }
+
+  private async readAll(run: RunRef, afterSeq: number): Promise<unknown[]> {
+    const page = await this.deps.log.read(run, { afterSeq });
+    return page.events;
+  }
+}

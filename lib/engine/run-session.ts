@@ -1,0 +1,64 @@
+import { AppendConflictError } from '../core/errors.js';
+import { parseEvent, type EventDraft, type RunEvent } from '../core/events.js';
+import { foldEvent } from '../core/fold.js';
+import type { RunState } from '../core/state.js';
+import type { RunRef } from '../ports/run-ref.js';
+import type { EngineDeps } from './engine.js';
+import type { LeaseKeeper } from './lease-keeper.js';
+
+/**
+ * One worker's hold on one run. `append` is the only way state changes: it encodes the draft
+ * (redact, offload, hash), writes seq = lastSeq + 1 conditionally, and folds exactly the event it
+ * wrote. A rejected append fences the session: it throws and every later append throws too.
+ */
+export class RunSession {
+  appended = 0;
+  fenced = false;
+  /** A call ignored its abort signal and may still be running: the process must exit. */
+  dangling = false;
+  /** Aborted when a cancel arrives while calls are in flight. */
+  readonly cancel = new AbortController();
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly deps: EngineDeps,
+    readonly run: RunRef,
+    public state: RunState,
+    readonly writer: { epoch: number; nonce: string },
+    readonly lease: LeaseKeeper,
+    /** Epoch ms by which the invocation must be done. */
+    readonly deadlineAt: number,
+    readonly owner: string,
+  ) {}
+
+  /** Appends are serialized: concurrent tool completions each get the next seq in turn. */
+  append(draft: EventDraft): Promise<RunEvent> {
+    const next = this.chain.then(() => this.appendNow(draft));
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async appendNow(draft: EventDraft): Promise<RunEvent> {
+    if (this.fenced) throw new AppendConflictError(`${this.run.tenant}/${this.run.runId}`, this.state.lastSeq + 1);
+    const { codec, checkpoints, clock } = this.deps;
+    const encoded = await codec.encodeDraft(this.run, draft, checkpoints);
+    const candidate = { ...encoded, v: 1, seq: this.state.lastSeq + 1, at: clock.now(), by: this.writer };
+    // Validate exactly as a reader will: the live loop never holds what replay could not rebuild.
+    const event = parseEvent(candidate);
+    await checkpoints?.at('before-append', `${event.type}#${event.seq}`);
+    try {
+      await this.deps.log.append(this.run, event);
+    } catch (error) {
+      // Any failed append stops this session: a transient error may hide a write that landed, and
+      // only a fresh read of the log can tell. The next step resumes from what is really there.
+      this.fenced = true;
+      if (error instanceof AppendConflictError) this.deps.metrics?.count('AppendConflicts');
+      throw error;
+    }
+    this.state = foldEvent(this.state, event);
+    this.appended++;
+    this.deps.loader.remember(this.run, this.state);
+    await checkpoints?.at('after-append', `${event.type}#${event.seq}`);
+    return event;
+  }
+}

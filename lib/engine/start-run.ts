@@ -1,0 +1,104 @@
+import { resolveBudgets, type BudgetRequest } from '../core/budgets.js';
+import { RunConflictError, ValidationError } from '../core/errors.js';
+import { parseEvent, type EventOf, type Price } from '../core/events.js';
+import type { JsonValue } from '../core/json.js';
+import { RUN_ID_PATTERN, TENANT_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
+import type { RunHead } from '../ports/run-heads.js';
+import type { EngineDeps } from './engine.js';
+import { hashJson } from './hash.js';
+
+export interface StartRunRequest {
+  tenant: string;
+  /** Client-chosen id (idempotency); generated when absent. */
+  runId?: string;
+  agent: string;
+  version?: string;
+  input: JsonValue;
+  budgets?: BudgetRequest;
+}
+
+export interface StartRunResult {
+  runId: string;
+  created: boolean;
+  status: string;
+}
+
+/** Price used when neither the agent nor the price table knows the model. */
+export type PriceLookup = (modelId: string) => Price | undefined;
+
+const writerEpoch = 0;
+
+/**
+ * Create a run in the order that needs no transaction: run_started at seq 1 (conditional,
+ * carrying a hash of the request), then the head, then the first tick. A retry redoes whatever
+ * is missing; the same id with a different request is a RunConflictError.
+ */
+export async function startRun(deps: EngineDeps, request: StartRunRequest, priceFor?: PriceLookup): Promise<StartRunResult> {
+  const { registry, clock, ids, log, heads, queue, codec } = deps;
+  if (!TENANT_PATTERN.test(request.tenant)) throw new ValidationError(`invalid tenant`);
+  const runId = request.runId ?? ids.inboxId().toLowerCase();
+  if (!RUN_ID_PATTERN.test(runId)) {
+    throw new ValidationError('invalid runId', [{ path: 'runId', message: `must match ${RUN_ID_PATTERN}` }]);
+  }
+  const agent = registry.agent(request.agent, request.version);
+  if (!agent) {
+    throw new ValidationError(`unknown agent ${request.agent}${request.version ? `@${request.version}` : ''}`, [
+      { path: request.version ? 'version' : 'agent', message: `not registered; known: ${registry.agentNames().join(', ')}` },
+    ]);
+  }
+  const run: RunRef = { tenant: request.tenant, runId };
+  const requestHash = hashJson({ agent: agent.name, version: agent.version, input: request.input, budgets: request.budgets ?? null });
+  const now = clock.now();
+  const budgets = resolveBudgets(request.budgets, now);
+  const price = agent.model.price ?? priceFor?.(agent.model.id) ?? { inputPerMTokUsd: 0, outputPerMTokUsd: 0 };
+  const draft = await codec.encodeDraft(run, {
+    type: 'run_started',
+    tenant: run.tenant,
+    runId,
+    requestHash,
+    agent: { name: agent.name, version: agent.version },
+    model: { id: agent.model.id, maxOutputTokens: agent.model.maxOutputTokens, price },
+    prompt: { version: agent.system.version, text: { kind: 'inline', value: agent.system.text }, sha256: agent.promptSha256 },
+    tools: agent.pinnedTools,
+    input: { kind: 'inline', value: request.input },
+    budgets,
+    graceMs: agent.graceMs ?? 30_000,
+    expiresAt: budgets.deadlineAt + deps.config.retentionFailedMs,
+  });
+  const event = parseEvent({ ...draft, v: 1, seq: 1, at: now, by: { epoch: writerEpoch, nonce: `create:${requestHash}` } });
+  // The nonce is derived from the request, so a retried create is recognised as the same write.
+  let created = true;
+  try {
+    await log.append(run, event);
+  } catch (error) {
+    const existing = (await log.readOne(run, 1)) as EventOf<'run_started'> | undefined;
+    if (!existing) throw error;
+    if (existing.requestHash !== requestHash) throw new RunConflictError(runKey(run));
+    created = false;
+  }
+  const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;
+  const head: RunHead = {
+    tenant: run.tenant,
+    runId,
+    agent: { ...started.agent },
+    status: 'running',
+    lastSeq: 1,
+    createdAt: started.at,
+    updatedAt: now,
+    epoch: 0,
+    attempts: 0,
+    inboxVersion: 0,
+    ingestedInboxVersion: 0,
+    usage: { steps: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
+    budgets: started.budgets,
+    attention: [],
+    notifiedSeq: 0,
+    expiresAt: started.expiresAt,
+  };
+  const headCreated = await heads.createHead(head);
+  if (created || headCreated) {
+    await queue.enqueue(run, { dedupeId: `${runId}:1:0` });
+  }
+  const current = headCreated ? head : await heads.getHead(run);
+  return { runId, created, status: current?.status ?? 'running' };
+}

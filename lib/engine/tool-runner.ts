@@ -1,0 +1,149 @@
+import { errorCode, errorMessage, ToolOutcomeUnknownError } from '../core/errors.js';
+import type { PinnedTool } from '../core/events.js';
+import type { JsonValue } from '../core/json.js';
+import type { CallState } from '../core/state.js';
+import { rethrowHalt } from './checkpoints.js';
+import type { RunSession } from './run-session.js';
+import type { ToolContext, ToolDefinition, VerifyOutcome } from './tools.js';
+
+/** Why a call's signal was aborted: each leads to a different record (or none). */
+export class ToolAbort extends Error {
+  constructor(readonly why: 'timeout' | 'cancel' | 'lease_lost') {
+    super(`tool aborted: ${why}`);
+  }
+}
+
+export interface PreparedCall {
+  call: CallState;
+  attempt: number;
+  pinned: PinnedTool;
+  impl: ToolDefinition;
+  args: unknown;
+}
+
+/** How long a tool that ignores its abort signal may keep running before the process must exit. */
+const ABORT_GRACE_MS = 2_000;
+
+export function toolContext(session: RunSession, call: CallState, attempt: number, signal: AbortSignal): ToolContext {
+  const { tenant, runId } = session.run;
+  return {
+    tenant,
+    runId,
+    callId: call.callId,
+    attempt,
+    idempotencyKey: `${tenant}:${runId}:${call.callId}`,
+    fencingToken: session.writer.epoch,
+    signal,
+  };
+}
+
+/**
+ * Run one started call and record its result. A call whose outcome is unknown (timeout, lost
+ * lease, the tool says so, a cancel abort of a keyed write) gets NO result: it stays "started, no
+ * result" and its declared policy decides after notAfter + grace.
+ */
+export async function executeCall(session: RunSession, p: PreparedCall, cancelSignal: AbortSignal): Promise<void> {
+  const { deps } = session;
+  const controller = new AbortController();
+  const stopTimer = new AbortController();
+  const onLease = () => controller.abort(new ToolAbort('lease_lost'));
+  const cancellable = p.pinned.policy === 'rerun' || p.pinned.policy === 'idempotency_key';
+  const onCancel = () => controller.abort(new ToolAbort('cancel'));
+  session.lease.signal.addEventListener('abort', onLease, { once: true });
+  if (cancellable) cancelSignal.addEventListener('abort', onCancel, { once: true });
+  if (cancellable && cancelSignal.aborted) onCancel();
+  deps.clock.sleep(p.pinned.timeoutMs, stopTimer.signal).then(
+    () => controller.abort(new ToolAbort('timeout')),
+    () => undefined,
+  );
+  const label = `${p.pinned.name}#${p.call.callId}`;
+  const started = deps.clock.now();
+  let record: { ok: boolean; output: JsonValue; source: 'tool' | 'cancel'; errorCode?: string } | undefined;
+  try {
+    await deps.checkpoints?.at('before-tool', label);
+    const output = await settleOrAbort(session, p.impl.execute(p.args, toolContext(session, p.call, p.attempt, controller.signal)), controller.signal);
+    record = { ok: true, output, source: 'tool' };
+  } catch (error) {
+    rethrowHalt(error);
+    const why = controller.signal.aborted ? (controller.signal.reason as ToolAbort).why : undefined;
+    if (why === 'cancel' && p.pinned.policy === 'rerun') {
+      record = { ok: false, output: { error: 'cancelled', message: 'run cancelled while the call was running' }, source: 'cancel', errorCode: 'cancelled' };
+    } else if (why !== undefined || error instanceof ToolOutcomeUnknownError) {
+      deps.logger?.warn('tool outcome unknown', { callId: p.call.callId, tool: p.pinned.name, why: why ?? 'tool_said_unknown' });
+      record = undefined;
+    } else {
+      const code = errorCode(error);
+      record = { ok: false, output: { error: code, message: session.deps.codec.redactText(errorMessage(error)) }, source: 'tool', errorCode: code };
+    }
+  } finally {
+    stopTimer.abort();
+    session.lease.signal.removeEventListener('abort', onLease);
+    cancelSignal.removeEventListener('abort', onCancel);
+    deps.metrics?.duration('ToolLatency', deps.clock.now() - started);
+  }
+  await deps.checkpoints?.at('after-tool', label);
+  if (record) {
+    await session.append({
+      type: 'tool_result',
+      callId: p.call.callId,
+      ok: record.ok,
+      output: { kind: 'inline', value: record.output },
+      source: record.source,
+      ...(record.errorCode ? { errorCode: record.errorCode } : {}),
+    });
+  }
+}
+
+/** Look whether a started verify-policy call landed, and record what verify() saw. */
+export async function verifyCall(session: RunSession, p: Omit<PreparedCall, 'attempt'>): Promise<void> {
+  const { deps } = session;
+  const controller = new AbortController();
+  const stopTimer = new AbortController();
+  deps.clock.sleep(p.pinned.timeoutMs, stopTimer.signal).then(
+    () => controller.abort(new ToolAbort('timeout')),
+    () => undefined,
+  );
+  let outcome: VerifyOutcome;
+  try {
+    await deps.checkpoints?.at('before-verify', `${p.pinned.name}#${p.call.callId}`);
+    const verify = p.impl.verify;
+    outcome = verify
+      ? await settleOrAbort(session, verify(p.args, toolContext(session, p.call, p.call.attempt, controller.signal)), controller.signal)
+      : { status: 'unknown' };
+  } catch (error) {
+    rethrowHalt(error);
+    outcome = { status: 'unknown' };
+  } finally {
+    stopTimer.abort();
+  }
+  await deps.checkpoints?.at('after-verify', `${p.pinned.name}#${p.call.callId}`);
+  await session.append({ type: 'tool_verified', callId: p.call.callId, status: outcome.status });
+  if (outcome.status === 'landed') {
+    await session.append({ type: 'tool_result', callId: p.call.callId, ok: true, output: { kind: 'inline', value: outcome.output }, source: 'verify' });
+  }
+}
+
+/**
+ * Await a tool, but stop waiting once its signal aborts. If the tool ignores the abort and is
+ * still running after a grace period, the session is marked dangling: the handler must exit the
+ * process rather than return with a call still in flight.
+ */
+async function settleOrAbort<T>(session: RunSession, work: Promise<T>, signal: AbortSignal): Promise<T> {
+  let settled = false;
+  const tracked = work.finally(() => {
+    settled = true;
+  });
+  const aborted = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+  try {
+    return await Promise.race([tracked, aborted]);
+  } finally {
+    if (!settled) {
+      const grace = session.deps.clock.sleep(ABORT_GRACE_MS).then(() => 'timeout' as const);
+      const outcome = await Promise.race([tracked.then(() => 'settled' as const, () => 'settled' as const), grace]);
+      if (outcome === 'timeout') session.dangling = true;
+    }
+  }
+}

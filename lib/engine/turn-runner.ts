@@ -1,0 +1,187 @@
+import { decide, type Action, type DecideContext } from '../core/decide.js';
+import { costOf } from '../core/budgets.js';
+import { errorCode, errorMessage, ModelError } from '../core/errors.js';
+import type { EventDraft } from '../core/events.js';
+import { rethrowHalt } from './checkpoints.js';
+import type { RunSession } from './run-session.js';
+import { buildModelRequest } from './prompt.js';
+import { executeCall, verifyCall, type PreparedCall } from './tool-runner.js';
+
+export type TurnOutcome =
+  | { kind: 'continue' }
+  | { kind: 'waiting'; until: number; reason: string }
+  | { kind: 'parked'; reasons: string[] }
+  | { kind: 'ended' };
+
+export function decideContext(session: RunSession): DecideContext {
+  const { registry, models, clock, config } = session.deps;
+  return {
+    now: clock.now(),
+    hasTool: (name, hash) => registry.tool(name, hash) !== undefined,
+    hasModel: (id) => models.resolve(id) !== undefined,
+    maxToolAttempts: config.maxToolAttempts,
+  };
+}
+
+/**
+ * The one loop, for fresh and resumed runs alike: decide from folded state, write the decision,
+ * act, write the result. A turn is one model response and its tool results; the loop returns at
+ * the next model call so the caller can check its time and enqueue the next step.
+ */
+export async function runTurn(session: RunSession): Promise<TurnOutcome> {
+  let modelCalls = 0;
+  for (;;) {
+    const action = decide(session.state, decideContext(session));
+    switch (action.kind) {
+      case 'done':
+        return { kind: 'ended' };
+      case 'complete':
+        await session.append({ type: 'run_completed', answer: action.answer });
+        return { kind: 'ended' };
+      case 'fail':
+        await session.append({ type: 'run_failed', code: action.code, message: action.message });
+        return { kind: 'ended' };
+      case 'cancel':
+        await session.append({ type: 'run_cancelled', unresolved: action.unresolved });
+        return { kind: 'ended' };
+      case 'attention':
+        await session.append({
+          type: 'attention_required',
+          reason: action.reason,
+          detail: action.detail,
+          ...(action.callId ? { callId: action.callId } : {}),
+        });
+        continue;
+      case 'park':
+        return { kind: 'parked', reasons: action.reasons };
+      case 'wait':
+        return { kind: 'waiting', until: action.until, reason: action.reason };
+      case 'reject_calls':
+        for (const r of action.rejects) {
+          await session.append(errorResult(r.callId, r.code, r.message, 'validation'));
+        }
+        continue;
+      case 'exhaust_calls':
+        for (const callId of action.callIds) {
+          const call = session.state.calls[callId];
+          const message = `no result after ${call?.attempt ?? 0} attempts`;
+          await session.append(errorResult(callId, 'tool_attempts_exhausted', message, 'timeout'));
+        }
+        continue;
+      case 'verify':
+        await runVerify(session, action.callId);
+        continue;
+      case 'run_tools':
+        await runTools(session, action);
+        continue;
+      case 'call_model':
+        if (modelCalls > 0) return { kind: 'continue' };
+        modelCalls++;
+        await callModel(session, action);
+        continue;
+    }
+  }
+}
+
+function errorResult(callId: string, code: string, message: string, source: 'validation' | 'timeout'): EventDraft {
+  return { type: 'tool_result', callId, ok: false, output: { kind: 'inline', value: { error: code, message } }, source, errorCode: code };
+}
+
+async function runVerify(session: RunSession, callId: string): Promise<void> {
+  const call = session.state.calls[callId];
+  const pinned = session.state.started.tools.find((t) => t.name === call?.name);
+  const impl = pinned && session.deps.registry.tool(pinned.name, pinned.schemaHash);
+  if (!call || !pinned || !impl) {
+    await session.append({ type: 'tool_verified', callId, status: 'unknown' });
+    return;
+  }
+  session.lease.assertFresh(pinned.timeoutMs, session.deadlineAt);
+  const args = impl.input.parse(await session.deps.codec.resolve(call.args));
+  await verifyCall(session, { call, pinned, impl, args });
+}
+
+async function runTools(session: RunSession, action: Extract<Action, { kind: 'run_tools' }>): Promise<void> {
+  const { registry, codec, clock } = session.deps;
+  const prepared: PreparedCall[] = [];
+  for (const { callId, attempt } of action.calls) {
+    const call = session.state.calls[callId];
+    const pinned = session.state.started.tools.find((t) => t.name === call?.name);
+    const impl = pinned && registry.tool(pinned.name, pinned.schemaHash);
+    if (!call || !pinned || !impl) continue; // decide only starts calls whose code exists
+    // Tools run on the arguments read from the folded event, validated by the implementation.
+    const parsed = impl.input.safeParse(await codec.resolve(call.args));
+    if (!parsed.success) {
+      const where = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      await session.append(errorResult(callId, 'invalid_arguments', `arguments do not match ${pinned.name}'s schema: ${where}`, 'validation'));
+      continue;
+    }
+    prepared.push({ call, attempt, pinned, impl, args: parsed.data });
+  }
+  if (prepared.length === 0) return;
+  session.lease.assertFresh(Math.max(...prepared.map((p) => p.pinned.timeoutMs)), session.deadlineAt);
+  // Every started marker is written before any tool runs; then the calls run concurrently.
+  for (const p of prepared) {
+    await session.append({ type: 'tool_started', callId: p.call.callId, attempt: p.attempt, notAfter: clock.now() + p.pinned.timeoutMs });
+    p.call = session.state.calls[p.call.callId] ?? p.call;
+  }
+  const results = await Promise.allSettled(prepared.map((p) => executeCall(session, p, session.cancel.signal)));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+async function callModel(session: RunSession, action: Extract<Action, { kind: 'call_model' }>): Promise<void> {
+  const { models, codec, clock, checkpoints, config, metrics } = session.deps;
+  const state = session.state;
+  const client = models.resolve(state.started.model.id);
+  if (!client) return; // decide checks availability; a model that vanished mid-step is seen next decide
+  session.lease.assertFresh(config.modelTimeoutMs, session.deadlineAt);
+  // The reservation is written before the call: a crash after it never refunds the budget.
+  await session.append({ type: 'model_started', step: action.step, maxOutputTokens: action.maxOutputTokens, reserved: action.reserved });
+  const request = await buildModelRequest(session.state, codec, action.maxOutputTokens);
+  const controller = new AbortController();
+  const stop = new AbortController();
+  const onLease = () => controller.abort(new Error('lease lost'));
+  session.lease.signal.addEventListener('abort', onLease, { once: true });
+  clock.sleep(config.modelTimeoutMs, stop.signal).then(
+    () => controller.abort(new ModelError('model_timeout', `no response within ${config.modelTimeoutMs} ms`, true)),
+    () => undefined,
+  );
+  const started = clock.now();
+  let draft: EventDraft;
+  try {
+    await checkpoints?.at('before-model', `step ${action.step}`);
+    const response = await Promise.race([
+      client.complete(request, { signal: controller.signal }),
+      new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })),
+    ]);
+    await checkpoints?.at('after-model', `step ${action.step}`);
+    const seq = session.state.lastSeq + 1;
+    const usage = { inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens };
+    draft = {
+      type: 'model_response',
+      text: response.text ? { kind: 'inline', value: response.text } : null,
+      calls: response.calls.map((c, i) => ({
+        callId: `${seq}-${i}`,
+        providerId: c.providerId,
+        name: c.name,
+        args: { kind: 'inline', value: c.args },
+        ...(c.argsError !== undefined ? { argsError: c.argsError } : {}),
+      })),
+      usage,
+      costUsd: costOf(state.started.model.price, usage.inputTokens, usage.outputTokens),
+      stopReason: response.stopReason,
+    };
+    metrics?.count('InputTokens', usage.inputTokens);
+    metrics?.count('OutputTokens', usage.outputTokens);
+  } catch (error) {
+    rethrowHalt(error);
+    if (session.lease.lost) throw error;
+    const retryable = error instanceof ModelError ? error.retryable : true;
+    draft = { type: 'model_failed', code: errorCode(error), message: errorMessage(error), retryable };
+  } finally {
+    stop.abort();
+    session.lease.signal.removeEventListener('abort', onLease);
+    metrics?.duration('ModelLatency', clock.now() - started);
+  }
+  await session.append(draft);
+}

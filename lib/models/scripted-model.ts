@@ -1,0 +1,52 @@
+import type { JsonValue } from '../core/json.js';
+import type { ModelRequest, ModelResponse } from '../core/messages.js';
+import type { ModelClient, ModelResolver } from '../ports/model-client.js';
+
+export interface ScriptedTurn {
+  text?: string;
+  calls?: { name: string; args: JsonValue; providerId?: string; argsError?: string }[];
+}
+
+/** A turn, or a function of the request for replies that depend on tool results. */
+export type ScriptStep = ScriptedTurn | ((request: ModelRequest) => ScriptedTurn);
+
+/**
+ * A deterministic model: the reply is chosen by how many assistant turns the request already
+ * holds, so a resumed run gets exactly the reply the uninterrupted one got. Token usage is a pure
+ * function of the text, so budgets replay identically too.
+ */
+export class ScriptedModel implements ModelClient {
+  calls = 0;
+  constructor(private readonly script: ScriptStep[]) {}
+
+  async complete(request: ModelRequest, options: { signal: AbortSignal }): Promise<ModelResponse> {
+    if (options.signal.aborted) throw options.signal.reason;
+    this.calls++;
+    const turn = request.messages.filter((m) => m.role === 'assistant').length;
+    const step = this.script[Math.min(turn, this.script.length - 1)];
+    const reply = typeof step === 'function' ? step(request) : (step ?? { text: 'done' });
+    const calls = (reply.calls ?? []).map((c, i) => ({
+      // Like vLLM and Ollama, reuse ids across turns: Logbook's callId must not depend on them.
+      providerId: c.providerId ?? `call_${i}`,
+      name: c.name,
+      args: c.args,
+      ...(c.argsError !== undefined ? { argsError: c.argsError } : {}),
+    }));
+    const inputChars = request.system.length + JSON.stringify(request.messages).length;
+    const outputChars = (reply.text ?? '').length + JSON.stringify(calls).length;
+    return {
+      text: reply.text ?? '',
+      calls,
+      usage: { inputTokens: Math.ceil(inputChars / 4), outputTokens: Math.min(request.maxOutputTokens, Math.ceil(outputChars / 4)) },
+      stopReason: calls.length > 0 ? 'tool_use' : 'end_turn',
+    };
+  }
+}
+
+/** Resolves a fixed set of model ids; any other id is "gone" and the run parks. */
+export class StaticModelResolver implements ModelResolver {
+  constructor(private readonly clients: Record<string, ModelClient>) {}
+  resolve(modelId: string): ModelClient | undefined {
+    return this.clients[modelId];
+  }
+}
