@@ -1,9 +1,14 @@
+import type { RunState } from '../core/state.js';
+import type { RunRef } from '../ports/run-ref.js';
+
 /**
  * Step boundaries the engine announces: before and after every append, tool execution, model call
  * and blob write. Production passes none; the crash-injection harness throws or pauses here.
  */
 export interface Checkpoints {
   at(point: CheckpointName, detail: string): void | Promise<void>;
+  /** After each successful append, with the state the worker folded from it (for invariant checks). */
+  appended?(run: RunRef, state: RunState): void | Promise<void>;
 }
 
 export type CheckpointName =

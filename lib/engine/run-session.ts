@@ -58,6 +58,7 @@ export class RunSession {
     this.state = foldEvent(this.state, event);
     this.appended++;
     this.deps.loader.remember(this.run, this.state);
+    await checkpoints?.appended?.(this.run, this.state);
     await checkpoints?.at('after-append', `${event.type}#${event.seq}`);
     return event;
   }

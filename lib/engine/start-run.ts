@@ -65,8 +65,9 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest, price
     graceMs: agent.graceMs ?? 30_000,
     expiresAt: budgets.deadlineAt + deps.config.retentionFailedMs,
   });
-  const event = parseEvent({ ...draft, v: 1, seq: 1, at: now, by: { epoch: writerEpoch, nonce: `create:${requestHash}` } });
-  // The nonce is derived from the request, so a retried create is recognised as the same write.
+  const event = parseEvent({ ...draft, v: 1, seq: 1, at: now, by: { epoch: writerEpoch, nonce: `create:${ids.nonce()}` } });
+  // A retried PutItem of this very call carries this nonce and counts as ours; a second request
+  // with the same id carries another nonce and is answered from the stored run_started.
   let created = true;
   try {
     await log.append(run, event);

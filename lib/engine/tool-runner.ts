@@ -1,4 +1,4 @@
-import { errorCode, errorMessage, ToolOutcomeUnknownError } from '../core/errors.js';
+import { errorCode, errorMessage, StopWorkError, ToolOutcomeUnknownError } from '../core/errors.js';
 import type { PinnedTool } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { CallState } from '../core/state.js';
@@ -61,11 +61,15 @@ export async function executeCall(session: RunSession, p: PreparedCall, cancelSi
   let record: { ok: boolean; output: JsonValue; source: 'tool' | 'cancel'; errorCode?: string } | undefined;
   try {
     await deps.checkpoints?.at('before-tool', label);
+    // A worker frozen before this point may have lost its run: never act on a stale lease.
+    if (session.lease.lost || session.fenced) throw new ToolAbort('lease_lost');
+    session.lease.assertFresh(0, Number.MAX_SAFE_INTEGER);
     const output = await settleOrAbort(session, p.impl.execute(p.args, toolContext(session, p.call, p.attempt, controller.signal)), controller.signal);
     record = { ok: true, output, source: 'tool' };
   } catch (error) {
     rethrowHalt(error);
-    const why = controller.signal.aborted ? (controller.signal.reason as ToolAbort).why : undefined;
+    const why =
+      error instanceof ToolAbort ? error.why : error instanceof StopWorkError ? 'lease_lost' : controller.signal.aborted ? (controller.signal.reason as ToolAbort).why : undefined;
     if (why === 'cancel' && p.pinned.policy === 'rerun') {
       record = { ok: false, output: { error: 'cancelled', message: 'run cancelled while the call was running' }, source: 'cancel', errorCode: 'cancelled' };
     } else if (why !== undefined || error instanceof ToolOutcomeUnknownError) {

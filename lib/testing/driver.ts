@@ -1,0 +1,87 @@
+import type { OpenAttention, RunHead } from '../ports/run-heads.js';
+import type { RunRef } from '../ports/run-ref.js';
+import { requestResolution, requestRunAction, type Resolution } from '../engine/requests.js';
+import { runStep, type StepResult } from '../engine/step-runner.js';
+import { sweep } from '../engine/sweep.js';
+import { WorkerHalt } from '../engine/checkpoints.js';
+import type { World, WorkerProcess } from './world.js';
+
+/** A scripted person: answers an open attention, or returns undefined to leave the run parked. */
+export type Resolver = (attention: OpenAttention, head: RunHead) => Resolution | 'retry' | 'fail' | undefined;
+
+export interface DriveOptions {
+  /** The worker to use for the next step; a new one after a crash. */
+  worker: () => WorkerProcess;
+  resolver?: Resolver;
+  maxIterations?: number;
+  /** Lambda-like time budget per invocation. */
+  invocationMs?: number;
+  onStep?: (result: StepResult, worker: WorkerProcess) => void;
+}
+
+export interface DriveResult {
+  head: RunHead;
+  steps: number;
+  crashes: number;
+  resolutions: number;
+}
+
+/**
+ * Deliver ticks to workers until the run ends (or stays parked with no answer). When the queue is
+ * empty it does what AWS would: time passes, the sweeper wakes due runs, a person answers parks.
+ */
+export async function driveRun(world: World, run: RunRef, options: DriveOptions): Promise<DriveResult> {
+  const { storage, clock } = world;
+  let steps = 0;
+  let crashes = 0;
+  let resolutions = 0;
+  const max = options.maxIterations ?? 300;
+  for (let i = 0; i < max; i++) {
+    const message = storage.queue.take();
+    if (message) {
+      if (message.tick.runId !== run.runId) continue;
+      const worker = options.worker();
+      try {
+        const result = await runStep(worker.deps, message.tick, {
+          owner: worker.name,
+          deadlineAt: clock.now() + (options.invocationMs ?? 300_000),
+        });
+        steps++;
+        options.onStep?.(result, worker);
+        if (result.outcome === 'busy') {
+          await clock.advance(result.retryAfterMs ?? 1000);
+          await storage.queue.enqueue(message.tick, { dedupeId: `${run.runId}:retry:${i}` });
+        }
+      } catch (error) {
+        if (!(error instanceof WorkerHalt)) throw error;
+        crashes++;
+        worker.kill(); // the process is gone: its message is redelivered after the visibility timeout
+        await storage.queue.enqueue(message.tick, { dedupeId: `${run.runId}:redeliver:${i}` });
+      }
+      continue;
+    }
+    const head = await storage.heads.getHead(run);
+    if (!head) throw new Error(`run ${run.runId} has no head`);
+    if (['completed', 'failed', 'cancelled'].includes(head.status)) return { head, steps, crashes, resolutions };
+    const inboxPending = head.inboxVersion > head.ingestedInboxVersion;
+    if ((head.status === 'parked' || head.park) && !inboxPending) {
+      const attention = head.attention[0] ?? (head.park ? { seq: 0, reason: 'model_stalled' as const, detail: head.park.detail } : undefined);
+      const answer = attention && options.resolver?.(attention, head);
+      if (!attention || !answer) return { head, steps, crashes, resolutions };
+      const deps = options.worker().deps;
+      if (attention.rerunNotBefore !== undefined && clock.now() < attention.rerunNotBefore) {
+        await clock.advance(attention.rerunNotBefore - clock.now() + 1);
+      }
+      if (answer === 'retry' || answer === 'fail') await requestRunAction(deps, run, answer, 'harness-resolver');
+      else await requestResolution(deps, run, answer, 'harness-resolver');
+      resolutions++;
+      continue;
+    }
+    // Nothing queued: let time pass to the next wake-up, then sweep as the scheduled sweeper would.
+    const wakeAt = Math.max(head.wakeAt ?? 0, head.lease?.until ?? 0, head.updatedAt + 60_000);
+    await clock.advance(Math.max(1, wakeAt - clock.now() + 1));
+    await sweep(options.worker().deps, { round: i });
+  }
+  const head = await storage.heads.getHead(run);
+  throw new Error(`run ${run.runId} did not settle within ${max} iterations (status ${head?.status})`);
+}

@@ -1,0 +1,96 @@
+import { MemoryBlobStore } from '../adapters/memory/memory-blob-store.js';
+import { ManualClock, SequentialIds } from '../adapters/memory/manual-clock.js';
+import { MemoryStepQueue } from '../adapters/memory/memory-step-queue.js';
+import { MemoryStore } from '../adapters/memory/memory-store.js';
+import type { AgentRegistry } from '../engine/agents.js';
+import type { Checkpoints } from '../engine/checkpoints.js';
+import { WorkerHalt } from '../engine/checkpoints.js';
+import { createEngine, type EngineDeps, type EngineOptions, type EnginePorts } from '../engine/engine.js';
+import type { BlobStore } from '../ports/blob-store.js';
+import type { EventLog } from '../ports/event-log.js';
+import type { Inbox } from '../ports/inbox.js';
+import type { ModelResolver } from '../ports/model-client.js';
+import type { RunHeads } from '../ports/run-heads.js';
+import type { StepQueue } from '../ports/step-queue.js';
+
+/** Storage shared by every worker of a test: what survives a crash. */
+export interface WorldStorage {
+  log: EventLog;
+  heads: RunHeads;
+  inbox: Inbox;
+  blobs: BlobStore;
+  queue: StepQueue & { take(): { tick: { tenant: string; runId: string } } | undefined };
+}
+
+export interface World {
+  storage: WorldStorage;
+  clock: ManualClock;
+  registry: AgentRegistry;
+  models: ModelResolver;
+}
+
+export function memoryStorage(): WorldStorage & { store: MemoryStore; blobStore: MemoryBlobStore; stepQueue: MemoryStepQueue } {
+  const store = new MemoryStore();
+  const blobStore = new MemoryBlobStore();
+  const stepQueue = new MemoryStepQueue();
+  return { log: store, heads: store, inbox: store, blobs: blobStore, queue: stepQueue, store, blobStore, stepQueue };
+}
+
+/**
+ * Wrap a port so that once `isDead()` is true every call fails as if the process were gone.
+ * A killed worker's heartbeat must not renew, and its late calls must not land.
+ */
+export function guard<T extends object>(target: T, isDead: () => boolean): T {
+  return new Proxy(target, {
+    get(obj, prop, receiver) {
+      const value = Reflect.get(obj, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (isDead()) return Promise.reject(new WorkerHalt('dead process'));
+        return (value as (...a: unknown[]) => unknown).apply(obj, args);
+      };
+    },
+  });
+}
+
+/** A worker process: its own caches, its own nonce, and a kill switch. */
+export interface WorkerProcess {
+  deps: EngineDeps;
+  kill(): void;
+  readonly dead: boolean;
+  name: string;
+}
+
+let workerCounter = 0;
+
+export function spawnWorker(world: World, checkpoints?: Checkpoints, options: EngineOptions = {}, ports?: Partial<EnginePorts>): WorkerProcess {
+  let dead = false;
+  const isDead = () => dead;
+  const name = `worker-${++workerCounter}`;
+  const s = world.storage;
+  const deps = createEngine(
+    {
+      log: guard(s.log, isDead),
+      heads: guard(s.heads, isDead),
+      inbox: guard(s.inbox, isDead),
+      blobs: guard(s.blobs, isDead),
+      queue: guard(s.queue, isDead),
+      models: world.models,
+      registry: world.registry,
+      clock: world.clock,
+      ids: new SequentialIds(name),
+      ...ports,
+    },
+    { ...options, ...(checkpoints ? { checkpoints } : {}) },
+  );
+  return {
+    deps,
+    name,
+    kill: () => {
+      dead = true;
+    },
+    get dead() {
+      return dead;
+    },
+  };
+}

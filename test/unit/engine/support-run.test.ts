@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { foldLog } from '../../../lib/core/fold.js';
+import { startRun } from '../../../lib/engine/start-run.js';
+import { driveRun } from '../../../lib/testing/driver.js';
+import { supportWorld, ledgerResolver } from '../../../lib/testing/support-world.js';
+import { spawnWorker } from '../../../lib/testing/world.js';
+import { duplicateEffects } from '../../../examples/support-agent/ledger.js';
+
+describe('support agent on memory adapters', () => {
+  it('runs to completion with write-before-act ordering and parallel calls', async () => {
+    const world = supportWorld();
+    const worker = spawnWorker(world);
+    const started = await startRun(worker.deps, { tenant: 't1', runId: 'r1', agent: 'support', input: 'Customer c_77 got a damaged order.' });
+    expect(started).toEqual({ runId: 'r1', created: true, status: 'running' });
+    const result = await driveRun(world, { tenant: 't1', runId: 'r1' }, { worker: () => worker, resolver: ledgerResolver(world) });
+    expect(result.head.status).toBe('completed');
+    const page = await world.storage.log.read({ tenant: 't1', runId: 'r1' }, { afterSeq: 0 });
+    const types = page.events.map((e) => (e as { type: string }).type);
+    expect(types.slice(0, 6)).toEqual(['run_started', 'model_started', 'model_response', 'tool_started', 'tool_result', 'model_started']);
+    // Both parallel calls get their started marker before either result.
+    const i = types.indexOf('tool_started', 5);
+    expect(types.slice(i, i + 4)).toEqual(['tool_started', 'tool_started', 'tool_result', 'tool_result']);
+    expect(types.at(-1)).toBe('run_completed');
+    const state = foldLog(page.events);
+    expect(state.usage.steps).toBe(4);
+    expect(state.outcome?.type).toBe('completed');
+    expect(duplicateEffects(world.ledger.all())).toEqual([]);
+    expect(world.ledger.all().filter((e) => e.service === 'payments')).toHaveLength(1);
+    // callIds are <seq of model_response>-<index>; the provider's reused ids are kept beside them.
+    const callIds = Object.keys(state.calls);
+    expect(callIds).toContain('3-0');
+    expect(Object.values(state.calls).map((c) => c.providerId)).toContain('call_0');
+  });
+
+  it('returns the existing run for the same id and refuses a different request', async () => {
+    const world = supportWorld();
+    const worker = spawnWorker(world);
+    await startRun(worker.deps, { tenant: 't1', runId: 'same', agent: 'support', input: 'a' });
+    const again = await startRun(worker.deps, { tenant: 't1', runId: 'same', agent: 'support', input: 'a' });
+    expect(again.created).toBe(false);
+    await expect(startRun(worker.deps, { tenant: 't1', runId: 'same', agent: 'support', input: 'b' })).rejects.toMatchObject({ code: 'run_conflict' });
+  });
+});
