@@ -1,0 +1,98 @@
+import { Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+
+export interface BucketAccess {
+  /** GetObject (and ListBucket, so a missing key is a 404 rather than a 403). */
+  readonly read?: boolean;
+  /** PutObject. Content-addressed keys make a repeated put harmless; nothing deletes. */
+  readonly write?: boolean;
+}
+
+export interface PayloadBucketProps {
+  readonly key: kms.IKey;
+  readonly removalPolicy: RemovalPolicy;
+  /** Payloads expire this many days after their last write. */
+  readonly expirationDays: number;
+  /**
+   * Off by default: objects are immutable and content-addressed (a rewrite has the same bytes),
+   * retention is by lifecycle expiry, and versioning would keep expired payloads as noncurrent
+   * versions. When on, noncurrent versions expire after 7 days.
+   */
+  readonly versioned?: boolean;
+}
+
+/** Large payloads and snapshots that the payload codec moves out of DynamoDB items. */
+export class PayloadBucket extends Construct {
+  readonly bucket: s3.Bucket;
+  readonly accessLogs: s3.Bucket;
+
+  constructor(scope: Construct, id: string, props: PayloadBucketProps) {
+    super(scope, id);
+    this.accessLogs = new s3.Bucket(this, 'AccessLogs', {
+      // Server access log delivery supports SSE-S3 only on the target bucket.
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      // No autoDeleteObjects: it adds a custom-resource Lambda with broad S3 rights; an
+      // operator who destroys the stack empties the buckets first (docs/deploy.md).
+      removalPolicy: props.removalPolicy,
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(props.expirationDays) }],
+    });
+    this.bucket = new s3.Bucket(this, 'Bucket', {
+      encryption: s3.BucketEncryption.KMS,
+      encryptionKey: props.key,
+      // One KMS call per bucket key period instead of one per object.
+      bucketKeyEnabled: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      versioned: props.versioned ?? false,
+      serverAccessLogsBucket: this.accessLogs,
+      serverAccessLogsPrefix: 'payloads/',
+      removalPolicy: props.removalPolicy,
+      lifecycleRules: [
+        {
+          id: 'expire-payloads-with-their-events',
+          expiration: Duration.days(props.expirationDays),
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+          ...(props.versioned ? { noncurrentVersionExpiration: Duration.days(7) } : {}),
+        },
+      ],
+    });
+  }
+
+  get bucketName(): string {
+    return this.bucket.bucketName;
+  }
+
+  /**
+   * Adds exactly the statements `access` needs. Object actions need the `<bucket ARN>/*` resource;
+   * that one wildcard is acknowledged for cdk-nag on `scope` (the function that gets the grant).
+   * Returns the actions the grantee needs on the bucket's KMS key.
+   */
+  grant(grantee: iam.IGrantable, access: BucketAccess, scope: Construct): string[] {
+    const objectActions = [...(access.read ? ['s3:GetObject'] : []), ...(access.write ? ['s3:PutObject'] : [])];
+    if (objectActions.length === 0) return [];
+    const principal = grantee.grantPrincipal;
+    principal.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: objectActions, resources: [this.bucket.arnForObjects('*')] }),
+    );
+    if (access.read) {
+      principal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }));
+    }
+    const stack = Stack.of(this);
+    const logicalId = stack.resolve(stack.getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket)) as string;
+    Validations.of(scope).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/*]`,
+      reason: 'Object-level S3 actions need an object ARN; the grant covers only objects of the Logbook payload bucket, which holds nothing else.',
+    });
+    // Readers decrypt; writers make data keys (and decrypt, which multipart uploads need).
+    return access.write ? ['kms:Decrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt'];
+  }
+}
