@@ -1,0 +1,94 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { ListRunsOptions, RunHead } from '../../ports/run-heads.js';
+import type { DynamoContext } from './dynamo-context.js';
+import { A, itemToHead, sweepAttributes, type Item } from './dynamo-head-item.js';
+import { PK, SK, decodeCursor, encodeCursor, isExpired, statusPk, sweepPk, tenantPk } from './dynamo-keys.js';
+import { repairSweep } from './dynamo-sweep.js';
+import { TABLE } from './table-definition.js';
+
+/** Runs of a tenant, newest first, optionally in one status (GSIs byTenant / byTenantStatus). */
+export async function listRuns(
+  ctx: DynamoContext,
+  tenant: string,
+  options: ListRunsOptions,
+): Promise<{ runs: RunHead[]; cursor?: string }> {
+  const index = options.status === undefined ? TABLE.gsi.byTenant : TABLE.gsi.byTenantStatus;
+  const partition = options.status === undefined ? tenantPk(tenant) : statusPk(tenant, options.status);
+  const runs: RunHead[] = [];
+  let startKey = decodeCursor(options.cursor);
+  let last: Item | undefined;
+  do {
+    // One more than still wanted: if it comes back, there is a next page (and a cursor).
+    const want = options.limit - runs.length + 1;
+    const page = await ctx.send('listRuns', () =>
+      ctx.doc.send(
+        new QueryCommand({
+          TableName: ctx.table,
+          IndexName: index.name,
+          KeyConditionExpression: '#p = :p',
+          ExpressionAttributeNames: { '#p': index.partitionKey },
+          ExpressionAttributeValues: { ':p': partition },
+          ExclusiveStartKey: startKey,
+          Limit: want,
+        }),
+      ),
+    );
+    ctx.countRead(page.ScannedCount ?? page.Items?.length);
+    for (const item of page.Items ?? []) {
+      if (isExpired(item, ctx.now())) continue;
+      if (runs.length === options.limit) return { runs, cursor: cursorAt(last, index) };
+      runs.push(itemToHead(item));
+      last = item;
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return { runs };
+}
+
+function cursorAt(
+  item: Item | undefined,
+  index: { partitionKey: string; sortKey: string },
+): string | undefined {
+  if (!item) return undefined;
+  return encodeCursor({
+    [PK]: item[PK],
+    [SK]: item[SK],
+    [index.partitionKey]: item[index.partitionKey],
+    [index.sortKey]: item[index.sortKey],
+  });
+}
+
+/**
+ * Heads of one sweep shard that are due at `now`. The index may hold entries that are early or no
+ * longer needed (see dynamo-sweep.ts): each candidate is checked with the exact sweepEntry rule,
+ * and stale entries are repaired on the way.
+ */
+export async function listDue(ctx: DynamoContext, shard: number, now: number, limit: number): Promise<RunHead[]> {
+  const due: { head: RunHead; wakeAt: number }[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await ctx.send('listDue', () =>
+      ctx.doc.send(
+        new QueryCommand({
+          TableName: ctx.table,
+          IndexName: TABLE.gsi.sweep.name,
+          KeyConditionExpression: '#p = :p AND #w <= :now',
+          ExpressionAttributeNames: { '#p': A.sweepPk, '#w': A.sweepAt },
+          ExpressionAttributeValues: { ':p': sweepPk(shard), ':now': now },
+          ExclusiveStartKey: startKey,
+        }),
+      ),
+    );
+    ctx.countRead(page.ScannedCount ?? page.Items?.length);
+    for (const item of page.Items ?? []) {
+      if (isExpired(item, ctx.now())) continue;
+      const head = itemToHead(item);
+      const exact = sweepAttributes(head);
+      await repairSweep(ctx, item, 'sweep');
+      if (exact && exact.wakeAt <= now) due.push({ head, wakeAt: exact.wakeAt });
+    }
+    startKey = due.length >= limit ? undefined : page.LastEvaluatedKey;
+  } while (startKey);
+  due.sort((a, b) => a.wakeAt - b.wakeAt);
+  return due.slice(0, limit).map((d) => d.head);
+}
