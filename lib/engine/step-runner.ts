@@ -142,7 +142,10 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
       logger?.warn('append rejected: stopping', { ...run, error: String(error) });
       return { outcome: 'fenced', appended: session?.appended ?? 0, turns, ...(session?.dangling ? { mustExitProcess: true } : {}) };
     }
-    if (error instanceof LeaseLostError) return { outcome: 'lease_lost', appended: session?.appended ?? 0, turns };
+    if (error instanceof LeaseLostError || error instanceof StopWorkError) {
+      // Our lease is gone (or too stale to act on): stop; the new holder carries on.
+      return { outcome: 'lease_lost', appended: session?.appended ?? 0, turns, ...(session?.dangling ? { mustExitProcess: true } : {}) };
+    }
     throw error;
   }
 }

@@ -34,7 +34,11 @@ export const envSchema = z.object({
   LOGBOOK_MARGIN_MS: z.coerce.number().int().positive().optional(),
   /** Grace past a model call's expected end, for the time-left check (ms). */
   LOGBOOK_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
-  /** Local stack only: a module whose `registry` export replaces the default agents. */
+  /** Demo agent only: append the fake services' side effects to this JSONL file (survives a killed worker). */
+  LOGBOOK_LEDGER_FILE: z.string().min(1).optional(),
+  /** Demo agent only: each fake tool call takes this long (ms), so progress and chaos are visible. */
+  LOGBOOK_TOOL_DELAY_MS: z.coerce.number().int().nonnegative().default(0),
+  /** Local stack only: a module exporting `createAgents()` that replaces the default agents. */
   LOGBOOK_AGENTS_MODULE: z.string().min(1).optional(),
 });
 export type LogbookEnv = z.infer<typeof envSchema>;

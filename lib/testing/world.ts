@@ -40,13 +40,16 @@ export function memoryStorage(): WorldStorage & { store: MemoryStore; blobStore:
  * Wrap a port so that once `isDead()` is true every call fails as if the process were gone.
  * A killed worker's heartbeat must not renew, and its late calls must not land.
  */
-export function guard<T extends object>(target: T, isDead: () => boolean): T {
+export function guard<T extends object>(target: T, isDead: () => boolean, gate?: () => Promise<void> | undefined): T {
   return new Proxy(target, {
     get(obj, prop, receiver) {
       const value = Reflect.get(obj, prop, receiver) as unknown;
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        if (isDead()) return Promise.reject(new WorkerHalt('dead process'));
+      return async (...args: unknown[]) => {
+        // A frozen process makes no calls until it thaws; then they go out late.
+        const frozen = gate?.();
+        if (frozen) await frozen;
+        if (isDead()) throw new WorkerHalt('dead process');
         return (value as (...a: unknown[]) => unknown).apply(obj, args);
       };
     },
@@ -57,6 +60,8 @@ export function guard<T extends object>(target: T, isDead: () => boolean): T {
 export interface WorkerProcess {
   deps: EngineDeps;
   kill(): void;
+  /** Freeze every port call of this process until the returned thaw() is called. */
+  freeze(): () => void;
   readonly dead: boolean;
   name: string;
 }
@@ -66,15 +71,17 @@ let workerCounter = 0;
 export function spawnWorker(world: World, checkpoints?: Checkpoints, options: EngineOptions = {}, ports?: Partial<EnginePorts>): WorkerProcess {
   let dead = false;
   const isDead = () => dead;
+  let frozen: Promise<void> | undefined;
+  const gate = () => frozen;
   const name = `worker-${++workerCounter}`;
   const s = world.storage;
   const deps = createEngine(
     {
-      log: guard(s.log, isDead),
-      heads: guard(s.heads, isDead),
-      inbox: guard(s.inbox, isDead),
-      blobs: guard(s.blobs, isDead),
-      queue: guard(s.queue, isDead),
+      log: guard(s.log, isDead, gate),
+      heads: guard(s.heads, isDead, gate),
+      inbox: guard(s.inbox, isDead, gate),
+      blobs: guard(s.blobs, isDead, gate),
+      queue: guard(s.queue, isDead, gate),
       models: world.models,
       registry: world.registry,
       clock: world.clock,
@@ -88,6 +95,14 @@ export function spawnWorker(world: World, checkpoints?: Checkpoints, options: En
     name,
     kill: () => {
       dead = true;
+    },
+    freeze: () => {
+      let thaw!: () => void;
+      frozen = new Promise<void>((r) => (thaw = r));
+      return () => {
+        frozen = undefined;
+        thaw();
+      };
     },
     get dead() {
       return dead;

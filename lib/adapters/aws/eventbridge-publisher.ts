@@ -1,5 +1,4 @@
-import type { EventBridgeClient} from '@aws-sdk/client-eventbridge';
-import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { TransientStoreError } from '../../core/errors.js';
 import type { OutcomeNotice, OutcomePublisher } from '../../ports/outcome-publisher.js';
 
@@ -64,4 +63,13 @@ export class EventBridgeOutcomePublisher implements OutcomePublisher {
       );
     }
   }
+}
+
+/** A publisher for a bus, with a client built for the region (and a local endpoint, if any). */
+export function createEventBridgePublisher(options: { busName: string; region: string; endpoint?: string; source?: string }): EventBridgeOutcomePublisher {
+  const client = new EventBridgeClient({
+    region: options.region,
+    ...(options.endpoint ? { endpoint: options.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } } : {}),
+  });
+  return new EventBridgeOutcomePublisher(client, options.busName, options.source);
 }

@@ -1,0 +1,78 @@
+import { RunNotFoundError } from '../core/errors.js';
+import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
+import type { JsonValue } from '../core/json.js';
+import type { EngineDeps } from '../engine/engine.js';
+import { requestCancel, requestResolution, requestRunAction } from '../engine/requests.js';
+import { startRun } from '../engine/start-run.js';
+import type { RunHead } from '../ports/run-heads.js';
+import { runKey, type RunRef } from '../ports/run-ref.js';
+import { eventView, runSummary, runView } from './run-views.js';
+import type { RunService } from './service.js';
+import type { RunView } from './schemas.js';
+
+async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<RunEvent | undefined> {
+  const raw = await deps.log.readOne(run, seq);
+  if (raw === undefined) return undefined;
+  try {
+    return parseEvent(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The API's RunService over the engine: every call scoped by the caller's tenant. */
+export function engineRunService(deps: EngineDeps): RunService {
+  const requireHead = async (run: RunRef): Promise<RunHead> => {
+    const head = await deps.heads.getHead(run);
+    if (!head) throw new RunNotFoundError(runKey(run));
+    return head;
+  };
+  return {
+    async start(caller, body) {
+      const out = await startRun(deps, {
+        tenant: caller.tenant,
+        agent: body.agent,
+        input: body.input as JsonValue,
+        ...(body.runId ? { runId: body.runId } : {}),
+        ...(body.version ? { version: body.version } : {}),
+        ...(body.budgets ? { budgets: body.budgets } : {}),
+      });
+      return { runId: out.runId, created: out.created, status: out.status as RunView['status'] };
+    },
+    async list(caller, query) {
+      const page = await deps.heads.listRuns(caller.tenant, {
+        limit: query.limit,
+        ...(query.status ? { status: query.status } : {}),
+        ...(query.cursor ? { cursor: query.cursor } : {}),
+      });
+      return { runs: page.runs.map(runSummary), ...(page.cursor ? { cursor: page.cursor } : {}) };
+    },
+    async get(caller, runId) {
+      const run = { tenant: caller.tenant, runId };
+      const head = await requireHead(run);
+      const started = (await readEvent(deps, run, 1)) as EventOf<'run_started'> | undefined;
+      const outcomeSeq = head.outcome && head.outcome.status !== 'parked' ? head.outcome.seq : undefined;
+      const terminal = outcomeSeq !== undefined ? await readEvent(deps, run, outcomeSeq) : undefined;
+      return runView(head, started?.type === 'run_started' ? started : undefined, terminal);
+    },
+    async events(caller, runId, query) {
+      const run = { tenant: caller.tenant, runId };
+      await requireHead(run);
+      const page = await deps.log.read(run, { afterSeq: query.after, limit: query.limit });
+      return { events: page.events.map(eventView), ...(page.nextAfterSeq !== undefined ? { next: page.nextAfterSeq } : {}) };
+    },
+    async cancel(caller, runId, reason) {
+      return requestCancel(deps, { tenant: caller.tenant, runId }, caller.principal, reason);
+    },
+    async resolve(caller, runId, body) {
+      const run = { tenant: caller.tenant, runId };
+      if ('action' in body) return requestRunAction(deps, run, body.action, caller.principal);
+      return requestResolution(
+        deps,
+        run,
+        { callId: body.callId, outcome: body.outcome, ...(body.result !== undefined ? { result: body.result as JsonValue } : {}) },
+        caller.principal,
+      );
+    },
+  };
+}

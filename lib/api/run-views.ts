@@ -1,0 +1,64 @@
+import type { Body } from '../core/body.js';
+import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
+import type { RunHead } from '../ports/run-heads.js';
+import type { RunSummary, RunView } from './schemas.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function runSummary(head: RunHead): RunSummary {
+  return {
+    runId: head.runId,
+    status: head.status,
+    agent: { ...head.agent },
+    createdAt: iso(head.createdAt),
+    updatedAt: iso(head.updatedAt),
+    lastSeq: head.lastSeq,
+    usage: { ...head.usage },
+    ...(head.outcome?.summary ? { summary: head.outcome.summary } : head.park ? { summary: `${head.park.reason}: ${head.park.detail}` } : {}),
+  };
+}
+
+/** An answer as the API shows it: the inline value, or the blob reference with its summary. */
+function bodyValue(body: Body): unknown {
+  return body.kind === 'inline' ? body.value : { blob: body.key, sha256: body.sha256, size: body.size, summary: body.summary };
+}
+
+/**
+ * The run as GET /runs/{id} shows it: the head (status, usage, attention), what run_started
+ * pinned, and the terminal event's answer or failure.
+ */
+export function runView(head: RunHead, started: EventOf<'run_started'> | undefined, terminal: RunEvent | undefined): RunView {
+  const view: RunView = {
+    ...runSummary(head),
+    attention: head.attention.map((a) => ({
+      seq: a.seq,
+      reason: a.reason,
+      detail: a.detail,
+      ...(a.callId ? { callId: a.callId } : {}),
+      ...(a.rerunNotBefore !== undefined ? { rerunNotBefore: iso(a.rerunNotBefore) } : {}),
+    })),
+  };
+  if (started) {
+    view.pinned = {
+      model: started.model.id,
+      prompt: { version: started.prompt.version, sha256: started.prompt.sha256 },
+      tools: started.tools.map((t) => ({ name: t.name, version: t.version, policy: t.policy, schemaHash: t.schemaHash })),
+    };
+    view.budgets = { ...started.budgets };
+  }
+  if (terminal?.type === 'run_completed') view.result = bodyValue(terminal.answer);
+  if (terminal?.type === 'run_failed') view.failure = { code: terminal.code, message: terminal.message };
+  if (!view.failure && head.outcome?.status === 'failed') view.failure = { code: head.outcome.code ?? 'failed', message: head.outcome.summary };
+  if (head.park) view.park = { reason: head.park.reason, detail: head.park.detail };
+  return view;
+}
+
+/** An event as the events endpoint shows it: validated, storage fields dropped. */
+export function eventView(raw: unknown): Record<string, unknown> {
+  try {
+    return parseEvent(raw) as unknown as Record<string, unknown>;
+  } catch (error) {
+    const seq = (raw as { seq?: unknown } | null)?.seq;
+    return { seq: typeof seq === 'number' ? seq : null, type: 'invalid', error: (error as Error).message };
+  }
+}

@@ -1,0 +1,54 @@
+import { truncate } from './table.js';
+
+type Event = Record<string, unknown>;
+
+function bodyText(body: unknown, max = 60): string {
+  if (!body || typeof body !== 'object') return '';
+  const b = body as { kind?: string; value?: unknown; summary?: string; size?: number };
+  if (b.kind === 'blob') return `[blob ${b.size ?? '?'} B] ${truncate(b.summary ?? '', max)}`;
+  const value = typeof b.value === 'string' ? b.value : JSON.stringify(b.value);
+  return truncate(value ?? '', max);
+}
+
+/** One line saying what an event means, for the `runs events` table. */
+export function describeEvent(e: Event): string {
+  switch (e.type) {
+    case 'run_started': {
+      const agent = e.agent as { name?: string; version?: string } | undefined;
+      const model = e.model as { id?: string } | undefined;
+      return `${agent?.name}@${agent?.version} on ${model?.id}: ${bodyText(e.input)}`;
+    }
+    case 'model_started':
+      return `step ${String(e.step)}, up to ${String(e.maxOutputTokens)} output tokens reserved`;
+    case 'model_response': {
+      const calls = (e.calls as { callId: string; name: string }[] | undefined) ?? [];
+      const usage = e.usage as { inputTokens?: number; outputTokens?: number } | undefined;
+      const what = calls.length > 0 ? `calls ${calls.map((c) => `${c.name}(${c.callId})`).join(', ')}` : `says ${bodyText(e.text)}`;
+      return `${what}; ${usage?.inputTokens ?? 0}+${usage?.outputTokens ?? 0} tokens`;
+    }
+    case 'model_failed':
+      return `${String(e.code)}${e.retryable ? ' (retryable)' : ''}`;
+    case 'tool_started':
+      return `${String(e.callId)} attempt ${String(e.attempt)}`;
+    case 'tool_result':
+      return `${String(e.callId)} ${e.ok ? 'ok' : `error ${String(e.errorCode ?? '')}`} from ${String(e.source)}: ${bodyText(e.output, 40)}`;
+    case 'tool_verified':
+      return `${String(e.callId)} ${String(e.status)}`;
+    case 'attention_required':
+      return `${String(e.reason)}${e.callId ? ` on ${String(e.callId)}` : ''}: ${truncate(String(e.detail ?? ''), 60)}`;
+    case 'attention_resolved':
+      return `${String(e.outcome)}${e.callId ? ` for ${String(e.callId)}` : ''} by ${String(e.resolvedBy)}`;
+    case 'cancel_requested':
+      return `by ${String(e.requestedBy)}${e.reason ? `: ${String(e.reason)}` : ''}`;
+    case 'run_completed':
+      return bodyText(e.answer, 80);
+    case 'run_failed':
+      return `${String(e.code)}: ${truncate(String(e.message ?? ''), 60)}`;
+    case 'run_cancelled': {
+      const unresolved = (e.unresolved as string[] | undefined) ?? [];
+      return unresolved.length > 0 ? `unresolved: ${unresolved.join(', ')}` : 'nothing unresolved';
+    }
+    default:
+      return '';
+  }
+}

@@ -1,0 +1,106 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { LOCAL_CREDENTIALS, createAwsClients, type AwsClients } from '../adapters/aws/aws-clients.js';
+import { DynamoStore } from '../adapters/aws/dynamo-store.js';
+import { createEventBridgePublisher } from '../adapters/aws/eventbridge-publisher.js';
+import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
+import { SqsStepQueue, SqsTickVisibility } from '../adapters/aws/sqs-step-queue.js';
+import { CryptoIds } from '../adapters/system/crypto-ids.js';
+import { SystemClock } from '../adapters/system/system-clock.js';
+import { createEngine, type EngineConfig, type EngineDeps } from '../engine/engine.js';
+import { modelsFromEnv } from '../models/model-config.js';
+import type { OutcomeNotice, OutcomePublisher } from '../ports/outcome-publisher.js';
+import { loadAgents } from './agents.js';
+import { loadEnv, type LogbookEnv } from './env.js';
+import { createLogger, createMetrics, engineLogger, engineMetrics } from './telemetry.js';
+
+/** Everything a handler needs, built once per cold start. */
+export interface Runtime {
+  env: LogbookEnv;
+  engine: EngineDeps;
+  logger: Logger;
+  metrics: Metrics;
+  clients: AwsClients;
+  visibility: SqsTickVisibility;
+}
+
+/**
+ * Without a bus (the local stack), outcome notices go to the log as one structured line each, so
+ * a notice is still "published" once and the head stops owing it.
+ */
+export class LogOutcomePublisher implements OutcomePublisher {
+  constructor(private readonly logger: Pick<Logger, 'info'>) {}
+  async publish(notice: OutcomeNotice): Promise<void> {
+    this.logger.info('outcome', {
+      detailType: notice.detailType,
+      id: `${notice.runId}:${notice.seq}`,
+      tenant: notice.tenant,
+      runId: notice.runId,
+      seq: notice.seq,
+      status: notice.status,
+      ...(notice.code ? { code: notice.code } : {}),
+    });
+  }
+}
+
+export function engineConfigFromEnv(env: LogbookEnv): Partial<EngineConfig> {
+  return {
+    leaseMs: env.LOGBOOK_LEASE_MS,
+    maxClaimAttempts: env.LOGBOOK_MAX_ATTEMPTS,
+    retentionCompletedMs: env.LOGBOOK_RETENTION_COMPLETED_DAYS * 86_400_000,
+    retentionFailedMs: env.LOGBOOK_RETENTION_FAILED_DAYS * 86_400_000,
+    ...(env.LOGBOOK_MARGIN_MS !== undefined ? { marginMs: env.LOGBOOK_MARGIN_MS } : {}),
+    ...(env.LOGBOOK_MODEL_TIMEOUT_MS !== undefined ? { modelTimeoutMs: env.LOGBOOK_MODEL_TIMEOUT_MS } : {}),
+  };
+}
+
+/** Wire adapters, models and agents from the validated environment. */
+export async function createRuntime(serviceName: string, source: Record<string, string | undefined> = process.env): Promise<Runtime> {
+  const env = loadEnv(source);
+  const logger = createLogger(serviceName);
+  const metrics = createMetrics(serviceName);
+  const local = env.LOGBOOK_DYNAMODB_ENDPOINT !== undefined;
+  const clients = createAwsClients({
+    region: env.AWS_REGION,
+    ...(local
+      ? {
+          endpoints: {
+            dynamodb: env.LOGBOOK_DYNAMODB_ENDPOINT,
+            ...(env.LOGBOOK_S3_ENDPOINT ? { s3: env.LOGBOOK_S3_ENDPOINT } : {}),
+            ...(env.LOGBOOK_SQS_ENDPOINT ? { sqs: env.LOGBOOK_SQS_ENDPOINT } : {}),
+          },
+          credentials: LOCAL_CREDENTIALS,
+        }
+      : {}),
+  });
+  const store = new DynamoStore({ doc: clients.doc, tableName: env.LOGBOOK_TABLE });
+  const queueOptions = { sqs: clients.sqs, queueUrl: env.LOGBOOK_QUEUE_URL };
+  const agents = await loadAgents(env);
+  const models = modelsFromEnv(source, agents.scripted ? { scripted: agents.scripted } : {});
+  const publisher: OutcomePublisher = env.LOGBOOK_EVENT_BUS
+    ? createEventBridgePublisher({
+        busName: env.LOGBOOK_EVENT_BUS,
+        region: env.AWS_REGION,
+        source: env.LOGBOOK_EVENT_SOURCE,
+        ...(env.LOGBOOK_EVENTS_ENDPOINT ? { endpoint: env.LOGBOOK_EVENTS_ENDPOINT } : {}),
+      })
+    : new LogOutcomePublisher(logger);
+  const engine = createEngine(
+    {
+      log: store,
+      heads: store,
+      inbox: store,
+      blobs: new S3BlobStore({ s3: clients.s3, bucket: env.LOGBOOK_BUCKET }),
+      queue: new SqsStepQueue(queueOptions),
+      models: models.resolver,
+      registry: agents.registry,
+      clock: new SystemClock(),
+      ids: new CryptoIds(),
+      publisher,
+      logger: engineLogger(logger),
+      metrics: engineMetrics(metrics),
+    },
+    { config: engineConfigFromEnv(env) },
+  );
+  return { env, engine, logger, metrics, clients, visibility: new SqsTickVisibility(queueOptions) };
+}

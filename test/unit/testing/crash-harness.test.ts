@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { runCrashHarness, type HarnessScenario } from '../../../lib/testing/crash-harness.js';
+import { ledgerResolver, supportWorld } from '../../../lib/testing/support-world.js';
+
+const scenario: HarnessScenario = {
+  name: 'support agent (rerun, idempotency_key, verify, escalate; parallel calls)',
+  world: () => {
+    const w = supportWorld();
+    return { ...w, sideEffects: () => w.ledger.all() };
+  },
+  request: { tenant: 'acme', runId: 'harness-1', agent: 'support', input: 'Customer c_77 reports a damaged order. Sort it out.' },
+  resolver: (world) => ledgerResolver(world as ReturnType<typeof supportWorld>),
+};
+
+describe('crash-injection harness over the support agent', () => {
+  it('holds every invariant at every crash point, pair of crashes and pause point', async () => {
+    const report = await runCrashHarness(scenario, { doubleCrashStride: 5 });
+    const failed = report.points.filter((p) => !p.held);
+    console.info(
+      `crash harness: ${report.points.length} points (${report.baseline.checkpoints} single, ` +
+        `${report.points.filter((p) => p.kind === 'double-crash').length} double, ${report.points.filter((p) => p.kind === 'pause').length} pause): ` +
+        `${report.held} held, ${report.failed} failed`,
+    );
+    if (failed.length > 0) console.error(JSON.stringify(failed.slice(0, 5), null, 2));
+    expect(report.baseline.status).toBe('completed');
+    expect(report.baseline.checkpoints).toBeGreaterThan(40);
+    expect(report.points.filter((p) => p.kind === 'crash')).toHaveLength(report.baseline.checkpoints);
+    expect(report.points.filter((p) => p.kind === 'double-crash').length).toBeGreaterThan(20);
+    expect(report.points.filter((p) => p.kind === 'pause').length).toBeGreaterThanOrEqual(8);
+    // Some points must actually exercise the human resolver (escalate) and the verify path.
+    expect(report.points.some((p) => p.resolutions > 0)).toBe(true);
+    expect(failed).toEqual([]);
+  }, 120_000);
+});
