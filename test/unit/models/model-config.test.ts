@@ -4,7 +4,7 @@ import { ConfigError } from '../../../lib/core/errors.js';
 import type { ModelResponse } from '../../../lib/core/messages.js';
 import type { ModelClient } from '../../../lib/ports/model-client.js';
 import { BedrockConverseClient } from '../../../lib/models/bedrock-converse.js';
-import { modelsFromEnv, parseModelId } from '../../../lib/models/model-config.js';
+import { modelsFromEnv, parseModelId, selectedModel } from '../../../lib/models/model-config.js';
 import { OpenAiCompatibleClient } from '../../../lib/models/openai-compatible.js';
 import { PriceTable } from '../../../lib/models/prices.js';
 import { loadFixture, startFixtureServer, type FixtureServer } from './fixture-server.js';
@@ -86,6 +86,14 @@ describe('modelsFromEnv', () => {
     expect(configError(() => modelsFromEnv({ LOGBOOK_MODEL: 'openai:gpt-4o' })).message).toMatch(/OPENAI_API_KEY/);
     const azure = { LOGBOOK_MODEL: 'openai:gpt-4o', OPENAI_BASE_URL: 'https://x.openai.azure.com/openai/v1' };
     expect(configError(() => modelsFromEnv(azure)).message).toMatch(/OPENAI_API_KEY/);
+  });
+
+  it('gives run creation the id and price without needing the provider credentials', () => {
+    expect(selectedModel({ LOGBOOK_MODEL: 'openai:gpt-4o' })).toEqual({
+      modelId: 'openai:gpt-4o',
+      price: { inputPerMTokUsd: 2.5, outputPerMTokUsd: 10 },
+    });
+    expect(configError(() => selectedModel({ LOGBOOK_MODEL: 'openai:unknown-model' })).message).toMatch(/LOGBOOK_MODEL_PRICE/);
   });
 
   it('requires a price for a model the table does not know', () => {
