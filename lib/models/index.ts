@@ -25,6 +25,7 @@ export {
   modelEnvSchema,
   modelsFromEnv,
   parseModelId,
+  selectedModel,
   type ModelConfigOptions,
   type ModelEnv,
   type ModelProvider,

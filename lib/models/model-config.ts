@@ -76,11 +76,42 @@ function parseEnv(env: Record<string, string | undefined>): ModelEnv {
 const needsKey = (url: URL) => url.hostname === 'api.openai.com' || /\.azure\.com$/i.test(url.hostname);
 
 /**
+ * The id and price to pin for LOGBOOK_MODEL, without building clients or checking credentials:
+ * what run creation (API, trigger) needs. Throws ConfigError for a malformed id or a model with
+ * no price.
+ */
+export function selectedModel(
+  env: Record<string, string | undefined> = process.env,
+  options: Pick<ModelConfigOptions, 'prices'> = {},
+): { modelId: string; price: Price } {
+  const { modelId, price } = select(parseEnv(env), options.prices ?? defaultPrices);
+  return { modelId, price };
+}
+
+function select(config: ModelEnv, prices: PriceTable): { modelId: string; price: Price; provider: ModelProvider } {
+  const modelId = config.LOGBOOK_MODEL;
+  const selected = parseModelId(modelId);
+  if (!selected) {
+    throw new ConfigError(`LOGBOOK_MODEL must be "scripted", "bedrock:<modelId>" or "openai:<model>", got "${modelId}"`);
+  }
+  const price =
+    config.LOGBOOK_MODEL_PRICE ?? prices.lookup(modelId) ?? (selected.provider === 'scripted' ? { ...ZERO_PRICE } : undefined);
+  if (!price) {
+    throw new ConfigError(
+      `no price is known for ${modelId}: set LOGBOOK_MODEL_PRICE=<input>,<output> in USD per million tokens ` +
+        `(0,0 for a free local server) or call registerPrice() before building the models`,
+    );
+  }
+  return { modelId, price, provider: selected.provider };
+}
+
+/**
  * Reads LOGBOOK_MODEL (and the provider's settings) and returns the id and price to pin plus a
- * resolver. Throws ConfigError for a malformed id, a missing OpenAI key, or a model with no price.
+ * resolver, for the process that calls the model (the worker, `npm start`). Throws ConfigError for
+ * a malformed id, a model with no price, or a missing OpenAI key.
  *
  * The resolver serves: `scripted*` ids when a scripted factory is given; any `bedrock:` id (it
- * needs only a region and the worker's IAM role); any `openai:` id when OPENAI_BASE_URL or
+ * needs only a region and the caller's IAM permissions); any `openai:` id when OPENAI_BASE_URL or
  * OPENAI_API_KEY is set. Anything else resolves to undefined, and the run parks.
  */
 export function modelsFromEnv(
@@ -88,29 +119,13 @@ export function modelsFromEnv(
   options: ModelConfigOptions = {},
 ): ModelSelection {
   const config = parseEnv(env);
-  const selected = parseModelId(config.LOGBOOK_MODEL);
-  if (!selected) {
-    throw new ConfigError(
-      `LOGBOOK_MODEL must be "scripted", "bedrock:<modelId>" or "openai:<model>", got "${config.LOGBOOK_MODEL}"`,
-    );
-  }
+  const { modelId, price, provider } = select(config, options.prices ?? defaultPrices);
   const openaiConfigured = config.OPENAI_BASE_URL !== undefined || config.OPENAI_API_KEY !== undefined;
   const openaiUrl = chatCompletionsUrl(config.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL);
-  if (selected.provider === 'openai' && needsKey(openaiUrl) && config.OPENAI_API_KEY === undefined) {
+  if (provider === 'openai' && needsKey(openaiUrl) && config.OPENAI_API_KEY === undefined) {
     throw new ConfigError(
-      `LOGBOOK_MODEL=${config.LOGBOOK_MODEL} needs OPENAI_API_KEY for ${openaiUrl.host}` +
+      `LOGBOOK_MODEL=${modelId} needs OPENAI_API_KEY for ${openaiUrl.host}` +
         (config.OPENAI_BASE_URL ? '' : ' (set OPENAI_BASE_URL to use another OpenAI-compatible server)'),
-    );
-  }
-
-  const modelId = config.LOGBOOK_MODEL;
-  const prices = options.prices ?? defaultPrices;
-  const price =
-    config.LOGBOOK_MODEL_PRICE ?? prices.lookup(modelId) ?? (selected.provider === 'scripted' ? { ...ZERO_PRICE } : undefined);
-  if (!price) {
-    throw new ConfigError(
-      `no price is known for ${modelId}: set LOGBOOK_MODEL_PRICE=<input>,<output> in USD per million tokens ` +
-        `(0,0 for a free local server) or call registerPrice() before building the models`,
     );
   }
 
