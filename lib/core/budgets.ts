@@ -76,6 +76,8 @@ export function estimateInputTokens(state: RunState): number {
   return Math.ceil(chars / 3) + 64;
 }
 
+export const MIN_USEFUL_OUTPUT_TOKENS = 256;
+
 export type BudgetCheck =
   | { ok: true; maxOutputTokens: number; reserved: { inputTokens: number; outputTokens: number; costUsd: number } }
   | { ok: false; code: string; message: string };
@@ -91,7 +93,8 @@ export function checkModelBudget(state: RunState, now: number): BudgetCheck {
     return { ok: false, code: 'budget_exceeded:steps', message: `${u.steps} of ${b.maxSteps} model calls used` };
   }
   const maxOut = Math.min(state.started.model.maxOutputTokens, b.maxOutputTokens - u.outputTokens);
-  if (maxOut < 1) {
+  // Clamp the request to what is left, but a call with almost no room to answer is not worth making.
+  if (maxOut < Math.min(MIN_USEFUL_OUTPUT_TOKENS, state.started.model.maxOutputTokens)) {
     return { ok: false, code: 'budget_exceeded:output_tokens', message: `${u.outputTokens} of ${b.maxOutputTokens} output tokens used` };
   }
   const estIn = estimateInputTokens(state);

@@ -121,7 +121,7 @@ export function decide(state: RunState, ctx: DecideContext): Action {
   if (blocked) return { kind: 'park', reasons: openReasons(state) };
 
   // Every call of the turn has a result.
-  if (state.turnCalls.length === 0 && state.usage.steps > 0 && !state.openModel && !state.lastModelFailure) {
+  if (state.answered) {
     return { kind: 'complete', answer: state.lastText ?? { kind: 'inline', value: '' } };
   }
   if (state.lastModelFailure && !state.lastModelFailure.retryable) {

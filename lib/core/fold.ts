@@ -35,6 +35,7 @@ export function foldEvent(prev: RunState | undefined, event: RunEvent): RunState
       calls: {},
       turnCalls: [],
       lastText: null,
+      answered: false,
       usage: { steps: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
       unansweredModelCalls: 0,
       attention: [],
@@ -76,6 +77,7 @@ function apply(s: RunState, e: RunEvent): void {
       s.usage.outputTokens += e.reserved.outputTokens;
       s.usage.costUsd += e.reserved.costUsd;
       s.openModel = { seq: e.seq, reserved: e.reserved };
+      s.answered = false;
       s.unansweredModelCalls += 1;
       return;
     }
@@ -106,6 +108,7 @@ function apply(s: RunState, e: RunEvent): void {
         s.turnCalls.push(c.callId);
       });
       s.lastText = e.text;
+      s.answered = e.calls.length === 0;
       s.messages.push({
         role: 'assistant',
         text: e.text,

@@ -67,6 +67,8 @@ export interface RunState {
   turnCalls: string[];
   /** Text of the latest model_response, the answer if it asked for no tools. */
   lastText: Body | null;
+  /** The latest model call produced a response that asked for no tools: the run can complete. */
+  answered: boolean;
   usage: UsageState;
   /** A model_started with no response yet: its reservation stays spent. */
   openModel?: { seq: number; reserved: { inputTokens: number; outputTokens: number; costUsd: number } };
