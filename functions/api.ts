@@ -1,4 +1,5 @@
-// Placeholder entry so the CDK stack can bundle it; the runtime issue replaces it with the handler.
-export const handler = async (): Promise<void> => {
-  throw new Error('functions/api.ts is not implemented yet');
-};
+import { createApiHandler } from '../lib/runtime/api-handler.js';
+import { runtimeOnce } from '../lib/runtime/cold-start.js';
+
+/** API Gateway HTTP API (payload v2), IAM or JWT authorizer. */
+export const handler = createApiHandler(runtimeOnce('logbook-api'));

@@ -1,4 +1,5 @@
-// Placeholder entry so the CDK stack can bundle it; the runtime issue replaces it with the handler.
-export const handler = async (): Promise<void> => {
-  throw new Error('functions/sweeper.ts is not implemented yet');
-};
+import { runtimeOnce } from '../lib/runtime/cold-start.js';
+import { createSweeperHandler } from '../lib/runtime/sweeper-handler.js';
+
+/** Scheduled every minute. */
+export const handler = createSweeperHandler(runtimeOnce('logbook-sweeper'));

@@ -1,4 +1,5 @@
-// Placeholder entry so the CDK stack can bundle it; the runtime issue replaces it with the handler.
-export const handler = async (): Promise<void> => {
-  throw new Error('functions/trigger.ts is not implemented yet');
-};
+import { runtimeOnce } from '../lib/runtime/cold-start.js';
+import { createTriggerHandler } from '../lib/runtime/trigger-handler.js';
+
+/** EventBridge rule target for `Agent Run Requested`. */
+export const handler = createTriggerHandler(runtimeOnce('logbook-trigger'));

@@ -1,4 +1,5 @@
-// Placeholder entry so the CDK stack can bundle it; the runtime issue replaces it with the handler.
-export const handler = async (): Promise<void> => {
-  throw new Error('functions/worker.ts is not implemented yet');
-};
+import { runtimeOnce } from '../lib/runtime/cold-start.js';
+import { createWorkerHandler } from '../lib/runtime/worker-handler.js';
+
+/** SQS FIFO event source: batch size 1, ReportBatchItemFailures. */
+export const handler = createWorkerHandler(runtimeOnce('logbook-worker'));

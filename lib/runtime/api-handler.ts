@@ -30,6 +30,6 @@ export function createApiHandler(getRuntime: () => Promise<Runtime>) {
       });
       lambdaHandler = handle(app);
     }
-    return lambdaHandler(event as Parameters<ReturnType<typeof handle>>[0], context);
+    return lambdaHandler(event as unknown as Parameters<ReturnType<typeof handle>>[0], context);
   };
 }

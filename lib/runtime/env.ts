@@ -34,6 +34,8 @@ export const envSchema = z.object({
   LOGBOOK_MARGIN_MS: z.coerce.number().int().positive().optional(),
   /** Grace past a model call's expected end, for the time-left check (ms). */
   LOGBOOK_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  /** Visibility kept beyond the lease on a tick being processed (s): how soon a crashed step is retried. */
+  LOGBOOK_VISIBILITY_MARGIN_S: z.coerce.number().int().nonnegative().default(10),
   /** Demo agent only: append the fake services' side effects to this JSONL file (survives a killed worker). */
   LOGBOOK_LEDGER_FILE: z.string().min(1).optional(),
   /** Demo agent only: each fake tool call takes this long (ms), so progress and chaos are visible. */

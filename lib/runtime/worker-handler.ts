@@ -6,9 +6,6 @@ import type { Tick } from '../ports/step-queue.js';
 import { METRIC, addCount, flushMetrics } from './telemetry.js';
 import type { Runtime } from './wiring.js';
 
-/** Visibility kept beyond the lease: a crashed worker's tick comes back soon after its lease ends. */
-export const VISIBILITY_MARGIN_SECONDS = 10;
-
 export interface WorkerHandlerOptions {
   /** Called after the response is ready when a tool ignored its abort (default: exit the process). */
   exitProcess?: () => void;
@@ -58,7 +55,8 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
     return { failed: false, mustExit: false };
   }
   logger.appendKeys({ tenant: tick.tenant, runId: tick.runId });
-  const visibilitySeconds = Math.ceil(engine.config.leaseMs / 1000) + VISIBILITY_MARGIN_SECONDS;
+  // A crashed worker's tick comes back soon after its lease ends.
+  const visibilitySeconds = Math.ceil(engine.config.leaseMs / 1000) + runtime.env.LOGBOOK_VISIBILITY_MARGIN_S;
   const setVisibility = async (seconds: number) => {
     try {
       await visibility.setVisibility(record.receiptHandle, seconds);
