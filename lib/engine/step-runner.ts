@@ -120,6 +120,12 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
     for (let round = 0; round < 5; round++) {
       inboxVersion = await ingestInbox(session, inboxVersion);
       outcome = await runTurns(session, options, () => turns++);
+      if (session.cancel.signal.aborted && !session.state.cancel && !session.state.outcome) {
+        // The heartbeat saw a cancel in the inbox: ingest it now and let the loop wind down.
+        inboxVersion = (await heads.getHead(run))?.inboxVersion ?? inboxVersion;
+        inboxVersion = await ingestInbox(session, inboxVersion);
+        outcome = await runTurns(session, options, () => turns++);
+      }
       await finish(deps, session, outcome);
       if (await release(inboxVersion)) break;
       // New inbox items arrived while we worked: ingest them before letting go.
@@ -176,6 +182,7 @@ async function runTurns(session: RunSession, options: StepOptions, onTurn: () =>
     onTurn();
     session.deps.metrics?.count('Turns');
     if (outcome.kind !== 'continue') return outcome;
+    if (session.cancel.signal.aborted && !session.state.cancel) return outcome;
     if (options.deadlineAt - session.deps.clock.now() < minTurn) return outcome;
     if (session.lease.lost) throw new LeaseLostError(`${session.run.tenant}/${session.run.runId}`, session.writer.epoch);
   }

@@ -31,6 +31,8 @@ export function decideContext(session: RunSession): DecideContext {
 export async function runTurn(session: RunSession): Promise<TurnOutcome> {
   let modelCalls = 0;
   for (;;) {
+    // A cancel seen by the heartbeat must be ingested before any new call is made.
+    if (session.cancel.signal.aborted && !session.state.cancel && !session.state.outcome) return { kind: 'continue' };
     const action = decide(session.state, decideContext(session));
     switch (action.kind) {
       case 'done':

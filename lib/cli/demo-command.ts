@@ -1,0 +1,3 @@
+export async function demoCommand(): Promise<number> {
+  throw new Error('not yet');
+}
