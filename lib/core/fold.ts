@@ -4,16 +4,19 @@ import { FOLD_VERSION, type CallState, type RunState } from './state.js';
 
 /** Fold a whole log. Validates every record and the order of events; throws CorruptLogError. */
 export function foldLog(records: readonly unknown[]): RunState {
-  let state: RunState | undefined;
-  for (const record of records) state = foldEvent(state, parseEvent(record));
-  if (!state) throw new CorruptLogError('log is empty: no run_started');
+  const [first, ...rest] = records;
+  if (first === undefined) throw new CorruptLogError('log is empty: no run_started');
+  const state = foldEvent(undefined, parseEvent(first));
+  for (const record of rest) applyEvent(state, parseEvent(record));
   return state;
 }
 
 /** Continue folding from a state with more raw records (tail read after a snapshot or cache). */
 export function foldMore(state: RunState, records: readonly unknown[]): RunState {
-  let next = state;
-  for (const record of records) next = foldEvent(next, parseEvent(record));
+  if (records.length === 0) return state;
+  // One copy for the whole batch keeps replay linear in the number of events.
+  const next = structuredClone(state);
+  for (const record of records) applyEvent(next, parseEvent(record));
   return next;
 }
 
@@ -42,15 +45,23 @@ export function foldEvent(prev: RunState | undefined, event: RunEvent): RunState
       inboxSeen: [],
     };
   }
-  if (event.seq !== prev.lastSeq + 1) {
-    throw new CorruptLogError(`expected seq ${prev.lastSeq + 1}, found ${event.seq} (gap or repeat)`, event.seq);
-  }
-  if (prev.outcome) throw new CorruptLogError(`${event.type} after the run ended`, event.seq);
   const s: RunState = structuredClone(prev);
+  applyEvent(s, event);
+  return s;
+}
+
+/**
+ * Apply one event to a state the caller owns (mutating it). On a CorruptLogError the state is
+ * left half-applied: the caller must discard it.
+ */
+export function applyEvent(s: RunState, event: RunEvent): void {
+  if (event.seq !== s.lastSeq + 1) {
+    throw new CorruptLogError(`expected seq ${s.lastSeq + 1}, found ${event.seq} (gap or repeat)`, event.seq);
+  }
+  if (s.outcome) throw new CorruptLogError(`${event.type} after the run ended`, event.seq);
   s.lastSeq = event.seq;
   apply(s, event);
   s.status = s.outcome ? s.outcome.type : s.attention.length > 0 && !s.cancel ? 'parked' : 'running';
-  return s;
 }
 
 function fail(event: RunEvent, message: string): never {

@@ -1,6 +1,6 @@
 import { AppendConflictError } from '../core/errors.js';
 import { parseEvent, type EventDraft, type RunEvent } from '../core/events.js';
-import { foldEvent } from '../core/fold.js';
+import { applyEvent } from '../core/fold.js';
 import type { RunState } from '../core/state.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { EngineDeps } from './engine.js';
@@ -55,7 +55,14 @@ export class RunSession {
       if (error instanceof AppendConflictError) this.deps.metrics?.count('AppendConflicts');
       throw error;
     }
-    this.state = foldEvent(this.state, event);
+    try {
+      // The session owns its state: fold in place, so a long run costs O(1) per append.
+      applyEvent(this.state, event);
+    } catch (error) {
+      this.fenced = true;
+      this.deps.loader.forget(this.run);
+      throw error;
+    }
     this.appended++;
     this.deps.loader.remember(this.run, this.state);
     await checkpoints?.appended?.(this.run, this.state);

@@ -49,7 +49,8 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest, price
   const run: RunRef = { tenant: request.tenant, runId };
   const requestHash = hashJson({ agent: agent.name, version: agent.version, input: request.input, budgets: request.budgets ?? null });
   const now = clock.now();
-  const budgets = resolveBudgets(request.budgets, now);
+  // The agent's budgets are its defaults; the request may change them, the ceiling clamps both.
+  const budgets = resolveBudgets({ ...agent.budgets, ...request.budgets }, now);
   const price = agent.model.price ?? priceFor?.(agent.model.id) ?? { inputPerMTokUsd: 0, outputPerMTokUsd: 0 };
   const draft = await codec.encodeDraft(run, {
     type: 'run_started',
