@@ -1,5 +1,6 @@
 import { MemoryBlobStore } from '../adapters/memory/memory-blob-store.js';
-import { ManualClock, SequentialIds } from '../adapters/memory/manual-clock.js';
+import type { ManualClock} from '../adapters/memory/manual-clock.js';
+import { SequentialIds } from '../adapters/memory/manual-clock.js';
 import { MemoryStepQueue } from '../adapters/memory/memory-step-queue.js';
 import { MemoryStore } from '../adapters/memory/memory-store.js';
 import type { AgentRegistry } from '../engine/agents.js';
