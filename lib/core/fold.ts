@@ -61,7 +61,8 @@ export function applyEvent(s: RunState, event: RunEvent): void {
   if (s.outcome) throw new CorruptLogError(`${event.type} after the run ended`, event.seq);
   s.lastSeq = event.seq;
   apply(s, event);
-  s.status = s.outcome ? s.outcome.type : s.attention.length > 0 && !s.cancel ? 'parked' : 'running';
+  const outcome = s.outcome as RunState['outcome']; // apply() may have set it
+  s.status = outcome ? outcome.type : s.attention.length > 0 && !s.cancel ? 'parked' : 'running';
 }
 
 function fail(event: RunEvent, message: string): never {

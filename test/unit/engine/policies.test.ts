@@ -80,7 +80,7 @@ describe('side-effect policies for a started call with no result', () => {
     await driveRun(t.world, t.run, { worker: () => w });
     expect(effects).toEqual(['t:r:3-0']);
     const { events } = await logOf(t.world, t.run);
-    const result = events.find((e) => e.type === 'tool_result') as { output: { value: { key: string; attempt: number } } };
+    const result = events.find((e) => e.type === 'tool_result') as unknown as { output: { value: { key: string; attempt: number } } };
     expect(result.output.value).toMatchObject({ key: 't:r:3-0', attempt: 2 });
   });
 
@@ -152,7 +152,7 @@ describe('side-effect policies for a started call with no result', () => {
     await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
     await driveRun(t.world, t.run, { worker: () => t.worker });
     const { events } = await logOf(t.world, t.run);
-    const result = events.find((e) => e.type === 'tool_result') as { output: { value: Record<string, unknown> } };
+    const result = events.find((e) => e.type === 'tool_result') as unknown as { output: { value: Record<string, unknown> } };
     expect(result.output.value).toMatchObject({ key: 't:r:3-0', fencingToken: 1 });
   });
 });

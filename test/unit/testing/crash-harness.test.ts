@@ -9,7 +9,7 @@ const scenario: HarnessScenario = {
     return { ...w, sideEffects: () => w.ledger.all() };
   },
   request: { tenant: 'acme', runId: 'harness-1', agent: 'support', input: 'Customer c_77 reports a damaged order. Sort it out.' },
-  resolver: (world) => ledgerResolver(world as ReturnType<typeof supportWorld>),
+  resolver: (world) => ledgerResolver(world as unknown as ReturnType<typeof supportWorld>),
 };
 
 describe('crash-injection harness over the support agent', () => {
