@@ -13,7 +13,6 @@ import { createResources, resourceNames } from '../../lib/local/resources.js';
 import { emulators, endpointsFor } from '../setup/emulator-context.js';
 
 const CHILD = fileURLToPath(new URL('../setup/emulator-child.ts', import.meta.url));
-const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url));
 
 async function answers(endpoint: string): Promise<boolean> {
   try {
@@ -54,21 +53,25 @@ describe('local emulators', () => {
   });
 
   it.runIf(emulators().dynamodbLocal)('kills DynamoDB Local when the process that started it dies, even by SIGKILL', async () => {
-    const child = spawn(process.execPath, [TSX, CHILD, 'dynamodb-local'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', resolve);
-      child.once('exit', (code) => reject(new Error(`child exited ${code}`)));
-    });
-    const { endpoints, dynamo } = JSON.parse(line) as { endpoints: EmulatorEndpoints; dynamo: string };
-    expect(dynamo).toBe('dynamodb-local');
-    expect(await answers(endpoints.dynamodb)).toBe(true);
-    child.kill('SIGKILL');
-    let alive = true;
-    for (let i = 0; i < 100 && alive; i++) {
-      alive = await answers(endpoints.dynamodb);
-      if (alive) await new Promise((r) => setTimeout(r, 100));
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, 'dynamodb-local'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).once('line', resolve);
+        child.once('exit', (code) => reject(new Error(`child exited ${code}`)));
+      });
+      const { endpoints, dynamo } = JSON.parse(line) as { endpoints: EmulatorEndpoints; dynamo: string };
+      expect(dynamo).toBe('dynamodb-local');
+      expect(await answers(endpoints.dynamodb)).toBe(true);
+      child.kill('SIGKILL'); // no exit handler runs: only the closed pipe can tell java
+      let alive = true;
+      for (let i = 0; i < 100 && alive; i++) {
+        alive = await answers(endpoints.dynamodb);
+        if (alive) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(alive).toBe(false);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
-    expect(alive).toBe(false);
   });
 });
 

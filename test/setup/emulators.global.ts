@@ -14,7 +14,8 @@ import type { TestEmulators } from './emulator-context.js';
  * table, bucket and queues). DynamoDB Local runs when `java` is present (CI installs it);
  * dynalite and fauxqs always run, in this process.
  *
- * LOGBOOK_TEST_EMULATORS=off skips them all (suites that need them are then skipped).
+ * LOGBOOK_TEST_EMULATORS=off skips them all (suites that need them are then skipped);
+ * LOGBOOK_REQUIRE_DYNAMODB_LOCAL=1 (set by .ci/run) fails the run when java is missing.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -24,6 +25,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     provided.reason = 'LOGBOOK_TEST_EMULATORS=off';
   } else {
     const java = javaAvailable();
+    if (!java && process.env.LOGBOOK_REQUIRE_DYNAMODB_LOCAL === '1') {
+      throw new Error('LOGBOOK_REQUIRE_DYNAMODB_LOCAL=1 but java is not installed (DynamoDB Local needs Java 17)');
+    }
     if (!java) provided.reason = 'java is not installed: DynamoDB Local suites are skipped (.ci/run installs it)';
     const [ddbLocal, dynalite, fauxqs] = await Promise.all([
       java ? startDynamoDbLocal() : Promise.resolve(null),
