@@ -11,8 +11,12 @@ import type { EngineDeps } from './engine.js';
  */
 export async function publishOutcome(deps: EngineDeps, run: RunRef, state: RunState, head: RunHead, projection: HeadProjection): Promise<void> {
   const outcome = projection.outcome;
-  if (!outcome || !deps.publisher) return;
-  if (head.notifiedSeq >= outcome.seq) return;
+  if (!outcome || head.notifiedSeq >= outcome.seq) return;
+  if (!deps.publisher) {
+    // Nothing to publish to: mark it done, or the sweeper would keep waking the run for it.
+    await deps.heads.markNotified(run, outcome.seq);
+    return;
+  }
   const detailType: OutcomeDetailType =
     outcome.status === 'completed' ? 'Agent Run Completed' : outcome.status === 'parked' ? 'Agent Run Needs Attention' : 'Agent Run Failed';
   await deps.publisher.publish({
