@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Price } from '../../lib/core/events.js';
 import type { ModelRequest } from '../../lib/core/messages.js';
 import { defineAgent, type AgentDefinition } from '../../lib/engine/agents.js';
 import { defineTool } from '../../lib/engine/tools.js';
@@ -99,11 +100,20 @@ export function supportScript(customer = 'c_77'): ScriptStep[] {
   ];
 }
 
-export function supportAgent(services: SupportServices, options: { toolDelayMs?: number; version?: string } = {}): AgentDefinition {
+export interface SupportAgentOptions {
+  toolDelayMs?: number;
+  version?: string;
+  /** A real model (from LOGBOOK_MODEL) instead of the scripted one. */
+  model?: { id: string; price: Price };
+}
+
+export function supportAgent(services: SupportServices, options: SupportAgentOptions = {}): AgentDefinition {
   return defineAgent({
     name: 'support',
     version: options.version ?? '1.0.0',
-    model: { id: SUPPORT_MODEL_ID, maxOutputTokens: 1024, price: { inputPerMTokUsd: 3, outputPerMTokUsd: 15 } },
+    model: options.model
+      ? { id: options.model.id, maxOutputTokens: 1024, price: options.model.price }
+      : { id: SUPPORT_MODEL_ID, maxOutputTokens: 1024, price: { inputPerMTokUsd: 3, outputPerMTokUsd: 15 } },
     system: { version: 'v14', text: 'You are a careful support agent. Use tools; never refund twice.' },
     tools: supportTools(services, options),
     budgets: { maxSteps: 12, maxCostUsd: 1 },
