@@ -156,3 +156,34 @@ describe('side-effect policies for a started call with no result', () => {
     expect(result.output.value).toMatchObject({ key: 't:r:3-0', fencingToken: 1 });
   });
 });
+
+describe('bounded retries of a started call', () => {
+  it('a read-only call that never finishes gets an error result after its attempts; a keyed write escalates', async () => {
+    for (const [policy, expected] of [
+      ['rerun', 'completed'],
+      ['idempotency_key', 'parked'],
+    ] as const) {
+      const effects: string[] = [];
+      const t = scriptedWorld({ tools: [effectTool(policy, effects)], script, graceMs: 1_000 });
+      await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
+      let tick = t.storage.queue.take()!.tick;
+      // Three workers in a row die mid-call, each after writing tool_started.
+      for (let i = 0; i < 3; i++) {
+        const dying = spawnWorker(t.world, haltAt('before-tool'));
+        await runStep(dying.deps, tick, { owner: `w${i}`, deadlineAt: t.world.clock.now() + 300_000 }).catch(() => undefined);
+        dying.kill();
+        await t.world.clock.advance(61_000);
+        tick = t.run;
+      }
+      const w = spawnWorker(t.world);
+      await t.storage.queue.enqueue(t.run, { dedupeId: 'again' });
+      const done = await driveRun(t.world, t.run, { worker: () => w });
+      expect(done.head.status).toBe(expected);
+      const { state } = await logOf(t.world, t.run);
+      expect(state.calls['3-0']!.attempt).toBe(3);
+      if (policy === 'rerun') expect(state.calls['3-0']!.result).toMatchObject({ ok: false, errorCode: 'tool_attempts_exhausted' });
+      else expect(done.head.attention).toMatchObject([{ reason: 'tool_attempts_exhausted', callId: '3-0' }]);
+      expect(effects).toEqual([]);
+    }
+  });
+});
