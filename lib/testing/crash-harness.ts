@@ -33,7 +33,7 @@ export interface PointReport {
 
 export interface HarnessReport {
   scenario: string;
-  baseline: { answer: string; status: string; steps: number; sideEffects: number; checkpoints: number };
+  baseline: { answer: string; status: string; steps: number; inputTokens: number; outputTokens: number; costUsd: number; sideEffects: number; checkpoints: number };
   points: PointReport[];
   held: number;
   failed: number;
@@ -106,6 +106,9 @@ export async function runCrashHarness(scenario: HarnessScenario, options: Harnes
     answer: await answerOf(baseWorld, run),
     status: base.head.status,
     steps: base.head.usage.steps,
+    inputTokens: base.head.usage.inputTokens,
+    outputTokens: base.head.usage.outputTokens,
+    costUsd: base.head.usage.costUsd,
     sideEffects: baseWorld.sideEffects().length,
     checkpoints: baseRec.labels.length,
   };
@@ -236,6 +239,16 @@ async function checkInvariants(world: World & { sideEffects(): SideEffect[] }, r
   const modelStarts = page.events.filter((e) => (e as { type: string }).type === 'model_started').length;
   if (state.usage.steps !== modelStarts) failures.push(`steps ${state.usage.steps} != ${modelStarts} model_started events (budget reset)`);
   if (state.usage.steps < baseline.steps) failures.push(`steps ${state.usage.steps} below the uninterrupted ${baseline.steps}`);
+  // Recompute spend from the raw log, independently of fold: a model call's actual usage when it
+  // answered, its reservation when it did not (a crash never refunds it).
+  const expected = usageFromLog(page.events);
+  for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) {
+    if (Math.abs(state.usage[k] - expected[k]) > 1e-9) failures.push(`${k} ${state.usage[k]} != ${expected[k]} recomputed from the log (budget refunded or reset)`);
+  }
+  // A crash can only add spend (an orphaned reservation stays spent), never take it back.
+  for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) {
+    if (state.usage[k] < baseline[k] - 1e-9) failures.push(`${k} ${state.usage[k]} below the uninterrupted ${baseline[k]} (budget reset)`);
+  }
   // After every append, the worker's live state equalled the fold of the log up to that seq.
   for (const f of rec.folds) {
     const prefix = page.events.filter((e) => (e as { seq: number }).seq <= f.state.lastSeq);
@@ -315,4 +328,36 @@ async function pauseScenario(
     crashes: 0,
     resolutions: result?.resolutions ?? 0,
   };
+}
+
+interface LoggedModelEvent {
+  type: string;
+  reserved?: { inputTokens: number; outputTokens: number; costUsd: number };
+  usage?: { inputTokens: number; outputTokens: number };
+  costUsd?: number;
+}
+
+function usageFromLog(events: unknown[]): { inputTokens: number; outputTokens: number; costUsd: number } {
+  const total = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  let open: LoggedModelEvent['reserved'];
+  const settle = () => {
+    if (!open) return;
+    total.inputTokens += open.inputTokens;
+    total.outputTokens += open.outputTokens;
+    total.costUsd += open.costUsd;
+    open = undefined;
+  };
+  for (const raw of events as LoggedModelEvent[]) {
+    if (raw.type === 'model_started') {
+      settle();
+      open = raw.reserved;
+    } else if (raw.type === 'model_response') {
+      open = undefined;
+      total.inputTokens += raw.usage?.inputTokens ?? 0;
+      total.outputTokens += raw.usage?.outputTokens ?? 0;
+      total.costUsd += raw.costUsd ?? 0;
+    }
+  }
+  settle();
+  return total;
 }
