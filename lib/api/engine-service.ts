@@ -1,4 +1,4 @@
-import { RunNotFoundError } from '../core/errors.js';
+import { RunNotFoundError, ValidationError } from '../core/errors.js';
 import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { EngineDeps } from '../engine/engine.js';
@@ -36,6 +36,12 @@ export function engineRunService(deps: EngineDeps): RunService {
         ...(body.runId ? { runId: body.runId } : {}),
         ...(body.version ? { version: body.version } : {}),
         ...(body.budgets ? { budgets: body.budgets } : {}),
+      }).catch((error: unknown) => {
+        // Name fields as the API does: `body.agent`, not `agent`.
+        if (error instanceof ValidationError) {
+          throw new ValidationError(error.message, error.issues.map((i) => ({ path: `body.${i.path}`, message: i.message })));
+        }
+        throw error;
       });
       return { runId: out.runId, created: out.created, status: out.status as RunView['status'] };
     },

@@ -226,7 +226,7 @@ export class LocalEventSourceRunner {
     try {
       outcome = await sandbox.invoke({ Records: [record] });
     } catch (error) {
-      process.emitWarning(`local runner: ${(error as Error).message}`);
+      if (this.running) process.emitWarning(`local runner: ${(error as Error).message}`);
       return;
     }
     if (outcome.kind !== 'response') return; // died or threw: the message comes back after its visibility timeout

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { LogbookClient } from '../../../lib/cli/api-client.js';
+import { ApiError } from '../../../lib/cli/api-client.js';
+import { main } from '../../../lib/cli/main.js';
+import type { Output } from '../../../lib/cli/output.js';
+import { runsCommand } from '../../../lib/cli/runs-command.js';
+import { table } from '../../../lib/cli/table.js';
+
+function capture(): Output & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, out: (t) => stdout.push(t), err: (t) => stderr.push(t), tty: false };
+}
+
+const run = {
+  runId: 'r-1',
+  status: 'parked' as const,
+  agent: { name: 'support', version: '1.0.0' },
+  createdAt: '2026-11-01T00:00:00.000Z',
+  updatedAt: '2026-11-01T00:01:00.000Z',
+  lastSeq: 15,
+  usage: { steps: 3, inputTokens: 500, outputTokens: 100, costUsd: 0.003 },
+  summary: 'issue_refund (13-0) started with no result',
+  attention: [{ seq: 15, reason: 'unknown_outcome', callId: '13-0', detail: 'issue_refund (13-0) started with no result' }],
+};
+
+/** A client whose calls are recorded instead of sent. */
+function fakeClient(calls: unknown[][]) {
+  return () =>
+    ({
+      listRuns: async (q: unknown) => (calls.push(['list', q]), { runs: [run], cursor: 'next-page' }),
+      getRun: async (id: string) => (calls.push(['get', id]), run),
+      events: async (id: string, after: number, limit: number) => (
+        calls.push(['events', id, after, limit]),
+        { runId: id, events: [{ seq: 1, type: 'tool_started', at: 0, by: { epoch: 2 }, callId: '3-0', attempt: 1 }] }
+      ),
+      cancel: async (id: string, reason?: string) => (calls.push(['cancel', id, reason]), { inboxId: 'i-1' }),
+      resolve: async (id: string, body: unknown) => (calls.push(['resolve', id, body]), { inboxId: 'i-2' }),
+    }) as unknown as LogbookClient;
+}
+
+describe('logbook runs', () => {
+  it('lists runs as a table, or as JSON with --json', async () => {
+    const io = capture();
+    const calls: unknown[][] = [];
+    expect(await runsCommand(['list', '--status', 'parked', '--limit', '5'], io, fakeClient(calls))).toBe(0);
+    expect(calls[0]).toEqual(['list', { status: 'parked', limit: 5 }]);
+    expect(io.stdout[0]).toMatch(/^RUN\s+STATUS\s+AGENT/);
+    expect(io.stdout[0]).toContain('r-1  parked');
+    expect(io.stdout[1]).toBe('more: --cursor next-page');
+    const json = capture();
+    await runsCommand(['list', '--json'], json, fakeClient([]));
+    expect(JSON.parse(json.stdout[0] ?? '')).toMatchObject({ runs: [{ runId: 'r-1' }], cursor: 'next-page' });
+  });
+
+  it('shows a run with its open attention and how to resolve it', async () => {
+    const io = capture();
+    await runsCommand(['show', 'r-1'], io, fakeClient([]));
+    const text = io.stdout.join('\n');
+    expect(text).toContain('needs attention');
+    expect(text).toContain('logbook runs resolve r-1 --call 13-0 --outcome succeeded|failed|rerun');
+  });
+
+  it('prints events and passes --after/--limit', async () => {
+    const io = capture();
+    const calls: unknown[][] = [];
+    await runsCommand(['events', 'r-1', '--after', '10', '--limit', '20'], io, fakeClient(calls));
+    expect(calls[0]).toEqual(['events', 'r-1', 10, 20]);
+    expect(io.stdout[0]).toContain('tool_started');
+    expect(io.stdout[0]).toContain('3-0 attempt 1');
+  });
+
+  it('sends resolutions with a parsed --result, and run actions', async () => {
+    const calls: unknown[][] = [];
+    await runsCommand(['resolve', 'r-1', '--call', '13-0', '--outcome', 'succeeded', '--result', '{"refundId":"r-9"}'], capture(), fakeClient(calls));
+    await runsCommand(['resolve', 'r-1', '--action', 'retry', '--json'], capture(), fakeClient(calls));
+    await runsCommand(['cancel', 'r-1', '--reason', 'customer left'], capture(), fakeClient(calls));
+    expect(calls).toEqual([
+      ['resolve', 'r-1', { callId: '13-0', outcome: 'succeeded', result: { refundId: 'r-9' } }],
+      ['resolve', 'r-1', { action: 'retry' }],
+      ['cancel', 'r-1', 'customer left'],
+    ]);
+  });
+
+  it('reports usage mistakes with exit code 2', async () => {
+    for (const argv of [
+      ['runs', 'show'],
+      ['runs', 'resolve', 'r-1', '--outcome', 'succeeded'],
+      ['runs', 'resolve', 'r-1', '--call', '1-0', '--outcome', 'maybe'],
+      ['runs', 'resolve', 'r-1', '--call', '1-0', '--outcome', 'succeeded', '--result', '{nope'],
+      ['runs', 'list', '--bogus'],
+      ['runs', 'frobnicate'],
+      ['nope'],
+    ]) {
+      const io = capture();
+      expect(await main(argv, io), argv.join(' ')).toBe(2);
+      expect(io.stderr[0]).toMatch(/^logbook: /);
+    }
+  });
+
+  it('reports an unreachable API with exit code 1', async () => {
+    const io = capture();
+    expect(await main(['runs', 'list', '--api', 'http://127.0.0.1:9'], io)).toBe(1);
+    expect(io.stderr[0]).toContain('cannot reach the Logbook API');
+  });
+
+  it('formats API errors with their issues', () => {
+    const error = new ApiError(400, { error: { code: 'validation_error', message: 'invalid request', issues: [{ path: 'body.x', message: 'bad' }] } }, 'x');
+    expect(error.status).toBe(400);
+  });
+});
+
+describe('table', () => {
+  it('pads columns and keeps cells on one line', () => {
+    expect(table(['A', 'BB'], [['x\ny', 1], ['long', 22]])).toBe('A     BB\n----  --\nx y   1\nlong  22');
+  });
+});
