@@ -79,7 +79,8 @@ export class LogbookStack extends Stack {
         delete: true,
         queryIndexes: [TABLE.gsi.byTenant.name, TABLE.gsi.byTenantStatus.name],
       })
-      .bindBucket(this.bucket, { read: true })
+      // write: starting a run offloads a large input or pinned prompt before run_started.
+      .bindBucket(this.bucket, { read: true, write: true })
       .bindQueue(this.queue, { send: true })
       .bindModel(config.model, { invoke: false })
       .bindRetention(config.retention);

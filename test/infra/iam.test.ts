@@ -56,7 +56,7 @@ describe('least privilege per handler', () => {
     );
   });
 
-  it('api: table read/write/delete plus Query on the two listing indexes, bucket read, queue send', () => {
+  it('api: table read/write/delete plus Query on the two listing indexes, bucket read/write, queue send', () => {
     expect(grantsOf('ApiRole')).toEqual(
       expand({
         'ApiLogs.Arn': ['logs:CreateLogStream', 'logs:PutLogEvents'],
@@ -64,7 +64,7 @@ describe('least privilege per handler', () => {
         [`${TABLE}/index/byTenant`]: ['dynamodb:Query'],
         [`${TABLE}/index/byTenantStatus`]: ['dynamodb:Query'],
         [KEY]: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'],
-        [OBJECTS]: ['s3:GetObject'],
+        [OBJECTS]: ['s3:GetObject', 's3:PutObject'],
         [BUCKET]: ['s3:ListBucket'],
         [QUEUE]: ['sqs:SendMessage'],
       }),
