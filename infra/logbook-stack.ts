@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { TABLE, WORKER } from '../lib/adapters/aws/table-definition.js';
@@ -144,11 +144,6 @@ export class LogbookStack extends Stack {
       triggerDeadLetterQueue: this.events.triggerDeadLetterQueue,
       thresholds: config.alarms,
       alarmEmail: config.alarmEmail,
-    });
-
-    Validations.of(this).acknowledge({
-      id: 'AwsSolutions-L1',
-      reason: 'Logbook targets nodejs22.x on purpose: its pinned dependencies and CI run on Node 20/22; move to 24 deliberately, not by default.',
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'HTTP API base URL (SigV4 or JWT)' });
