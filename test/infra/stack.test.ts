@@ -323,6 +323,10 @@ describe('alarms', () => {
     const key = Object.values(s.template.findResources('AWS::KMS::Key'))[0]?.Properties as { KeyPolicy: { Statement: Record<string, unknown>[] } };
     const services = key.KeyPolicy.Statement.map((st) => (st.Principal as { Service?: string }).Service).filter(Boolean);
     expect(services.sort()).toEqual(['cloudwatch.amazonaws.com', 'events.amazonaws.com']);
+    // The account root statement delegates key use to IAM, so the roles' exact kms:* grants apply.
+    expect(key.KeyPolicy.Statement).toContainEqual(
+      expect.objectContaining({ Action: 'kms:*', Effect: 'Allow', Principal: { AWS: expect.objectContaining({ 'Fn::Join': expect.anything() }) } }),
+    );
   });
 });
 
