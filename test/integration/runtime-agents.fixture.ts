@@ -1,0 +1,80 @@
+/**
+ * Agents for the runtime integration tests, loaded by the worker processes through
+ * LOGBOOK_AGENTS_MODULE: the demo support agent plus `slow`, whose tools take as long as the
+ * task says, so a test can cancel during a long call or kill the worker in the middle of one.
+ */
+import { appendFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { ModelRequest } from '../../lib/core/messages.js';
+import { defineAgent } from '../../lib/engine/agents.js';
+import { defineTool } from '../../lib/engine/tools.js';
+import { ScriptedModel } from '../../lib/models/scripted-model.js';
+import { defaultAgents, type Agents } from '../../lib/runtime/agents.js';
+import type { LogbookEnv } from '../../lib/runtime/env.js';
+
+export const SLOW_MODEL_ID = 'scripted:slow-v1';
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
+  });
+}
+
+function task(request: ModelRequest): string {
+  const first = request.messages[0];
+  return first?.role === 'user' ? first.content : '';
+}
+
+export function createAgents(env: LogbookEnv): Agents {
+  const base = defaultAgents(env);
+  const record = (line: Record<string, unknown>) => {
+    if (env.LOGBOOK_LEDGER_FILE) appendFileSync(`${env.LOGBOOK_LEDGER_FILE}.slow`, `${JSON.stringify(line)}\n`);
+  };
+  const lookup = defineTool({
+    name: 'lookup',
+    version: '1.0.0',
+    description: 'Read something slowly.',
+    input: z.object({ q: z.string(), ms: z.number().int().nonnegative() }),
+    policy: 'rerun',
+    timeoutMs: 30_000,
+    async execute({ q, ms }, ctx) {
+      await sleep(ms, ctx.signal);
+      return { found: q };
+    },
+  });
+  const charge = defineTool({
+    name: 'charge',
+    version: '1.0.0',
+    description: 'Charge a card. Irreversible, cannot be looked up.',
+    input: z.object({ cents: z.number().int().positive(), ms: z.number().int().nonnegative() }),
+    policy: 'escalate',
+    timeoutMs: 5_000,
+    async execute({ cents, ms }, ctx) {
+      record({ op: 'charge-start', key: ctx.idempotencyKey });
+      await sleep(ms, ctx.signal);
+      record({ op: 'charge', key: ctx.idempotencyKey, cents });
+      return { chargeId: `ch-${ctx.callId}` };
+    },
+  });
+  const slow = defineAgent({
+    name: 'slow',
+    version: '1.0.0',
+    model: { id: SLOW_MODEL_ID, maxOutputTokens: 256, price: { inputPerMTokUsd: 1, outputPerMTokUsd: 2 } },
+    system: { version: 's1', text: 'You are slow on purpose.' },
+    tools: [lookup, charge],
+    graceMs: 1_000,
+  });
+  base.registry.register(slow);
+  const model = () =>
+    new ScriptedModel([
+      (r) => ({ text: 'Looking.', calls: [{ name: 'lookup', args: { q: 'x', ms: task(r).includes('slow-lookup') ? 30_000 : 10 } }] }),
+      (r) => ({ text: 'Charging.', calls: [{ name: 'charge', args: { cents: 500, ms: task(r).includes('slow-charge') ? 4_000 : 10 } }] }),
+      { text: 'Charged 500 cents.' },
+    ]);
+  return {
+    registry: base.registry,
+    scripted: (id) => (id === SLOW_MODEL_ID ? model() : base.scripted?.(id)),
+  };
+}
