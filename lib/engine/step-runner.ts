@@ -29,6 +29,8 @@ export interface StepResult {
   appended: number;
   lastSeq?: number;
   turns: number;
+  /** The lease epoch this step claimed: how many invocations the run has taken so far. */
+  epoch?: number;
   /** A tool ignored its abort: the process must exit instead of returning with it in flight. */
   mustExitProcess?: boolean;
 }
@@ -139,7 +141,7 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
       await deps.queue.enqueue(run, { dedupeId: `${run.runId}:${s.lastSeq}:${epoch}` });
     }
     const kind: StepOutcome = outcome.kind === 'continue' ? 'continued' : outcome.kind;
-    return { outcome: kind, appended: session.appended, lastSeq: s.lastSeq, turns, ...(session.dangling ? { mustExitProcess: true } : {}) };
+    return { outcome: kind, appended: session.appended, lastSeq: s.lastSeq, turns, epoch, ...(session.dangling ? { mustExitProcess: true } : {}) };
   } catch (error) {
     await lease.stop();
     if (error instanceof AppendConflictError || (session?.fenced && !(error instanceof StopWorkError))) {
