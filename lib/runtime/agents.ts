@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
 import { AgentRegistry } from '../engine/agents.js';
+import { selectedModel } from '../models/model-config.js';
 import type { ModelClient } from '../ports/model-client.js';
 import { SUPPORT_MODEL_ID, supportAgent, supportModel } from '../../examples/support-agent/agent.js';
 import { FileLedger, MemoryLedger } from '../../examples/support-agent/ledger.js';
@@ -21,15 +22,22 @@ export interface Agents {
  * worker process; on AWS they keep it in memory. Replace this module (or point
  * LOGBOOK_AGENTS_MODULE at one exporting `createAgents()`) to serve your own agents.
  */
-export function defaultAgents(env: Pick<LogbookEnv, 'LOGBOOK_LEDGER_FILE' | 'LOGBOOK_TOOL_DELAY_MS'>): Agents {
+export function defaultAgents(
+  env: Pick<LogbookEnv, 'LOGBOOK_LEDGER_FILE' | 'LOGBOOK_TOOL_DELAY_MS' | 'LOGBOOK_MODEL'>,
+  source: Record<string, string | undefined> = process.env,
+): Agents {
   const ledger = env.LOGBOOK_LEDGER_FILE ? new FileLedger(env.LOGBOOK_LEDGER_FILE) : new MemoryLedger();
   const services = new SupportServices(ledger);
-  const registry = new AgentRegistry().register(supportAgent(services, { toolDelayMs: env.LOGBOOK_TOOL_DELAY_MS }));
+  // LOGBOOK_MODEL=bedrock:... or openai:... puts a real model behind the demo agent.
+  const real = env.LOGBOOK_MODEL.startsWith('scripted') ? undefined : selectedModel(source);
+  const registry = new AgentRegistry().register(
+    supportAgent(services, { toolDelayMs: env.LOGBOOK_TOOL_DELAY_MS, ...(real ? { model: { id: real.modelId, price: real.price } } : {}) }),
+  );
   return { registry, scripted: (id) => (id === SUPPORT_MODEL_ID ? supportModel() : undefined) };
 }
 
-export async function loadAgents(env: LogbookEnv): Promise<Agents> {
-  if (!env.LOGBOOK_AGENTS_MODULE) return defaultAgents(env);
+export async function loadAgents(env: LogbookEnv, source: Record<string, string | undefined> = process.env): Promise<Agents> {
+  if (!env.LOGBOOK_AGENTS_MODULE) return defaultAgents(env, source);
   const url = pathToFileURL(resolve(env.LOGBOOK_AGENTS_MODULE)).href;
   const mod = (await import(url)) as { createAgents?: (env: LogbookEnv) => Agents | Promise<Agents> };
   if (typeof mod.createAgents !== 'function') {

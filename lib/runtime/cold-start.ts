@@ -1,10 +1,10 @@
-import { createRuntime, type Runtime } from './wiring.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from './wiring.js';
 
 /** One runtime per process (cold start); a failed start is retried on the next invocation. */
-export function runtimeOnce(serviceName: string): () => Promise<Runtime> {
+export function runtimeOnce(serviceName: string, options: RuntimeOptions = {}): () => Promise<Runtime> {
   let runtime: Promise<Runtime> | undefined;
   return () => {
-    runtime ??= createRuntime(serviceName).catch((error: unknown) => {
+    runtime ??= createRuntime(serviceName, process.env, options).catch((error: unknown) => {
       runtime = undefined;
       throw error;
     });

@@ -54,8 +54,23 @@ export function engineConfigFromEnv(env: LogbookEnv): Partial<EngineConfig> {
   };
 }
 
+export interface RuntimeOptions {
+  /**
+   * Whether this process calls models (the worker). The API, trigger and sweeper only pin model
+   * ids, so they are built without provider clients or credentials.
+   */
+  callsModels?: boolean;
+}
+
+/** A resolver for processes that never call a model. */
+const NO_MODELS = { resolve: () => undefined };
+
 /** Wire adapters, models and agents from the validated environment. */
-export async function createRuntime(serviceName: string, source: Record<string, string | undefined> = process.env): Promise<Runtime> {
+export async function createRuntime(
+  serviceName: string,
+  source: Record<string, string | undefined> = process.env,
+  options: RuntimeOptions = {},
+): Promise<Runtime> {
   const env = loadEnv(source);
   const logger = createLogger(serviceName);
   const metrics = createMetrics(serviceName);
@@ -75,8 +90,8 @@ export async function createRuntime(serviceName: string, source: Record<string, 
   });
   const store = new DynamoStore({ doc: clients.doc, tableName: env.LOGBOOK_TABLE });
   const queueOptions = { sqs: clients.sqs, queueUrl: env.LOGBOOK_QUEUE_URL };
-  const agents = await loadAgents(env);
-  const models = modelsFromEnv(source, agents.scripted ? { scripted: agents.scripted } : {});
+  const agents = await loadAgents(env, source);
+  const models = options.callsModels ? modelsFromEnv(source, agents.scripted ? { scripted: agents.scripted } : {}).resolver : NO_MODELS;
   const publisher: OutcomePublisher = env.LOGBOOK_EVENT_BUS
     ? createEventBridgePublisher({
         busName: env.LOGBOOK_EVENT_BUS,
@@ -92,7 +107,7 @@ export async function createRuntime(serviceName: string, source: Record<string, 
       inbox: store,
       blobs: new S3BlobStore({ s3: clients.s3, bucket: env.LOGBOOK_BUCKET }),
       queue: new SqsStepQueue(queueOptions),
-      models: models.resolver,
+      models,
       registry: agents.registry,
       clock: new SystemClock(),
       ids: new CryptoIds(),
