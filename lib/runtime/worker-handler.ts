@@ -93,7 +93,7 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
       break;
     case 'ended':
       logger.info('run ended', fields);
-      await recordInvocations(runtime, tick);
+      await recordInvocations(runtime, tick, result.epoch);
       break;
     case 'poisoned':
     case 'corrupt':
@@ -109,8 +109,12 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
   return { failed: false, mustExit: Boolean(result.mustExitProcess) };
 }
 
-/** Invocations a run took end to end: the head's epoch counts every claim. */
-async function recordInvocations(runtime: Runtime, tick: Tick): Promise<void> {
+/** Invocations a run took end to end: the lease epoch counts every claim. */
+async function recordInvocations(runtime: Runtime, tick: Tick, epoch: number | undefined): Promise<void> {
+  if (epoch !== undefined) {
+    addCount(runtime.metrics, METRIC.InvocationsPerRun, epoch);
+    return;
+  }
   try {
     const head = await runtime.engine.heads.getHead(tick);
     if (head) addCount(runtime.metrics, METRIC.InvocationsPerRun, head.epoch);
