@@ -2,7 +2,7 @@
 // on both ends, one tick of a run in flight at a time, visibility control, redrive to the DLQ.
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqsStepQueue, SqsTickReceiver, SqsTickVisibility, parseTick } from '../../lib/adapters/aws/sqs-step-queue.js';
+import { SqsStepQueue, SqsTickReceiver, SqsTickVisibility, parseTick, sqsDeduplicationId } from '../../lib/adapters/aws/sqs-step-queue.js';
 import { ValidationError } from '../../lib/core/errors.js';
 import { createTestStack, endpointsFor, type TestStack } from '../setup/emulator-context.js';
 import { NO_WAIT_RETRY } from '../contract/targets.js';
@@ -64,6 +64,28 @@ describe.runIf(endpointsFor('dynalite'))('SQS step queue on fauxqs', () => {
     await expect(queue.enqueue({ tenant: 'acme', runId: 'bad id' }, { dedupeId: 'x:1:1' })).rejects.toBeInstanceOf(ValidationError);
     await expect(queue.enqueue({ tenant: 'acme', runId: 'r' }, { dedupeId: 'é'.repeat(3) })).rejects.toBeInstanceOf(ValidationError);
     await expect(queue.enqueue({ tenant: 'acme', runId: 'r' }, { dedupeId: 'x'.repeat(129) })).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('never swallows a wake-up of another tenant whose run has the same id and dedupe id', async () => {
+    await drainAll();
+    const runId = newRun().runId;
+    const a = { tenant: 'tenant-a', runId };
+    const b = { tenant: 'tenant-b', runId };
+    await queue.enqueue(a, { dedupeId: `${runId}:5:2` });
+    await queue.enqueue(b, { dedupeId: `${runId}:5:2` });
+    await queue.enqueue(b, { dedupeId: `${runId}:5:2` }); // a true duplicate is still dropped
+    const got = [];
+    for (let batch = await receiver.receive({ max: 10 }); batch.length; batch = await receiver.receive({ max: 10 })) {
+      for (const m of batch) {
+        got.push({ tick: m.tick, dedupeId: m.dedupeId });
+        await receiver.delete(m.receiptHandle);
+      }
+    }
+    expect(got).toEqual([
+      { tick: a, dedupeId: `${runId}:5:2` },
+      { tick: b, dedupeId: `${runId}:5:2` },
+    ]);
+    expect(sqsDeduplicationId('t', 'x'.repeat(128))).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('holds the next tick of a run while one is in flight, not ticks of other runs', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
@@ -25,7 +26,16 @@ const DEDUPE_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
  * Wake-up ticks on an SQS FIFO queue: MessageGroupId = runId (one tick of a run in flight at a
  * time), MessageDeduplicationId from the caller, which names its sender (worker runId:seq:epoch,
  * API runId:inbox:<id>, sweeper runId:sweep:<epoch>:<n>). The body is {tenant, runId} only.
+ *
+ * Run ids are scoped by tenant but the queue is shared: two tenants may both have a run "order-1"
+ * at seq 5, epoch 2, and FIFO would swallow the second wake-up as a duplicate. So the id sent is
+ * the caller's id behind a short hash of the tenant (and wholly hashed if that is too long).
  */
+export function sqsDeduplicationId(tenant: string, dedupeId: string): string {
+  const scoped = `${createHash('sha256').update(tenant).digest('hex').slice(0, 16)}:${dedupeId}`;
+  return scoped.length <= 128 ? scoped : createHash('sha256').update(`${tenant}\n${dedupeId}`).digest('hex');
+}
+
 export class SqsStepQueue implements StepQueue {
   readonly stats = { requests: 0, sent: 0 };
   private readonly retry: RetryOptions;
@@ -44,7 +54,7 @@ export class SqsStepQueue implements StepQueue {
           QueueUrl: this.options.queueUrl,
           MessageBody: JSON.stringify(body),
           MessageGroupId: body.runId,
-          MessageDeduplicationId: options.dedupeId,
+          MessageDeduplicationId: sqsDeduplicationId(body.tenant, options.dedupeId),
         }),
       );
     });
@@ -122,7 +132,9 @@ export class SqsTickReceiver {
         body,
         receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? '1'),
       };
-      if (m.Attributes?.MessageDeduplicationId) received.dedupeId = m.Attributes.MessageDeduplicationId;
+      const dedupe = m.Attributes?.MessageDeduplicationId;
+      // The caller's id, without the tenant hash the queue adds (see sqsDeduplicationId).
+      if (dedupe) received.dedupeId = /^[0-9a-f]{16}:/.test(dedupe) ? dedupe.slice(17) : dedupe;
       if (m.Attributes?.MessageGroupId) received.groupId = m.Attributes.MessageGroupId;
       try {
         received.tick = parseTick(body);
