@@ -27,6 +27,13 @@ function task(request: ModelRequest): string {
   return first?.role === 'user' ? first.content : '';
 }
 
+/** `slow-lookup`: longer than any test waits (for cancel); `medium-lookup`: longer than the tick's visibility. */
+function lookupMs(task: string): number {
+  if (task.includes('slow-lookup')) return 30_000;
+  if (task.includes('medium-lookup')) return 9_000;
+  return 10;
+}
+
 export function createAgents(env: LogbookEnv): Agents {
   const base = defaultAgents(env);
   const record = (line: Record<string, unknown>) => {
@@ -69,7 +76,7 @@ export function createAgents(env: LogbookEnv): Agents {
   base.registry.register(slow);
   const model = () =>
     new ScriptedModel([
-      (r) => ({ text: 'Looking.', calls: [{ name: 'lookup', args: { q: 'x', ms: task(r).includes('slow-lookup') ? 30_000 : 10 } }] }),
+      (r) => ({ text: 'Looking.', calls: [{ name: 'lookup', args: { q: 'x', ms: lookupMs(task(r)) } }] }),
       (r) => ({ text: 'Charging.', calls: [{ name: 'charge', args: { cents: 500, ms: task(r).includes('slow-charge') ? 4_000 : 10 } }] }),
       { text: 'Charged 500 cents.' },
     ]);

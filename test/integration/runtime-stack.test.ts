@@ -204,6 +204,18 @@ describe.skipIf(!endpoints)('runtime on the emulators', () => {
     expect(charges.filter((l) => l.includes('"charge-start"'))).toHaveLength(1);
   });
 
+  it('keeps a long tool call to one invocation: the heartbeat extends the lease and the tick visibility together', async () => {
+    const before = { ...stack.runner.stats };
+    await client.startRun({ agent: 'slow', runId: 'long-1', input: 'medium-lookup please' });
+    const view = await statusIs('long-1', 'completed', 'failed', 'parked');
+    expect(view.status).toBe('completed');
+    // The call outlived the visibility the worker first set (lease + margin), yet the tick was not
+    // delivered to a second worker: no busy retries, one claim.
+    expect(stack.runner.stats.itemFailures).toBe(before.itemFailures);
+    const head = await stack.runtime.engine.heads.getHead({ tenant: 'local', runId: 'long-1' });
+    expect(head?.epoch).toBe(1);
+  });
+
   it('the sweeper repairs a lost enqueue', async () => {
     const dropping = { ...stack.runtime.engine, queue: { enqueue: async () => undefined } };
     await startRun(dropping, { tenant: 'local', runId: 'lost-1', agent: 'support', input: 'order arrived damaged' });
