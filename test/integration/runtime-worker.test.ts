@@ -1,0 +1,105 @@
+import type { Context, SQSEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { MemoryBlobStore, MemoryStepQueue, MemoryStore, SequentialIds } from '../../lib/adapters/memory/index.js';
+import { SystemClock } from '../../lib/adapters/system/system-clock.js';
+import { AgentRegistry, defineAgent } from '../../lib/engine/agents.js';
+import { createEngine } from '../../lib/engine/engine.js';
+import { startRun } from '../../lib/engine/start-run.js';
+import { defineTool } from '../../lib/engine/tools.js';
+import { lambdaContext } from '../../lib/local/lambda-context.js';
+import { ScriptedModel, StaticModelResolver } from '../../lib/models/scripted-model.js';
+import { loadEnv } from '../../lib/runtime/env.js';
+import { createLogger, createMetrics } from '../../lib/runtime/telemetry.js';
+import type { Runtime } from '../../lib/runtime/wiring.js';
+import { createWorkerHandler } from '../../lib/runtime/worker-handler.js';
+
+/** A tool that ignores its abort signal: the worker must not return and keep it running. */
+const stubborn = defineTool({
+  name: 'stubborn',
+  version: '1.0.0',
+  description: 'Ignores aborts.',
+  input: z.object({}),
+  policy: 'rerun',
+  timeoutMs: 200,
+  execute: () => new Promise((resolve) => setTimeout(() => resolve({ late: true }), 4_000)),
+});
+
+function runtime() {
+  const store = new MemoryStore();
+  const queue = new MemoryStepQueue();
+  const visibility: { receipt: string; seconds: number }[] = [];
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+  const engine = createEngine(
+    {
+      log: store,
+      heads: store,
+      inbox: store,
+      blobs: new MemoryBlobStore(),
+      queue,
+      models: new StaticModelResolver({ 'scripted:stubborn': new ScriptedModel([{ calls: [{ name: 'stubborn', args: {} }] }, { text: 'done' }]) }),
+      registry: new AgentRegistry().register(
+        defineAgent({
+          name: 'stubborn',
+          version: '1',
+          model: { id: 'scripted:stubborn', maxOutputTokens: 64 },
+          system: { version: '1', text: 'x' },
+          tools: [stubborn],
+        }),
+      ),
+      clock: new SystemClock(),
+      ids: new SequentialIds('w'),
+    },
+    { config: { leaseMs: 5_000, marginMs: 500, modelTimeoutMs: 1_000 } },
+  );
+  const env = loadEnv({ LOGBOOK_TABLE: 't', LOGBOOK_BUCKET: 'b', LOGBOOK_QUEUE_URL: 'http://127.0.0.1:1/q.fifo', LOGBOOK_LEASE_MS: '5000' });
+  const rt = {
+    env,
+    engine,
+    logger: createLogger('test-worker'),
+    metrics: createMetrics('test-worker'),
+    clients: undefined as unknown as Runtime['clients'],
+    visibility: { setVisibility: async (receipt: string, seconds: number) => void visibility.push({ receipt, seconds }) },
+  } as unknown as Runtime;
+  return { rt, engine, queue, visibility, store };
+}
+
+const event = (body: string): SQSEvent => ({
+  Records: [
+    {
+      messageId: 'm-1',
+      receiptHandle: 'rh-1',
+      body,
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:q.fifo',
+      awsRegion: 'us-east-1',
+    },
+  ],
+});
+
+describe('worker handler', () => {
+  it('shortens the tick visibility to lease + margin before stepping', async () => {
+    const { rt, engine, visibility } = runtime();
+    await startRun(engine, { tenant: 'acme', runId: 'v-1', agent: 'stubborn', input: 'x' });
+    let exited = false;
+    const handler = createWorkerHandler(async () => rt, { exitProcess: () => (exited = true) });
+    const out = await handler(event(JSON.stringify({ tenant: 'acme', runId: 'v-1' })), lambdaContext('w', 60_000) as Context);
+    expect(out.batchItemFailures).toEqual([]);
+    expect(visibility[0]).toEqual({ receipt: 'rh-1', seconds: 5 + rt.env.LOGBOOK_VISIBILITY_MARGIN_S });
+    // The stubborn tool outlived its timeout and its abort: the process must go after responding.
+    expect(exited).toBe(true);
+  }, 20_000);
+
+  it('drops a malformed body without failing the record', async () => {
+    const { rt } = runtime();
+    let exited = false;
+    const handler = createWorkerHandler(async () => rt, { exitProcess: () => (exited = true) });
+    const out = await handler(event('{"tenant": "acme", "runId": "../etc"}'), lambdaContext('w', 60_000) as Context);
+    expect(out).toEqual({ batchItemFailures: [] });
+    expect(exited).toBe(false);
+  });
+});
