@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { serve } from '@hono/node-server';
@@ -74,6 +74,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const resources = await createResources(endpoints, resourceNames(options.prefix ?? 'logbook-local'));
     const workerLog = join(workDir, 'worker.log');
     const ledgerFile = join(workDir, `ledger-${resources.names.table}.jsonl`);
+    // A fresh stack is a fresh world: the emulators start empty, so do the fake services and the log.
+    rmSync(ledgerFile, { force: true });
+    rmSync(`${ledgerFile}.slow`, { force: true });
+    writeFileSync(workerLog, '');
     const env: Record<string, string> = {
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'test',
