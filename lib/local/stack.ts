@@ -76,7 +76,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const ledgerFile = join(workDir, `ledger-${resources.names.table}.jsonl`);
     // A fresh stack is a fresh world: the emulators start empty, so do the fake services and the log.
     rmSync(ledgerFile, { force: true });
-    rmSync(`${ledgerFile}.slow`, { force: true });
     writeFileSync(workerLog, '');
     const env: Record<string, string> = {
       AWS_REGION: 'us-east-1',
