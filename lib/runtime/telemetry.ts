@@ -43,8 +43,11 @@ export function safeFields(fields: Record<string, unknown> | undefined): Record<
   return out;
 }
 
+/** POWERTOOLS_SERVICE_NAME (set by the CDK stack, and what the alarms select) wins over the default. */
+const service = (fallback: string) => process.env.POWERTOOLS_SERVICE_NAME ?? fallback;
+
 export function createLogger(serviceName: string): Logger {
-  return new Logger({ serviceName, logLevel: (process.env.POWERTOOLS_LOG_LEVEL as 'INFO' | undefined) ?? 'INFO' });
+  return new Logger({ serviceName: service(serviceName), logLevel: (process.env.POWERTOOLS_LOG_LEVEL as 'INFO' | undefined) ?? 'INFO' });
 }
 
 /** Route engine log lines to Powertools; a `seq` field also becomes a key of later lines. */
@@ -62,7 +65,7 @@ export function engineLogger(logger: Logger): EngineLogger {
 }
 
 export function createMetrics(serviceName: string): Metrics {
-  return new Metrics({ namespace: METRICS_NAMESPACE, serviceName });
+  return new Metrics({ namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE, serviceName: service(serviceName) });
 }
 
 export function addCount(metrics: Metrics, name: MetricName, value = 1): void {

@@ -79,6 +79,8 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
     return { failed: true, mustExit: false };
   }
   logger.appendKeys({ ...(result.lastSeq !== undefined ? { seq: result.lastSeq } : {}) });
+  // Every tick that claimed the run: the alarm takes the Maximum, so one runaway run trips it.
+  if (result.epoch !== undefined) addCount(metrics, METRIC.InvocationsPerRun, result.epoch);
   const fields = { outcome: result.outcome, appended: result.appended, turns: result.turns };
   switch (result.outcome) {
     case 'busy': {
@@ -93,7 +95,6 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
       break;
     case 'ended':
       logger.info('run ended', fields);
-      await recordInvocations(runtime, tick, result.epoch);
       break;
     case 'poisoned':
     case 'corrupt':
@@ -107,18 +108,4 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
       logger.info('step done', fields);
   }
   return { failed: false, mustExit: Boolean(result.mustExitProcess) };
-}
-
-/** Invocations a run took end to end: the lease epoch counts every claim. */
-async function recordInvocations(runtime: Runtime, tick: Tick, epoch: number | undefined): Promise<void> {
-  if (epoch !== undefined) {
-    addCount(runtime.metrics, METRIC.InvocationsPerRun, epoch);
-    return;
-  }
-  try {
-    const head = await runtime.engine.heads.getHead(tick);
-    if (head) addCount(runtime.metrics, METRIC.InvocationsPerRun, head.epoch);
-  } catch {
-    // A metric is not worth failing a finished step for.
-  }
 }
