@@ -52,7 +52,9 @@ export class DynamoInbox implements Inbox {
       await update.send(this.ctx, run, 'inboxBump');
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
-      if (created) await this.delete(run, item.id);
+      // Best effort: an orphan item of a run that does not exist is harmless and expires by TTL
+      // (and a caller allowed only PutItem/UpdateItem must still get RunNotFoundError).
+      if (created) await this.delete(run, item.id).catch(() => undefined);
       throw new RunNotFoundError(runKey(run));
     }
   }
