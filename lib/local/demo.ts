@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileLedger, duplicateEffects } from '../../examples/support-agent/ledger.js';
+import { FileLedger, duplicateEffects, type SideEffect } from '../../examples/support-agent/ledger.js';
 import type { RunView } from '../api/schemas.js';
 import { ApiError, LogbookClient } from '../cli/api-client.js';
 import { checkAnswers, checkBudgets, checkFinished, checkSideEffects, type Check, type RunRecord } from './demo-checks.js';
@@ -172,12 +172,9 @@ async function settle(
           await answer(client, runId, { action: 'retry' }, () => asked.add(key));
           continue;
         }
-        const landed = ledger.all().find((e) => e.runId === runId && e.callId === a.callId && e.applied && !e.readOnly);
-        if (!landed && a.rerunNotBefore && Date.parse(a.rerunNotBefore) > Date.now()) continue;
-        const body = landed
-          ? { callId: a.callId, outcome: 'succeeded' as const, result: resultOf(landed.detail) }
-          : { callId: a.callId, outcome: 'rerun' as const };
-        log(`resolver: ${runId} ${a.reason} on ${a.callId}: ledger says ${landed ? 'it landed → succeeded' : 'it did not land → rerun'}`);
+        const body = resolutionFor(runId, { ...a, callId: a.callId }, ledger.all(), Date.now());
+        if (!body) continue;
+        log(`resolver: ${runId} ${a.reason} on ${a.callId}: ledger says ${'result' in body ? 'it landed → succeeded' : 'it did not land → rerun'}`);
         await answer(client, runId, body, () => asked.add(key));
         state.resolutions++;
       }
@@ -187,6 +184,23 @@ async function settle(
   }
   log(`timed out after ${timeoutMs} ms; runner ${JSON.stringify(stack.runner.stats)}`);
   return views;
+}
+
+/**
+ * What a careful person answers for a call that started with no result: look in the downstream
+ * service's records. Landed → "succeeded" with what landed; not landed → "rerun", but only once
+ * the call's deadline has passed (undefined until then).
+ */
+export function resolutionFor(
+  runId: string,
+  attention: { callId: string; rerunNotBefore?: string },
+  effects: SideEffect[],
+  now: number,
+): { callId: string; outcome: 'succeeded'; result: Record<string, unknown> } | { callId: string; outcome: 'rerun' } | undefined {
+  const landed = effects.find((e) => e.runId === runId && e.callId === attention.callId && e.applied && !e.readOnly);
+  if (landed) return { callId: attention.callId, outcome: 'succeeded', result: resultOf(landed.detail) };
+  if (attention.rerunNotBefore && Date.parse(attention.rerunNotBefore) > now) return undefined;
+  return { callId: attention.callId, outcome: 'rerun' };
 }
 
 /** What the tool would have returned, rebuilt from what the service recorded. */

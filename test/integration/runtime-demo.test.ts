@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runDemo } from '../../lib/local/demo.js';
+import { resolutionFor, runDemo } from '../../lib/local/demo.js';
 import { endpointsFor } from '../setup/emulator-context.js';
 
 const endpoints = endpointsFor('dynamodb-local') ?? endpointsFor('dynalite');
@@ -15,4 +15,31 @@ describe.skipIf(!endpoints)('logbook demo --chaos', () => {
     // Every run wrote one ticket, one email and one refund.
     expect(report.sideEffects).toBe(9);
   }, 240_000);
+});
+
+describe('the demo resolver', () => {
+  const effect = (callId: string, applied = true) => ({
+    service: 'payments' as const,
+    op: 'refund',
+    key: `local:r-1:${callId}`,
+    runId: 'r-1',
+    callId,
+    applied,
+    readOnly: false,
+    detail: { orderId: 'o_1', amountCents: 1299, refundId: 'r-abc' },
+  });
+
+  it('answers succeeded with what landed, rerun only after the deadline when nothing did', () => {
+    const now = Date.parse('2026-11-01T00:00:10Z');
+    expect(resolutionFor('r-1', { callId: '13-0' }, [effect('13-0')], now)).toEqual({
+      callId: '13-0',
+      outcome: 'succeeded',
+      result: { refundId: 'r-abc' },
+    });
+    expect(resolutionFor('r-1', { callId: '13-0', rerunNotBefore: '2026-11-01T00:00:20Z' }, [effect('9-0')], now)).toBeUndefined();
+    expect(resolutionFor('r-1', { callId: '13-0', rerunNotBefore: '2026-11-01T00:00:05Z' }, [effect('13-0', false)], now)).toEqual({
+      callId: '13-0',
+      outcome: 'rerun',
+    });
+  });
 });
