@@ -73,7 +73,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     port: 0,
     workDir,
     prefix: `logbook-demo-${options.seed}-${process.pid}`,
-    toolDelayMs: options.toolDelayMs ?? 150,
+    // Slower tools under chaos: more of each run is spent inside calls, where a kill hurts most.
+    toolDelayMs: options.toolDelayMs ?? (options.chaos ? 300 : 100),
     concurrency: 2,
     ...(options.endpoints ? { endpoints: options.endpoints } : {}),
     ...(options.dynamo ? { dynamo: options.dynamo } : {}),
@@ -131,7 +132,7 @@ async function killLoop(
   log: (line: string) => void,
 ): Promise<void> {
   while (!state.done && state.kills < maxKills) {
-    await sleep(250 + Math.floor(random() * 1250));
+    await sleep(150 + Math.floor(random() * 650));
     if (state.done) return;
     if (stack.runner.killBusyWorker((n) => Math.floor(random() * n))) {
       state.kills++;

@@ -46,8 +46,10 @@ export function safeFields(fields: Record<string, unknown> | undefined): Record<
 /** POWERTOOLS_SERVICE_NAME (set by the CDK stack, and what the alarms select) wins over the default. */
 const service = (fallback: string) => process.env.POWERTOOLS_SERVICE_NAME ?? fallback;
 
-export function createLogger(serviceName: string): Logger {
-  return new Logger({ serviceName: service(serviceName), logLevel: (process.env.POWERTOOLS_LOG_LEVEL as 'INFO' | undefined) ?? 'INFO' });
+type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'CRITICAL' | 'SILENT';
+
+export function createLogger(serviceName: string, logLevel = process.env.POWERTOOLS_LOG_LEVEL): Logger {
+  return new Logger({ serviceName: service(serviceName), logLevel: (logLevel as LogLevel | undefined) ?? 'INFO' });
 }
 
 /** Route engine log lines to Powertools; a `seq` field also becomes a key of later lines. */

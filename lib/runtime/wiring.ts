@@ -72,7 +72,7 @@ export async function createRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const env = loadEnv(source);
-  const logger = createLogger(serviceName);
+  const logger = createLogger(serviceName, source.POWERTOOLS_LOG_LEVEL);
   const metrics = createMetrics(serviceName);
   const local = env.LOGBOOK_DYNAMODB_ENDPOINT !== undefined;
   const clients = createAwsClients({
