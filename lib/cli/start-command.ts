@@ -39,6 +39,11 @@ export async function startCommand(argv: string[], io: Output): Promise<number> 
     dynamo,
     toolDelayMs: Number(values['tool-delay']),
     ...(port !== undefined ? { port } : {}),
+  }).catch((error: unknown) => {
+    if ((error as { code?: string }).code === 'EADDRINUSE') {
+      throw new UsageError(`port ${port ?? process.env.LOGBOOK_PORT ?? 8787} is in use: stop the other \`npm start\`, or pick another with --port N or LOGBOOK_PORT`);
+    }
+    throw error;
   });
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= stack.stop());
