@@ -74,9 +74,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const resources = await createResources(endpoints, resourceNames(options.prefix ?? 'logbook-local'));
     const workerLog = join(workDir, 'worker.log');
     const ledgerFile = join(workDir, `ledger-${resources.names.table}.jsonl`);
-    // A fresh stack is a fresh world: the emulators start empty, so do the fake services and the log.
-    rmSync(ledgerFile, { force: true });
-    writeFileSync(workerLog, '');
     const env: Record<string, string> = {
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'test',
@@ -118,6 +115,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         }),
     );
     const port = (server.address() as AddressInfo).port;
+    // A fresh stack is a fresh world: the emulators start empty, so do the fake services and the
+    // log (only now that the port is ours, so a second `npm start` cannot wipe the first one's).
+    rmSync(ledgerFile, { force: true });
+    writeFileSync(workerLog, '');
 
     const runner = new LocalEventSourceRunner({
       sqs: runtime.clients.sqs,
