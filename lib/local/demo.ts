@@ -133,6 +133,8 @@ async function killLoop(
 ): Promise<void> {
   while (!state.done && state.kills < maxKills) {
     await sleep(150 + Math.floor(random() * 650));
+    // Then strike the next moment a worker is busy, so a kill always lands inside a step.
+    while (!state.done && stack.runner.busyWorkers === 0) await sleep(10);
     if (state.done) return;
     if (stack.runner.killBusyWorker((n) => Math.floor(random() * n))) {
       state.kills++;
