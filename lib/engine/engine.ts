@@ -44,7 +44,8 @@ export interface EngineConfig {
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   leaseMs: 60_000,
-  maxClaimAttempts: 5,
+  // Below the queue's maxReceiveCount (5): a poison run parks before its tick goes to the DLQ.
+  maxClaimAttempts: 3,
   maxToolAttempts: 3,
   marginMs: 5_000,
   modelTimeoutMs: 120_000,

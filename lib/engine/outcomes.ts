@@ -9,13 +9,14 @@ import type { EngineDeps } from './engine.js';
  * repeat after a crash is harmless downstream), then raise notifiedSeq on the head. Any lease
  * holder that folds such a log repairs a missing notice.
  */
-export async function publishOutcome(deps: EngineDeps, run: RunRef, state: RunState, head: RunHead, projection: HeadProjection): Promise<void> {
+/** Returns true when a notice was published (or marked done) now. */
+export async function publishOutcome(deps: EngineDeps, run: RunRef, state: RunState, head: RunHead, projection: HeadProjection): Promise<boolean> {
   const outcome = projection.outcome;
-  if (!outcome || head.notifiedSeq >= outcome.seq) return;
+  if (!outcome || head.notifiedSeq >= outcome.seq) return false;
   if (!deps.publisher) {
     // Nothing to publish to: mark it done, or the sweeper would keep waking the run for it.
     await deps.heads.markNotified(run, outcome.seq);
-    return;
+    return true;
   }
   const detailType: OutcomeDetailType =
     outcome.status === 'completed' ? 'Agent Run Completed' : outcome.status === 'parked' ? 'Agent Run Needs Attention' : 'Agent Run Failed';
@@ -29,4 +30,5 @@ export async function publishOutcome(deps: EngineDeps, run: RunRef, state: RunSt
   });
   await deps.heads.markNotified(run, outcome.seq);
   void state;
+  return true;
 }

@@ -2,7 +2,7 @@ import { foldLog, foldMore } from '../core/fold.js';
 import { FOLD_VERSION, type RunState } from '../core/state.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { EventLog } from '../ports/event-log.js';
-import type { RunHead, RunHeads } from '../ports/run-heads.js';
+import type { RunHead, RunHeads, SnapshotPointer } from '../ports/run-heads.js';
 import { runKey, type RunRef } from '../ports/run-ref.js';
 import { sha256Hex } from './hash.js';
 
@@ -55,15 +55,16 @@ export class RunLoader {
   }
 
   /** Write a snapshot every `snapshotEvery` events: the object first, then the pointer, forward only. */
-  async maybeSnapshot(run: RunRef, state: RunState, head: RunHead | undefined): Promise<boolean> {
+  async maybeSnapshot(run: RunRef, state: RunState, head: RunHead | undefined): Promise<SnapshotPointer | undefined> {
     const every = this.options.snapshotEvery ?? 50;
     const last = head?.snapshot?.foldVersion === FOLD_VERSION ? head.snapshot.seq : 0;
-    if (state.lastSeq - last < every) return false;
+    if (state.lastSeq - last < every) return undefined;
     const bytes = new TextEncoder().encode(JSON.stringify(state));
     const sha256 = sha256Hex(bytes);
     const key = `snapshots/${run.tenant}/${run.runId}/${String(state.lastSeq).padStart(10, '0')}-${sha256.slice(0, 16)}.json`;
     await this.deps.blobs.put(key, bytes, { contentType: 'application/json' });
-    return this.deps.heads.setSnapshot(run, { seq: state.lastSeq, key, sha256, foldVersion: FOLD_VERSION });
+    const pointer: SnapshotPointer = { seq: state.lastSeq, key, sha256, foldVersion: FOLD_VERSION };
+    return (await this.deps.heads.setSnapshot(run, pointer)) ? pointer : undefined;
   }
 
   private async readSnapshot(key: string, sha256: string): Promise<RunState | undefined> {

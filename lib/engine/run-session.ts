@@ -18,6 +18,8 @@ export class RunSession {
   dangling = false;
   /** Aborted when a cancel arrives while calls are in flight. */
   readonly cancel = new AbortController();
+  /** Called once, after the first successful append of this step (progress was made). */
+  onFirstAppend?: () => Promise<void>;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -65,6 +67,7 @@ export class RunSession {
     }
     this.appended++;
     this.deps.loader.remember(this.run, this.state);
+    if (this.appended === 1 && this.onFirstAppend) await this.onFirstAppend();
     await checkpoints?.appended?.(this.run, this.state);
     await checkpoints?.at('after-append', `${event.type}#${event.seq}`);
     return event;

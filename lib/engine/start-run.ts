@@ -98,9 +98,10 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest, price
     expiresAt: started.expiresAt,
   };
   const headCreated = await heads.createHead(head);
-  if (created || headCreated) {
-    await queue.enqueue(run, { dedupeId: `${runId}:1:0` });
-  }
+  // Always (re)send the first tick: a retry after a crash between head and tick must not leave
+  // the run waiting for the sweeper. Within FIFO's window the dedupe id makes it a no-op; later,
+  // a spare tick is harmless (the step finds nothing to do or a lease held).
+  await queue.enqueue(run, { dedupeId: `${runId}:1:0` });
   const current = headCreated ? head : await heads.getHead(run);
   return { runId, created, status: current?.status ?? 'running' };
 }

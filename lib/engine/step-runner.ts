@@ -117,6 +117,10 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
       return { outcome: 'corrupt', appended: 0, turns: 0 };
     }
     session = new RunSession(deps, run, state, { epoch, nonce: deps.ids.nonce() }, lease, options.deadlineAt, options.owner);
+    if (grant.attempts > 1) {
+      // Earlier claims ended abnormally; this one made progress, so the run is not poison.
+      session.onFirstAppend = () => heads.resetAttempts(run, { owner: options.owner, epoch });
+    }
     let outcome: TurnOutcome = { kind: 'continue' };
     let inboxVersion = head.inboxVersion;
     for (let round = 0; round < 5; round++) {
@@ -128,7 +132,7 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
         inboxVersion = await ingestInbox(session, inboxVersion);
         outcome = await runTurns(session, options, () => turns++);
       }
-      await finish(deps, session, outcome);
+      head = await finish(deps, session, outcome, head);
       if (await release(inboxVersion)) break;
       // New inbox items arrived while we worked: ingest them before letting go.
       inboxVersion = (await heads.getHead(run))?.inboxVersion ?? inboxVersion;
@@ -190,20 +194,27 @@ async function runTurns(session: RunSession, options: StepOptions, onTurn: () =>
   }
 }
 
-async function finish(deps: EngineDeps, session: RunSession, outcome: TurnOutcome): Promise<void> {
+/**
+ * Project the head, snapshot when due, publish an owed outcome. `head` is the one our claim
+ * returned: its snapshot pointer and notifiedSeq change only under the lease, so we keep them
+ * current here instead of reading the head again.
+ */
+async function finish(deps: EngineDeps, session: RunSession, outcome: TurnOutcome, head: RunHead): Promise<RunHead> {
   const now = deps.clock.now();
   const state = session.state;
   const waitUntil = outcome.kind === 'waiting' ? outcome.until : undefined;
   const projection = projectHead(state, now, deps.config, waitUntil);
   await deps.heads.project(session.run, projection);
-  // The step ended normally: a later failure streak is counted afresh.
-  await deps.heads.resetAttempts(session.run, { owner: session.owner, epoch: session.writer.epoch });
   if (outcome.kind === 'parked' && session.appended > 0) deps.metrics?.count('RunsParked');
-  const head = await deps.heads.getHead(session.run);
-  await deps.loader.maybeSnapshot(session.run, state, head).catch((error: unknown) => {
+  const next: RunHead = { ...head, ...projection };
+  try {
+    const pointer = await deps.loader.maybeSnapshot(session.run, state, head);
+    if (pointer) next.snapshot = pointer;
+  } catch (error) {
     deps.logger?.warn('snapshot failed (not required)', { ...session.run, error: String(error) });
-  });
-  if (head) await publishOutcome(deps, session.run, state, head, projection);
+  }
+  if (await publishOutcome(deps, session.run, state, next, projection)) next.notifiedSeq = projection.outcome?.seq ?? next.notifiedSeq;
+  return next;
 }
 
 /**

@@ -119,7 +119,8 @@ export interface RunHeads {
   renewLease(run: RunRef, args: { owner: string; epoch: number; now: number; ttlMs: number }): Promise<number>;
   /**
    * Release our lease only if the inbox version is still the one we ingested; false means new
-   * inbox items arrived and must be ingested first (the lease is kept).
+   * inbox items arrived and must be ingested first (the lease is kept). A release is the normal
+   * end of a step, so it also resets attempts to 0.
    */
   releaseLease(run: RunRef, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean>;
   /** Reset attempts to 0 after progress, so a later failure streak is counted afresh. */

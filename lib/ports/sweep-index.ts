@@ -14,6 +14,10 @@ export function sweepEntry(head: RunHead): { shard: number; wakeAt: number } | u
   const noticeOwed = head.outcome !== undefined && head.notifiedSeq < head.outcome.seq;
   if (head.park) return inboxPending ? { shard, wakeAt: head.updatedAt } : undefined;
   if (inboxPending || noticeOwed) return { shard, wakeAt: head.updatedAt };
+  if (head.status === 'waiting' && head.wakeAt !== undefined) {
+    // Waiting for a started call's deadline: wake exactly then (or when a live lease ends).
+    return { shard, wakeAt: Math.max(head.wakeAt, head.lease?.until ?? 0) };
+  }
   if (head.status === 'running' || head.status === 'waiting') {
     const leaseEnd = head.lease?.until ?? 0;
     // A healthy running run is woken by its own ticks; the sweeper steps in only once it looks

@@ -19,7 +19,8 @@ export const envSchema = z.object({
   LOGBOOK_SQS_ENDPOINT: z.string().url().optional(),
   LOGBOOK_EVENTS_ENDPOINT: z.string().url().optional(),
   LOGBOOK_LEASE_MS: z.coerce.number().int().positive().default(60_000),
-  LOGBOOK_MAX_ATTEMPTS: z.coerce.number().int().positive().default(5),
+  // Claims without progress before a run parks as poisoned; below the queue's maxReceiveCount (5).
+  LOGBOOK_MAX_ATTEMPTS: z.coerce.number().int().positive().max(4).default(3),
   LOGBOOK_RETENTION_COMPLETED_DAYS: z.coerce.number().int().positive().default(30),
   LOGBOOK_RETENTION_FAILED_DAYS: z.coerce.number().int().positive().default(90),
   AWS_REGION: z.string().default('us-east-1'),

@@ -114,6 +114,8 @@ export function runHeadsContract(target: StoreTarget): void {
       expect(await sut.store.releaseLease(run, { owner: 'A', epoch: g.epoch, inboxVersion: 0 })).toBe(false);
       expect((await sut.store.getHead(run))?.lease?.owner).toBe('A');
       expect(await sut.store.releaseLease(run, { owner: 'A', epoch: g.epoch, inboxVersion: version })).toBe(true);
+      // A release ends the step normally: the failure streak starts again from zero.
+      expect((await sut.store.getHead(run))?.attempts).toBe(0);
       const head = await sut.store.getHead(run);
       expect(head?.lease).toBeUndefined();
       expect(head?.ingestedInboxVersion).toBe(version);

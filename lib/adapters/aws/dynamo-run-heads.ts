@@ -100,6 +100,8 @@ export class DynamoRunHeads implements RunHeads {
       .remove(A.leaseUntil)
       .remove(A.leaseEpoch)
       .set('ingestedInboxVersion', args.inboxVersion)
+      // A release is a normal end of a step: the failure streak is over.
+      .set('attempts', 0)
       .condition('#inboxVersion = :inboxVersion')
       .bind(':inboxVersion', args.inboxVersion);
     update.name('inboxVersion');

@@ -149,6 +149,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     if (head.inboxVersion !== args.inboxVersion) return false;
     delete head.lease;
     head.ingestedInboxVersion = args.inboxVersion;
+    head.attempts = 0;
     return true;
   }
 
