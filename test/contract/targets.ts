@@ -20,7 +20,7 @@ export const NO_WAIT_RETRY = { sleep: async () => undefined };
 
 export const memoryStoreTarget: StoreTarget = {
   name: 'memory',
-  enforcesItemLimit: false,
+  enforcesItemLimit: true,
   available: true,
   async setup() {
     const store = new MemoryStore();
@@ -67,7 +67,7 @@ export function dynamoStoreTarget(target: DynamoTarget): StoreTarget {
 export const memoryBlobTarget: BlobStoreTarget = {
   name: 'memory',
   available: true,
-  verifiesIntegrity: false,
+  verifiesIntegrity: true,
   async setup() {
     const blobs = new MemoryBlobStore();
     return { blobs, tamper: async (key, bytes) => blobs.tamper(key, bytes), dispose: async () => undefined };

@@ -1,4 +1,5 @@
-import { BlobNotFoundError } from '../../core/errors.js';
+import { createHash } from 'node:crypto';
+import { BlobIntegrityError, BlobNotFoundError } from '../../core/errors.js';
 import type { BlobStore } from '../../ports/blob-store.js';
 
 export class MemoryBlobStore implements BlobStore {
@@ -15,6 +16,12 @@ export class MemoryBlobStore implements BlobStore {
     this.stats.gets++;
     const bytes = this.objects.get(key);
     if (!bytes) throw new BlobNotFoundError(key);
+    // Like the S3 adapter: a content-addressed key names the sha256 its bytes must have.
+    const expected = /([0-9a-f]{64})\.json$/.exec(key)?.[1];
+    if (expected) {
+      const actual = createHash('sha256').update(bytes).digest('hex');
+      if (actual !== expected) throw new BlobIntegrityError(key, expected, actual);
+    }
     return new Uint8Array(bytes);
   }
 

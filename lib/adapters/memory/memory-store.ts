@@ -1,4 +1,4 @@
-import { AppendConflictError, LeaseHeldError, LeaseLostError, RunNotFoundError } from '../../core/errors.js';
+import { AppendConflictError, ItemTooLargeError, LeaseHeldError, LeaseLostError, RunNotFoundError } from '../../core/errors.js';
 import type { RunEvent } from '../../core/events.js';
 import type { InboxItem } from '../../core/inbox.js';
 import type { EventLog, ReadPage } from '../../ports/event-log.js';
@@ -21,6 +21,8 @@ interface RunRecord {
   head?: RunHead;
   inbox: Map<string, InboxItem>;
 }
+
+const MAX_ITEM_BYTES = 400 * 1024;
 
 /** Deep copy through JSON, as a real store would: no caller ever shares an object with it. */
 const copy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
@@ -61,6 +63,9 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
 
   async append(run: RunRef, event: RunEvent): Promise<void> {
     this.stats.requests++;
+    // DynamoDB's item limit, measured on the JSON form (close to the item's size).
+    const size = new TextEncoder().encode(JSON.stringify(event)).byteLength;
+    if (size > MAX_ITEM_BYTES) throw new ItemTooLargeError(`event ${event.seq} is ${size} bytes, above DynamoDB's 400 KB item limit`);
     const rec = this.record(run);
     const existing = rec.events.get(event.seq) as RunEvent | undefined;
     if (existing !== undefined) {
