@@ -133,8 +133,11 @@ async function killLoop(
 ): Promise<void> {
   while (!state.done && state.kills < maxKills) {
     await sleep(150 + Math.floor(random() * 650));
-    // Then strike the next moment a worker is busy, so a kill always lands inside a step.
+    // Then wait for a worker to be inside a step and strike at a random point of it: striking the
+    // instant it became busy would always hit the first milliseconds, before the worker could
+    // shorten its tick's visibility, which on AWS too costs the full visibility timeout.
     while (!state.done && stack.runner.busyWorkers === 0) await sleep(10);
+    await sleep(Math.floor(random() * 400));
     if (state.done) return;
     if (stack.runner.killBusyWorker((n) => Math.floor(random() * n))) {
       state.kills++;

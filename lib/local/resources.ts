@@ -46,13 +46,17 @@ export function resourceNames(prefix: string): ResourceNames {
  * Creates the table (keys, GSIs, TTL), the bucket and the FIFO queues with their DLQ from the
  * shared table definition, as the CDK stack does on AWS. Safe to call again on existing resources.
  */
-export async function createResources(endpoints: EmulatorEndpoints, names: ResourceNames): Promise<CreatedResources> {
+export async function createResources(
+  endpoints: EmulatorEndpoints,
+  names: ResourceNames,
+  options: { visibilityTimeoutSeconds?: number } = {},
+): Promise<CreatedResources> {
   const clients = createLocalAwsClients(endpoints);
   try {
     const [, , queues] = await Promise.all([
       createTable(clients.dynamodb, names.table),
       createBucket(clients.s3, names.bucket),
-      createQueues(clients.sqs, names),
+      createQueues(clients.sqs, names, options.visibilityTimeoutSeconds ?? WORKER.visibilityTimeoutSeconds),
     ]);
     return { names, tableName: names.table, bucket: names.bucket, ...queues };
   } finally {
@@ -131,6 +135,8 @@ export async function createBucket(s3: S3Client, bucket: string): Promise<void> 
 export async function createQueues(
   sqs: SQSClient,
   names: Pick<ResourceNames, 'queue' | 'deadLetterQueue'>,
+  /** Six times the worker's timeout, as on AWS; the local stack runs a shorter worker timeout. */
+  visibilityTimeoutSeconds: number = WORKER.visibilityTimeoutSeconds,
 ): Promise<{ queueUrl: string; deadLetterQueueUrl: string }> {
   const fifo = { FifoQueue: 'true', ContentBasedDeduplication: 'false' };
   const dlq = await sqs.send(
@@ -148,7 +154,7 @@ export async function createQueues(
       QueueName: names.queue,
       Attributes: {
         ...fifo,
-        VisibilityTimeout: String(WORKER.visibilityTimeoutSeconds),
+        VisibilityTimeout: String(visibilityTimeoutSeconds),
         MessageRetentionPeriod: String(4 * 86_400),
         RedrivePolicy: JSON.stringify({
           deadLetterTargetArn: attrs.Attributes?.QueueArn,

@@ -16,9 +16,12 @@ interface InvokeMessage {
 
 const send = (message: unknown) => process.send?.(message);
 
-const { handler } = (await import('../../functions/worker.js')) as {
+const { handler, ready } = (await import('../../functions/worker.js')) as {
   handler: (event: SQSEvent, context: ReturnType<typeof lambdaContext>) => Promise<SQSBatchResponse>;
+  ready: Promise<void>;
 };
+// As Lambda's INIT phase: the sandbox takes events only once its runtime is built.
+await ready;
 
 process.on('message', (message: InvokeMessage) => {
   if (message?.type !== 'invoke') return;
