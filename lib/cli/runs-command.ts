@@ -5,6 +5,7 @@ import { UsageError, type Output } from './output.js';
 import { formatTime, formatUsd, keyValues, table, truncate } from './table.js';
 
 export const RUNS_USAGE = `usage:
+  logbook runs start AGENT --input TEXT_OR_JSON [--run-id ID] [--version V] [--budgets JSON]
   logbook runs list [--status S] [--limit N] [--cursor C]
   logbook runs show RUN_ID
   logbook runs events RUN_ID [--after SEQ] [--limit N]
@@ -25,6 +26,10 @@ const OPTIONS = {
   outcome: { type: 'string' },
   result: { type: 'string' },
   action: { type: 'string' },
+  input: { type: 'string' },
+  'run-id': { type: 'string' },
+  version: { type: 'string' },
+  budgets: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -33,6 +38,23 @@ function intOption(value: string | undefined, name: string): number | undefined 
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer`);
   return n;
+}
+
+/** Input is JSON when it parses as JSON, else the text itself. */
+function parseLoose(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function parseJsonOption(text: string, name: string, hint?: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new UsageError(`--${name} must be JSON${hint ? ` (${hint})` : ''}`);
+  }
 }
 
 /** `logbook runs ...`: returns the exit code. */
@@ -52,6 +74,22 @@ export async function runsCommand(argv: string[], io: Output, makeClient = (api:
   };
 
   switch (verb) {
+    case 'start': {
+      // The positional is the agent name here, not a run id.
+      const agent = runId;
+      if (!agent) throw new UsageError('logbook runs start needs an AGENT');
+      if (values.input === undefined) throw new UsageError('logbook runs start needs --input');
+      const started = await client.startRun({
+        agent,
+        input: parseLoose(values.input),
+        ...(values['run-id'] ? { runId: values['run-id'] } : {}),
+        ...(values.version ? { version: values.version } : {}),
+        ...(values.budgets ? { budgets: parseJsonOption(values.budgets, 'budgets') as Record<string, number> } : {}),
+      });
+      if (json) io.out(JSON.stringify(started));
+      else io.out(keyValues([['run', started.runId], ['status', started.status], ['created', started.created ? 'yes' : 'no (existing run)']]));
+      return 0;
+    }
     case 'list': {
       const limit = intOption(values.limit, 'limit');
       const page = await client.listRuns({
@@ -158,14 +196,7 @@ export async function runsCommand(argv: string[], io: Output, makeClient = (api:
         if (outcome !== 'succeeded' && outcome !== 'failed' && outcome !== 'rerun') {
           throw new UsageError('--outcome must be succeeded, failed or rerun');
         }
-        let result: unknown;
-        if (values.result !== undefined) {
-          try {
-            result = JSON.parse(values.result);
-          } catch {
-            throw new UsageError('--result must be JSON (quote strings: \'"done"\')');
-          }
-        }
+        const result = values.result === undefined ? undefined : parseJsonOption(values.result, 'result', `quote strings: '"done"'`);
         body = { callId: values.call, outcome, ...(result !== undefined ? { result } : {}) };
       }
       const out = await client.resolve(id, body);

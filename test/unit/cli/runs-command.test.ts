@@ -36,6 +36,7 @@ function fakeClient(calls: unknown[][]) {
       ),
       cancel: async (id: string, reason?: string) => (calls.push(['cancel', id, reason]), { inboxId: 'i-1' }),
       resolve: async (id: string, body: unknown) => (calls.push(['resolve', id, body]), { inboxId: 'i-2' }),
+      startRun: async (body: unknown) => (calls.push(['start', body]), { runId: 'r-new', status: 'running', created: true }),
     }) as unknown as LogbookClient;
 }
 
@@ -82,6 +83,18 @@ describe('logbook runs', () => {
     ]);
   });
 
+  it('starts a run: JSON input parsed, plain text kept as text', async () => {
+    const calls: unknown[][] = [];
+    const io = capture();
+    expect(await runsCommand(['start', 'support', '--input', 'my order is damaged', '--run-id', 'order-1'], io, fakeClient(calls))).toBe(0);
+    await runsCommand(['start', 'support', '--input', '{"customer":"c_77"}', '--budgets', '{"maxSteps":5}', '--json'], capture(), fakeClient(calls));
+    expect(calls).toEqual([
+      ['start', { agent: 'support', input: 'my order is damaged', runId: 'order-1' }],
+      ['start', { agent: 'support', input: { customer: 'c_77' }, budgets: { maxSteps: 5 } }],
+    ]);
+    expect(io.stdout.join('\n')).toMatch(/run\s+r-new/);
+  });
+
   it('reports usage mistakes with exit code 2', async () => {
     for (const argv of [
       ['runs', 'show'],
@@ -89,6 +102,8 @@ describe('logbook runs', () => {
       ['runs', 'resolve', 'r-1', '--call', '1-0', '--outcome', 'maybe'],
       ['runs', 'resolve', 'r-1', '--call', '1-0', '--outcome', 'succeeded', '--result', '{nope'],
       ['runs', 'list', '--bogus'],
+      ['runs', 'start', 'support'],
+      ['runs', 'start', 'support', '--input', 'x', '--budgets', '{bad'],
       ['runs', 'frobnicate'],
       ['nope'],
     ]) {
