@@ -39,7 +39,7 @@ export class PayloadBucket extends Construct {
       enforceSSL: true,
       minimumTLSVersion: 1.2,
       // No autoDeleteObjects: it adds a custom-resource Lambda with broad S3 rights; an
-      // operator who destroys the stack empties the buckets first (docs/deploy.md).
+      // operator who destroys the stack empties the buckets first (README, Tear down).
       removalPolicy: props.removalPolicy,
       lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(props.expirationDays) }],
     });
