@@ -175,6 +175,7 @@ async function callModel(session: RunSession, action: Extract<Action, { kind: 'c
     };
     metrics?.count('InputTokens', usage.inputTokens);
     metrics?.count('OutputTokens', usage.outputTokens);
+    metrics?.cost(costOf(state.started.model.price, usage.inputTokens, usage.outputTokens));
   } catch (error) {
     rethrowHalt(error);
     if (session.lease.lost) throw error;

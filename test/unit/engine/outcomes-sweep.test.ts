@@ -58,3 +58,20 @@ describe('duplicate and reordered ticks', () => {
     expect(r.retryAfterMs).toBeGreaterThan(60_000);
   });
 });
+
+describe('per-turn metrics', () => {
+  it('reports turns, tokens, cost and model/tool latency through the metrics port', async () => {
+    const t = scriptedWorld({ tools: [], script: [{ text: 'done' }] });
+    const seen: Record<string, number> = {};
+    const add = (name: string, v: number) => (seen[name] = (seen[name] ?? 0) + v);
+    const metrics = { count: (n: string, v = 1) => add(n, v), duration: (n: string, ms: number) => add(n, ms + 1), cost: (usd: number) => add('CostUsd', usd) };
+    const w = spawnWorker(t.world, undefined, {}, { metrics });
+    await startRun(w.deps, { ...t.run, agent: 'agent', input: 'go' });
+    await driveRun(t.world, t.run, { worker: () => w });
+    expect(seen.Turns).toBeGreaterThanOrEqual(1);
+    expect(seen.InputTokens).toBeGreaterThan(0);
+    expect(seen.OutputTokens).toBeGreaterThan(0);
+    expect(seen.CostUsd).toBeGreaterThan(0);
+    expect(seen.ModelLatency).toBeGreaterThan(0);
+  });
+});
