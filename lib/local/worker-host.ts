@@ -16,12 +16,12 @@ interface InvokeMessage {
 
 const send = (message: unknown) => process.send?.(message);
 
-const { handler, ready } = (await import('../../functions/worker.js')) as {
+const { handler, warm } = (await import('../../functions/worker.js')) as {
   handler: (event: SQSEvent, context: ReturnType<typeof lambdaContext>) => Promise<SQSBatchResponse>;
-  ready: Promise<void>;
+  warm: () => Promise<void>;
 };
-// As Lambda's INIT phase: the sandbox takes events only once its runtime is built.
-await ready;
+// As an init phase: the sandbox takes events only once its runtime is built.
+await warm();
 
 process.on('message', (message: InvokeMessage) => {
   if (message?.type !== 'invoke') return;
