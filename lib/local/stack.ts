@@ -53,7 +53,7 @@ export interface LocalStack {
 }
 
 /** Local timings: short leases so a killed worker's run resumes within seconds. */
-export const LOCAL_TIMINGS = { leaseMs: 5_000, marginMs: 1_000, modelTimeoutMs: 15_000, workerTimeoutMs: 20_000, visibilityMarginS: 2 };
+export const LOCAL_TIMINGS = { leaseMs: 5_000, marginMs: 1_000, modelTimeoutMs: 15_000, workerTimeoutMs: 60_000, visibilityMarginS: 2 };
 
 /**
  * The whole of Logbook on this machine: emulators, the table/bucket/queues from the shared
@@ -71,10 +71,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       cleanups.push(() => emulators?.stop() ?? Promise.resolve());
     }
     const endpoints = options.endpoints ?? (emulators as Emulators).endpoints;
-    // The same rule as on AWS (visibility = 6 x the worker timeout) with the local, shorter timeout:
-    // a worker killed before it could shorten its tick's visibility costs two minutes, not thirty.
+    // AWS wants visibility >= 6 x the function timeout because its poller retries throttled
+    // invocations; the local runner never throttles, so twice the worker timeout is enough. A
+    // worker killed before it could shorten its tick's visibility then costs 2 minutes, not 30.
     const resources = await createResources(endpoints, resourceNames(options.prefix ?? 'logbook-local'), {
-      visibilityTimeoutSeconds: (6 * LOCAL_TIMINGS.workerTimeoutMs) / 1000,
+      visibilityTimeoutSeconds: (2 * LOCAL_TIMINGS.workerTimeoutMs) / 1000,
     });
     const workerLog = join(workDir, 'worker.log');
     const ledgerFile = join(workDir, `ledger-${resources.names.table}.jsonl`);
