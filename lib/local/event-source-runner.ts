@@ -36,7 +36,7 @@ export interface RunnerStats {
   deleted: number;
 }
 
-type Pending = { id: number; resolve: (r: InvokeOutcome) => void; timer: NodeJS.Timeout };
+type Pending = { id: number; resolve: (r: InvokeOutcome) => void; timer: NodeJS.Timeout; child: ChildProcess };
 type InvokeOutcome = { kind: 'response'; response: SQSBatchResponse } | { kind: 'error'; message: string } | { kind: 'died'; signal: string | null };
 
 const HOST = fileURLToPath(new URL('./worker-host.ts', import.meta.url));
@@ -86,7 +86,8 @@ class Sandbox {
     child.on('exit', (_code, signal) => {
       if (this.child === child) this.child = undefined;
       if (signal !== 'SIGKILL') this.runner.stats.exits++;
-      this.settle({ kind: 'died', signal });
+      // Only the invocation that was sent to this very process died with it.
+      if (this.pending?.child === child) this.settle({ kind: 'died', signal });
     });
     return this.ready;
   }
@@ -110,7 +111,7 @@ class Sandbox {
         this.runner.stats.timeouts++;
         this.kill();
       }, this.options.timeoutMs + 1_000);
-      this.pending = { id, resolve, timer };
+      this.pending = { id, resolve, timer, child };
       this.busySince = Date.now();
       child.send({ type: 'invoke', id, event, timeoutMs: this.options.timeoutMs });
     });
@@ -126,6 +127,10 @@ class Sandbox {
     if (!child || child.exitCode !== null || child.signalCode !== null) return false;
     this.runner.stats.kills++;
     child.kill('SIGKILL');
+    // Forget it now, not when its exit event arrives: the next message must go to a fresh
+    // process, never to this corpse (which would strand that message for its visibility timeout).
+    this.child = undefined;
+    this.ready = undefined;
     return true;
   }
 
@@ -223,11 +228,15 @@ export class LocalEventSourceRunner {
     const record = toRecord(message, this.queueArn, this.options.region);
     this.stats.invocations++;
     let outcome: InvokeOutcome;
+    const t0 = Date.now();
     try {
       outcome = await sandbox.invoke({ Records: [record] });
     } catch (error) {
       if (this.running) process.emitWarning(`local runner: ${(error as Error).message}`);
       return;
+    }
+    if (process.env.LOGBOOK_RUNNER_DEBUG) {
+      process.stderr.write(`[runner] ${new Date(t0).toISOString().slice(11, 23)} ${record.body} rc=${record.attributes.ApproximateReceiveCount} -> ${outcome.kind} in ${Date.now() - t0} ms\n`);
     }
     if (outcome.kind !== 'response') return; // died or threw: the message comes back after its visibility timeout
     this.stats.completed++;
