@@ -79,9 +79,24 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest, price
     created = false;
   }
   const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;
-  const head: RunHead = {
-    tenant: run.tenant,
-    runId,
+  const head = initialHead(started, now);
+  const headCreated = await heads.createHead(head);
+  // Always (re)send the first tick: a retry after a crash between head and tick must not leave
+  // the run waiting for the sweeper. Within FIFO's window the dedupe id makes it a no-op; later,
+  // a spare tick is harmless (the step finds nothing to do or a lease held).
+  await queue.enqueue(run, { dedupeId: `${runId}:1:0` });
+  const current = headCreated ? head : await heads.getHead(run);
+  return { runId, created, status: current?.status ?? 'running' };
+}
+
+/** The head of a run that was just created: a projection of its run_started and nothing else. */
+export function initialHead(
+  started: Pick<EventOf<'run_started'>, 'tenant' | 'runId' | 'agent' | 'at' | 'expiresAt'> & { budgets?: EventOf<'run_started'>['budgets'] },
+  now: number,
+): RunHead {
+  return {
+    tenant: started.tenant,
+    runId: started.runId,
     agent: { ...started.agent },
     status: 'running',
     lastSeq: 1,
@@ -92,16 +107,9 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest, price
     inboxVersion: 0,
     ingestedInboxVersion: 0,
     usage: { steps: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
-    budgets: started.budgets,
+    ...(started.budgets ? { budgets: started.budgets } : {}),
     attention: [],
     notifiedSeq: 0,
     expiresAt: started.expiresAt,
   };
-  const headCreated = await heads.createHead(head);
-  // Always (re)send the first tick: a retry after a crash between head and tick must not leave
-  // the run waiting for the sweeper. Within FIFO's window the dedupe id makes it a no-op; later,
-  // a spare tick is harmless (the step finds nothing to do or a lease held).
-  await queue.enqueue(run, { dedupeId: `${runId}:1:0` });
-  const current = headCreated ? head : await heads.getHead(run);
-  return { runId, created, status: current?.status ?? 'running' };
 }

@@ -6,6 +6,7 @@ import type { EventLog } from '../../lib/ports/event-log.js';
 import type { Inbox } from '../../lib/ports/inbox.js';
 import type { RunHead, RunHeads } from '../../lib/ports/run-heads.js';
 import type { RunRef } from '../../lib/ports/run-ref.js';
+import { initialHead } from '../../lib/engine/start-run.js';
 
 export type Store = EventLog & RunHeads & Inbox & { readonly stats: { requests: number; itemsRead: number } };
 
@@ -76,24 +77,8 @@ export function runStarted(run: RunRef, by: Writer, opts: { at: number; expiresA
 }
 
 export function newHead(run: RunRef, now: number, overrides: Partial<RunHead> = {}): RunHead {
-  return {
-    tenant: run.tenant,
-    runId: run.runId,
-    agent: { name: 'agent', version: '1' },
-    status: 'running',
-    lastSeq: 1,
-    createdAt: now,
-    updatedAt: now,
-    epoch: 0,
-    attempts: 0,
-    inboxVersion: 0,
-    ingestedInboxVersion: 0,
-    usage: { steps: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
-    attention: [],
-    notifiedSeq: 0,
-    expiresAt: now + 90 * DAY,
-    ...overrides,
-  };
+  const head = initialHead({ ...run, agent: { name: 'agent', version: '1' }, at: now, expiresAt: now + 90 * DAY }, now);
+  return { ...head, ...overrides };
 }
 
 export function cancelItem(id: string): InboxItem {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack.js';
 import { runIdForEvent } from '../../lib/runtime/trigger-handler.js';
 import { endpointsFor, uniquePrefix } from '../setup/emulator-context.js';
+import { eventually } from './runtime-helpers.js';
 
 const endpoints = endpointsFor('dynamodb-local') ?? endpointsFor('dynalite');
 
@@ -41,15 +42,6 @@ function fakeEventBridge(): Promise<{ server: Server; url: string; entries: PutE
   );
 }
 
-async function eventually<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const requested = (id: string, detail: unknown, account = '123456789012'): EventBridgeEvent<string, unknown> => ({
   version: '0',

@@ -10,22 +10,13 @@ import { startRun } from '../../lib/engine/start-run.js';
 import { lambdaContext } from '../../lib/local/lambda-context.js';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack.js';
 import { endpointsFor, uniquePrefix } from '../setup/emulator-context.js';
+import { eventually, sqsRecord } from './runtime-helpers.js';
 
 const endpoints = endpointsFor('dynamodb-local') ?? endpointsFor('dynalite');
 let stack: LocalStack;
 let client: LogbookClient;
 let workDir: string;
 
-/** Poll until `check` returns a value; the deadline only bounds a broken run, nothing is timed. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const statusIs = (runId: string, ...statuses: string[]) =>
   eventually(`${runId} to be ${statuses.join('/')}`, async () => {
@@ -125,17 +116,7 @@ describe.skipIf(!endpoints)('runtime on the emulators', () => {
 
   it('drops a malformed tick (the record succeeds) and reports a held run as a batch item failure', async () => {
     const { handler } = await import('../../functions/worker.js');
-    const record = (body: string, id: string) => ({
-      messageId: id,
-      receiptHandle: `not-a-receipt-${id}`,
-      body,
-      attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:q.fifo',
-      awsRegion: 'us-east-1',
-    });
+    const record = (body: string, id: string) => sqsRecord(body, id, `not-a-receipt-${id}`);
     const ctx = lambdaContext('logbook-worker', 60_000) as Context;
     const malformed = await handler({ Records: [record('{"tenant":"local"', 'm-1'), record('{"tenant":"local","runId":"x","extra":1}', 'm-2')] } as SQSEvent, ctx);
     expect(malformed.batchItemFailures).toEqual([]);

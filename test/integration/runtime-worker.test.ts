@@ -13,6 +13,7 @@ import { loadEnv } from '../../lib/runtime/env.js';
 import { createLogger, createMetrics } from '../../lib/runtime/telemetry.js';
 import type { Runtime } from '../../lib/runtime/wiring.js';
 import { createWorkerHandler } from '../../lib/runtime/worker-handler.js';
+import { sqsRecord } from './runtime-helpers.js';
 
 /** A tool that ignores its abort signal: the worker must not return and keep it running. */
 const stubborn = defineTool({
@@ -65,21 +66,7 @@ function runtime() {
   return { rt, engine, queue, visibility, store };
 }
 
-const event = (body: string): SQSEvent => ({
-  Records: [
-    {
-      messageId: 'm-1',
-      receiptHandle: 'rh-1',
-      body,
-      attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:q.fifo',
-      awsRegion: 'us-east-1',
-    },
-  ],
-});
+const event = (body: string): SQSEvent => ({ Records: [sqsRecord(body, 'm-1', 'rh-1')] });
 
 describe('worker handler', () => {
   it('shortens the tick visibility to lease + margin before stepping', async () => {
