@@ -77,13 +77,6 @@ export class CorruptLogError extends LogbookError {
   }
 }
 
-/** A logged decision no longer matches what the code would do (replay validation). */
-export class NonDeterminismError extends LogbookError {
-  readonly code = 'non_determinism';
-  constructor(message: string) {
-    super(message);
-  }
-}
 
 export class BlobNotFoundError extends LogbookError {
   readonly code = 'blob_not_found';

@@ -1,5 +1,5 @@
 import type { Body } from './body.js';
-import type { AttentionReason, EventOf, Policy } from './events.js';
+import type { AttentionReason, EventOf } from './events.js';
 import type { LoggedMessage } from './messages.js';
 
 /** Bumped whenever fold's output shape or meaning changes: older snapshots are then ignored. */
@@ -83,6 +83,3 @@ export interface RunState {
   outcome?: RunOutcomeState;
 }
 
-export function pinnedPolicy(state: RunState, toolName: string): Policy | undefined {
-  return state.started.tools.find((t) => t.name === toolName)?.policy;
-}

@@ -38,10 +38,6 @@ export class ManualClock implements Clock {
     // Let the woken tasks run before the caller continues.
     await new Promise((r) => setImmediate(r));
   }
-
-  set(time: number): void {
-    this.current = time;
-  }
 }
 
 /** Deterministic ids for tests. */
