@@ -1,8 +1,19 @@
 // @ts-check
 import tseslint from 'typescript-eslint';
 
+/** The framework never imports an application, a handler entry or the dev kit. */
+const FRAMEWORK_BOUNDARY = {
+  group: ['**/examples/**', '**/dev/**', '**/functions/**', '**/handlers/**', 'logbook/local', '**/test/**', '**/bench/**'],
+  message: 'lib/ is the framework: it never imports an application, a handler entry file, the dev kit or tests.',
+};
+/** Applications use Logbook the way a user does: through the package's entry points. */
+const PUBLIC_ENTRY_POINTS = {
+  group: ['**/lib/**', '**/dev/**', '!logbook/**'],
+  message: "import Logbook by its package name: 'logbook', 'logbook/lambda', 'logbook/cdk', 'logbook/testing' or 'logbook/local'.",
+};
+
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', 'dist/**', 'coverage/**', '.logbook/**'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', 'dist/**', 'coverage/**', '.logbook/**', 'templates/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -12,12 +23,26 @@ export default tseslint.config(
     },
   },
   {
+    files: ['lib/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK_BOUNDARY] }] },
+  },
+  {
+    // Only adapters, models, the Lambda wiring and the CDK constructs talk to AWS.
+    files: ['lib/engine/**/*.ts', 'lib/ports/**/*.ts', 'lib/testing/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK_BOUNDARY, { group: ['@aws-sdk/*'], message: 'no AWS SDK here: go through a port.' }] }] },
+  },
+  {
     // The core is pure: no I/O, no clock, no randomness, no AWS.
     files: ['lib/core/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: ['node:*', '@aws-sdk/*', '../engine/*', '../adapters/*', '../ports/*', '../models/*', 'fs', 'crypto'] },
+        {
+          patterns: [
+            FRAMEWORK_BOUNDARY,
+            { group: ['node:*', '@aws-sdk/*', '../engine/*', '../adapters/*', '../ports/*', '../models/*', 'fs', 'crypto'], message: 'lib/core is pure.' },
+          ],
+        },
       ],
       'no-restricted-properties': [
         'error',
@@ -28,8 +53,7 @@ export default tseslint.config(
     },
   },
   {
-    // Only adapters, models, local stack and handlers talk to AWS.
-    files: ['lib/engine/**/*.ts', 'lib/ports/**/*.ts', 'lib/testing/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: ['@aws-sdk/*'] }] },
+    files: ['examples/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [PUBLIC_ENTRY_POINTS] }] },
   },
 );

@@ -20,8 +20,8 @@ import { createEngine } from '../lib/engine/engine.js';
 import { startRun } from '../lib/engine/start-run.js';
 import { runStep } from '../lib/engine/step-runner.js';
 import { defineTool } from '../lib/engine/tools.js';
-import { startEmulators } from '../lib/local/emulators.js';
-import { createResources, resourceNames } from '../lib/local/resources.js';
+import { startEmulators } from '../dev/local/emulators.js';
+import { createResources, resourceNames } from '../dev/local/resources.js';
 import { ScriptedModel, StaticModelResolver } from '../lib/models/scripted-model.js';
 
 const { values } = parseArgs({

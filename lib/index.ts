@@ -1,12 +1,26 @@
-/** Logbook's public API for agent authors. */
-export { defineAgent, AgentRegistry, type AgentDefinition, type AgentSpec } from './engine/agents.js';
-export { defineTool, type ToolContext, type ToolDefinition, type ToolSpec, type VerifyOutcome } from './engine/tools.js';
+/**
+ * `logbook`: what an application's agents module imports. Define tools (each with its policy for a
+ * call that started and has no result), define agents that pin a model, a system prompt and those
+ * tools, and export them with `defineAgents`. Importing this module has no side effects.
+ */
+export { defineTool, DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type ToolContext, type ToolDefinition, type ToolSpec, type VerifyOutcome } from './engine/tools.js';
+export { defineAgent, AgentRegistry, toolSchemaHash, type AgentDefinition, type AgentSpec } from './engine/agents.js';
+export { defineAgents, type Agents, type AgentsSpec, type AgentsSource } from './engine/agent-set.js';
+export { ScriptedModel, StaticModelResolver, type ScriptStep, type ScriptedTurn } from './models/scripted-model.js';
+export { registerPrice } from './models/prices.js';
+export { selectedModel, parseModelId } from './models/model-selection.js';
+export * from './core/errors.js';
+export type { RunEvent, EventType, EventOf, Policy, Budgets, Price, PinnedTool, AttentionReason } from './core/events.js';
+export type { BudgetRequest } from './core/budgets.js';
+export type { RunState, CallState, RunStatusState } from './core/state.js';
+export type { JsonValue } from './core/json.js';
+export type { ModelRequest, ModelResponse, ModelMessage, ModelUsage, ModelToolSpec } from './core/messages.js';
+export type { ModelClient, ModelResolver } from './ports/model-client.js';
+export type { RunRef } from './ports/run-ref.js';
+export type { RunHead, OpenAttention } from './ports/run-heads.js';
+// The engine over ports, for hosts other than the Lambda handlers (tests, custom runtimes).
 export { createEngine, type EngineDeps, type EnginePorts, type EngineOptions } from './engine/engine.js';
 export { startRun, type StartRunRequest } from './engine/start-run.js';
 export { runStep, type StepResult } from './engine/step-runner.js';
-export { requestCancel, requestResolution, requestRunAction } from './engine/requests.js';
+export { requestCancel, requestResolution, requestRunAction, type Resolution } from './engine/requests.js';
 export { sweep } from './engine/sweep.js';
-export { ScriptedModel, StaticModelResolver } from './models/scripted-model.js';
-export * from './core/errors.js';
-export type { RunEvent, Policy, Budgets } from './core/events.js';
-export type { RunState } from './core/state.js';

@@ -1,9 +1,5 @@
 import { z } from 'zod';
-import type { Price } from '../../lib/core/events.js';
-import type { ModelRequest } from '../../lib/core/messages.js';
-import { defineAgent, type AgentDefinition } from '../../lib/engine/agents.js';
-import { defineTool } from '../../lib/engine/tools.js';
-import { ScriptedModel, type ScriptStep } from '../../lib/models/scripted-model.js';
+import { ScriptedModel, defineAgent, defineTool, type AgentDefinition, type ModelRequest, type Price, type ScriptStep } from 'logbook';
 import type { SupportServices } from './services.js';
 
 export const SUPPORT_MODEL_ID = 'scripted:support-v1';

@@ -72,6 +72,11 @@ export class AgentRegistry {
     return this;
   }
 
+  /** Every registered agent version, in registration order per name. */
+  list(): AgentDefinition[] {
+    return [...this.agents.values()].flat();
+  }
+
   /** The named version, or the latest registered when none is given. */
   agent(name: string, version?: string): AgentDefinition | undefined {
     const list = this.agents.get(name);

@@ -8,16 +8,54 @@ import type { RunRef } from '../ports/run-ref.js';
 import type { RunHead } from '../ports/run-heads.js';
 import { driveRun, type Resolver } from './driver.js';
 import { spawnWorker, type World, type WorkerProcess } from './world.js';
-import type { SideEffect } from '../../examples/support-agent/ledger.js';
-import { duplicateEffects } from '../../examples/support-agent/ledger.js';
 import { canonicalJson } from '../core/json.js';
 
+/**
+ * A side effect as the default duplicate check reads it: `key` is the idempotency key the tool
+ * passed (plus `op` when one call makes several kinds of effect); `applied: false` marks a write
+ * the service deduplicated, `readOnly: true` a read. Any other shape needs `onceKey`.
+ */
+export interface SideEffectRecord {
+  key: string;
+  op?: string;
+  applied?: boolean;
+  readOnly?: boolean;
+}
+
 /** A scripted agent and the world it runs in, built fresh for every point. */
-export interface HarnessScenario {
+export interface HarnessScenario<W extends World = World, E = SideEffectRecord> {
   name: string;
-  world(): World & { sideEffects(): SideEffect[] };
+  /** A fresh world (storage, clock, registry, models) and the fake services its tools call. */
+  world(): W;
   request: StartRunRequest;
-  resolver?: (world: World & { sideEffects(): SideEffect[] }) => Resolver;
+  /** Every side effect the world's services performed so far, in order. */
+  sideEffects(world: W): readonly E[];
+  /**
+   * The identity of an effect that must happen at most once, or undefined for one that may repeat
+   * (reads, writes the service deduplicated). Default: `op:key` of a SideEffectRecord that was
+   * applied and is not read-only.
+   */
+  onceKey?: (effect: E) => string | undefined;
+  /** The scripted person who answers parks; without one, a run that parks fails the point. */
+  resolver?: (world: W) => Resolver;
+}
+
+function defaultOnceKey(effect: unknown): string | undefined {
+  const e = effect as Partial<SideEffectRecord>;
+  if (typeof e.key !== 'string') throw new Error('side effect without a string `key`: give the scenario an onceKey()');
+  if (e.readOnly || e.applied === false) return undefined;
+  return `${e.op ?? 'effect'}:${e.key}`;
+}
+
+/** Effects that happened more than once under the same once-key: what must never happen. */
+export function repeatedEffects<E>(effects: readonly E[], onceKey: (effect: E) => string | undefined = defaultOnceKey): { key: string; count: number }[] {
+  const counts = new Map<string, number>();
+  for (const e of effects) {
+    const k = onceKey(e);
+    if (k === undefined) continue;
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return [...counts.entries()].filter(([, n]) => n > 1).map(([key, count]) => ({ key, count }));
 }
 
 export interface PointReport {
@@ -92,7 +130,10 @@ function crashAt(n: number, base: Recorder): Checkpoints & { fired: boolean } {
  * every point it checks: same final answer, no non-idempotent side effect twice, budgets never
  * reset, the stale worker's late append rejected, live state equal to the fold of the log.
  */
-export async function runCrashHarness(scenario: HarnessScenario, options: HarnessOptions = {}): Promise<HarnessReport> {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyScenario = HarnessScenario<any, any>;
+
+export async function runCrashHarness<W extends World, E>(scenario: HarnessScenario<W, E>, options: HarnessOptions = {}): Promise<HarnessReport> {
   const run: RunRef = { tenant: scenario.request.tenant, runId: scenario.request.runId ?? 'harness-run' };
   const request = { ...scenario.request, runId: run.runId };
 
@@ -109,7 +150,7 @@ export async function runCrashHarness(scenario: HarnessScenario, options: Harnes
     inputTokens: base.head.usage.inputTokens,
     outputTokens: base.head.usage.outputTokens,
     costUsd: base.head.usage.costUsd,
-    sideEffects: baseWorld.sideEffects().length,
+    sideEffects: scenario.sideEffects(baseWorld).length,
     checkpoints: baseRec.labels.length,
   };
   const points: PointReport[] = [];
@@ -140,7 +181,7 @@ export async function runCrashHarness(scenario: HarnessScenario, options: Harnes
   return { scenario: scenario.name, baseline, points, held: points.length - failed, failed };
 }
 
-function resolverOf(scenario: HarnessScenario, world: World & { sideEffects(): SideEffect[] }) {
+function resolverOf(scenario: AnyScenario, world: World) {
   return scenario.resolver ? { resolver: scenario.resolver(world) } : {};
 }
 
@@ -153,7 +194,7 @@ async function answerOf(world: World, run: RunRef): Promise<string> {
 }
 
 async function crashScenario(
-  scenario: HarnessScenario,
+  scenario: AnyScenario,
   request: StartRunRequest,
   run: RunRef,
   baseline: HarnessReport['baseline'],
@@ -187,7 +228,7 @@ async function crashScenario(
   } catch (error) {
     failures.push(`did not finish: ${String(error)}`);
   }
-  await checkInvariants(world, run, baseline, rec, failures);
+  await checkInvariants(scenario, world, run, baseline, rec, failures);
   // A stale worker's late append is rejected.
   for (const d of dead) {
     const stale = await staleAppendRejected(world, run, d.lastSeq);
@@ -223,7 +264,7 @@ async function staleAppendRejected(world: World, run: RunRef, lastSeq: number): 
   }
 }
 
-async function checkInvariants(world: World & { sideEffects(): SideEffect[] }, run: RunRef, baseline: HarnessReport['baseline'], rec: Recorder, failures: string[]): Promise<void> {
+async function checkInvariants(scenario: AnyScenario, world: World, run: RunRef, baseline: HarnessReport['baseline'], rec: Recorder, failures: string[]): Promise<void> {
   const page = await world.storage.log.read(run, { afterSeq: 0 });
   let state: RunState;
   try {
@@ -234,7 +275,7 @@ async function checkInvariants(world: World & { sideEffects(): SideEffect[] }, r
   }
   const answer = await answerOf(world, run);
   if (answer !== baseline.answer) failures.push(`answer ${answer} differs from ${baseline.answer}`);
-  const dups = duplicateEffects(world.sideEffects());
+  const dups = repeatedEffects(scenario.sideEffects(world), scenario.onceKey);
   if (dups.length > 0) failures.push(`side effects repeated: ${JSON.stringify(dups)}`);
   const modelStarts = page.events.filter((e) => (e as { type: string }).type === 'model_started').length;
   if (state.usage.steps !== modelStarts) failures.push(`steps ${state.usage.steps} != ${modelStarts} model_started events (budget reset)`);
@@ -261,7 +302,7 @@ async function checkInvariants(world: World & { sideEffects(): SideEffect[] }, r
 }
 
 async function pauseScenario(
-  scenario: HarnessScenario,
+  scenario: AnyScenario,
   request: StartRunRequest,
   run: RunRef,
   baseline: HarnessReport['baseline'],
@@ -318,7 +359,7 @@ async function pauseScenario(
     const r = await firstDrive;
     if (r instanceof Error) failures.push(String(r));
   }
-  await checkInvariants(world, run, baseline, { ...rec, folds: rec.folds.filter((f) => f.state.lastSeq > 0) }, failures);
+  await checkInvariants(scenario, world, run, baseline, { ...rec, folds: rec.folds.filter((f) => f.state.lastSeq > 0) }, failures);
   return {
     kind: 'pause',
     at: [{ index, label }],

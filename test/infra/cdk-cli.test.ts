@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../infra/constructs/logbook-function.js';
+import { fileURLToPath } from 'node:url';
 import { synthLogbook } from './synth.js';
 
 /** The environment of a machine with no AWS account: every credential source removed. */
@@ -20,6 +20,8 @@ function offlineEnv(): NodeJS.ProcessEnv {
     CDK_DISABLE_CLI_TELEMETRY: 'true',
   };
 }
+
+const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 type Resources = Record<string, { Type: string }>;
 

@@ -1,16 +1,15 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { RETENTION } from '../../lib/adapters/aws/table-definition.js';
-import { configFromContext, DEFAULTS, withDefaults } from '../../infra/config.js';
+import { configFromContext, DEFAULTS, withDefaults } from '../../lib/cdk/config.js';
 
 const context = (values: Record<string, unknown>) => (key: string) => values[key];
 
 describe('deployment config', () => {
-  it('defaults keep data: retain, deletion protection, IAM auth, own bus, scripted model', () => {
+  it('defaults keep data: retain, deletion protection, IAM auth, own bus', () => {
     expect(DEFAULTS).toMatchObject({
       removalPolicy: RemovalPolicy.RETAIN,
       deletionProtection: true,
-      model: 'scripted',
       useDefaultEventBus: false,
       retention: RETENTION,
     });
@@ -22,7 +21,6 @@ describe('deployment config', () => {
       configFromContext(
         context({
           removalPolicy: 'destroy',
-          model: 'bedrock:anthropic.claude-3-haiku-20240307-v1:0',
           jwtIssuer: 'https://issuer.example.com/',
           jwtAudience: 'a, b',
           jwtTenantClaim: 'org',
@@ -35,7 +33,6 @@ describe('deployment config', () => {
     ).toEqual({
       removalPolicy: RemovalPolicy.DESTROY,
       deletionProtection: false,
-      model: 'bedrock:anthropic.claude-3-haiku-20240307-v1:0',
       jwt: { issuer: 'https://issuer.example.com/', audience: ['a', 'b'], tenantClaim: 'org' },
       useDefaultEventBus: true,
       triggerSources: ['x.y', 'z'],

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { asArray, describeResource, statementsOf, synthLogbook, type Synthesized } from './synth.js';
+import { asArray, describeResource, inLogbook, statementsOf, synthLogbook, type Synthesized } from './synth.js';
 
 // The template alone is enough here: skip bundling.
 let s: Synthesized;
@@ -15,7 +15,8 @@ function grantsOf(rolePrefix: string): string[] {
     expect(st.Condition).toBeUndefined();
     for (const action of asArray(st.Action as string | string[])) {
       for (const resource of asArray(st.Resource)) {
-        pairs.add(`${action} @ ${describeResource(resource).replace(/[0-9A-F]{8}(?=\.)/g, '')}`);
+        // Ids of the Logbook construct's children, without its prefix and the hashes.
+        pairs.add(`${action} @ ${describeResource(resource).replace(/[0-9A-F]{8}(?=\.)/g, '').replace(/(^|[^A-Za-z])Logbook(?=[A-Z])/g, '$1')}`);
       }
     }
   }
@@ -119,28 +120,26 @@ describe('least privilege per handler', () => {
 
 describe('environment set by bind*()', () => {
   const envOf = (prefix: string): Record<string, unknown> => {
-    const [, fn] = Object.entries(s.template.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith(prefix)) ?? [];
+    const [, fn] = Object.entries(s.template.findResources('AWS::Lambda::Function')).find(([id]) => inLogbook(id, prefix)) ?? [];
     return ((fn?.Properties as { Environment: { Variables: Record<string, unknown> } }).Environment.Variables);
   };
 
   it('gives every handler the table, bucket and queue the env schema requires', () => {
     for (const prefix of ['WorkerFunction', 'ApiFunction', 'TriggerFunction', 'SweeperFunction']) {
       const env = envOf(prefix);
-      expect(env.LOGBOOK_TABLE).toEqual({ Ref: expect.stringMatching(/^RunsTable/) });
-      expect(env.LOGBOOK_BUCKET).toEqual({ Ref: expect.stringMatching(/^PayloadsBucket/) });
-      expect(env.LOGBOOK_QUEUE_URL).toEqual({ Ref: expect.stringMatching(/^StepsQueue/) });
+      expect(env.LOGBOOK_TABLE).toEqual({ Ref: expect.stringMatching(/^LogbookRunsTable/) });
+      expect(env.LOGBOOK_BUCKET).toEqual({ Ref: expect.stringMatching(/^LogbookPayloadsBucket/) });
+      expect(env.LOGBOOK_QUEUE_URL).toEqual({ Ref: expect.stringMatching(/^LogbookStepsQueue/) });
     }
   });
 
-  it('gives the worker the bus, the model, the lease and retention; only the worker publishes', () => {
+  it('gives the worker the bus, the lease and retention; only the worker publishes', () => {
     expect(envOf('WorkerFunction')).toMatchObject({
-      LOGBOOK_EVENT_BUS: { Ref: expect.stringMatching(/^EventsBus/) },
-      LOGBOOK_MODEL: 'scripted',
+      LOGBOOK_EVENT_BUS: { Ref: expect.stringMatching(/^LogbookEventsBus/) },
       LOGBOOK_LEASE_MS: '60000',
       LOGBOOK_RETENTION_COMPLETED_DAYS: '30',
       LOGBOOK_RETENTION_FAILED_DAYS: '90',
     });
     for (const prefix of ['ApiFunction', 'TriggerFunction', 'SweeperFunction']) expect(envOf(prefix).LOGBOOK_EVENT_BUS).toBeUndefined();
-    expect(envOf('ApiFunction').LOGBOOK_MODEL).toBe('scripted');
   });
 });

@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildLogbookApp } from '../../infra/build-app.js';
+import { buildSupportApp } from '../../examples/support-agent/infra/build-app.js';
 import { readNagViolations, synthLogbook, type Synthesized } from './synth.js';
 
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
@@ -18,7 +18,7 @@ afterEach(() => {
 describe('cdk-nag AwsSolutionsChecks', () => {
   it('is applied by buildLogbookApp: an insecure resource fails the synth', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'logbook-cdk-'));
-    const { app, stack } = buildLogbookApp({ appProps: { outdir, context: NO_BUNDLING } });
+    const { app, stack } = buildSupportApp({ appProps: { outdir, context: NO_BUNDLING } });
     new s3.Bucket(stack, 'Insecure');
     expect(() => app.synth()).toThrow(/AwsSolutions-S1/);
   });
@@ -32,7 +32,7 @@ describe('cdk-nag AwsSolutionsChecks', () => {
       for (const rule of rules) acknowledged.push({ id: rule.id, path: scope.node.path, reason: rule.reason ?? '' });
     });
     const outdir = mkdtempSync(join(tmpdir(), 'logbook-cdk-'));
-    const { app } = buildLogbookApp({ config: { model: BEDROCK_PROFILE }, appProps: { outdir, context: NO_BUNDLING } });
+    const { app } = buildSupportApp({ models: [BEDROCK_PROFILE], appProps: { outdir, context: NO_BUNDLING } });
     expect(() => app.synth()).toThrow(/AwsSolutions-L1/);
 
     const found = readNagViolations(outdir).flatMap((v) =>
@@ -58,8 +58,8 @@ describe('variant: JWT, Bedrock inference profile, default bus, destroyable', ()
   beforeAll(() => {
     v = synthLogbook({
     bundle: false,
+    models: [BEDROCK_PROFILE, 'scripted:support-v1', 'bedrock:anthropic.claude-3-haiku-20240307-v1:0'],
     config: {
-      model: BEDROCK_PROFILE,
       jwt: { issuer: 'https://issuer.example.com/', audience: ['logbook'], tenantClaim: 'org_id' },
       useDefaultEventBus: true,
       triggerSources: ['my.app'],
@@ -93,11 +93,13 @@ describe('variant: JWT, Bedrock inference profile, default bus, destroyable', ()
       ).map((st) => ({ id, st })),
     );
     expect(bedrock).toHaveLength(1);
-    expect(bedrock[0]?.id).toMatch(/^WorkerRole/);
+    expect(bedrock[0]?.id).toMatch(/^LogbookWorkerRole/);
     expect(bedrock[0]?.st.Action).toBe('bedrock:InvokeModel');
     const resources = JSON.stringify(bedrock[0]?.st.Resource);
     expect(resources).toContain(':inference-profile/us.anthropic.claude-sonnet-4-20250514-v1:0');
     expect(resources).toContain(':bedrock:*::foundation-model/anthropic.claude-sonnet-4-20250514-v1:0');
+    // Every Bedrock model the agents pin, not only one.
+    expect(resources).toContain(':foundation-model/anthropic.claude-3-haiku-20240307-v1:0');
   });
 
   it('puts the run-requested rule on the default bus, filtered by source, and creates no bus', () => {

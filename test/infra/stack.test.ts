@@ -5,8 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES, RETENTION, TABLE, WORKER } from '../../lib/adapters/aws/table-definition.js';
-import { DEFAULTS } from '../../infra/config.js';
-import { METRICS, SERVICE_NAMES } from '../../infra/metrics.js';
+import { DEFAULTS } from '../../lib/cdk/config.js';
+import { METRICS, SERVICE_NAMES } from '../../lib/cdk/metrics.js';
 import { logicalId, synthLogbook, type Synthesized } from './synth.js';
 
 // One real synth for the whole file: bundling runs the local esbuild, as `cdk synth` does.
@@ -31,7 +31,7 @@ describe('table', () => {
       ],
       BillingMode: 'PAY_PER_REQUEST',
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-      SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataKey'), 'Arn'] } },
+      SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookDataKey'), 'Arn'] } },
       TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
       DeletionProtectionEnabled: true,
       GlobalSecondaryIndexes: Object.values(TABLE.gsi).map((g) => ({
@@ -66,7 +66,7 @@ describe('payload bucket', () => {
       BucketEncryption: {
         ServerSideEncryptionConfiguration: [{ BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms' } }],
       },
-      LoggingConfiguration: { DestinationBucketName: { Ref: expect.stringMatching(/^PayloadsAccessLogs/) } },
+      LoggingConfiguration: { DestinationBucketName: { Ref: expect.stringMatching(/^LogbookPayloadsAccessLogs/) } },
       LifecycleConfiguration: {
         Rules: [{ Status: 'Enabled', ExpirationInDays: RETENTION.eventsDays + DEFAULTS.maxRunDays, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }],
       },
@@ -100,9 +100,9 @@ describe('step queue', () => {
       FifoQueue: true,
       ContentBasedDeduplication: false,
       VisibilityTimeout: WORKER.visibilityTimeoutSeconds,
-      KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataKey'), 'Arn'] },
+      KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookDataKey'), 'Arn'] },
       RedrivePolicy: {
-        deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^StepsDeadLetter'), 'Arn'] },
+        deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookStepsDeadLetter'), 'Arn'] },
         maxReceiveCount: QUEUES.steps.maxReceiveCount,
       },
     });
@@ -162,8 +162,8 @@ describe('functions', () => {
   it('feeds the worker one tick at a time, with partial batch failures and a concurrency cap', () => {
     s.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
     s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^StepsQueue'), 'Arn'] },
-      FunctionName: { Ref: Match.stringLikeRegexp('^WorkerFunction') },
+      EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookStepsQueue'), 'Arn'] },
+      FunctionName: { Ref: Match.stringLikeRegexp('^LogbookWorkerFunction') },
       BatchSize: 1,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: DEFAULTS.workerMaxConcurrency },
@@ -223,7 +223,7 @@ describe('HTTP API', () => {
     s.template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 0);
     s.template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
       IntegrationType: 'AWS_PROXY',
-      IntegrationUri: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ApiFunction'), 'Arn'] },
+      IntegrationUri: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookApiFunction'), 'Arn'] },
     });
   });
 
@@ -232,7 +232,7 @@ describe('HTTP API', () => {
       StageName: '$default',
       AutoDeploy: true,
       DefaultRouteSettings: { ThrottlingRateLimit: DEFAULTS.apiThrottle.rateLimit, ThrottlingBurstLimit: DEFAULTS.apiThrottle.burstLimit },
-      AccessLogSettings: { DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^HttpAccessLogs'), 'Arn'] }, Format: Match.anyValue() },
+      AccessLogSettings: { DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookHttpAccessLogs'), 'Arn'] }, Format: Match.anyValue() },
     });
     const stage = Object.values(s.template.findResources('AWS::ApiGatewayV2::Stage'))[0];
     const format = JSON.parse((stage?.Properties as { AccessLogSettings: { Format: string } }).AccessLogSettings.Format) as Record<string, string>;
@@ -245,12 +245,12 @@ describe('EventBridge', () => {
   it('sends Agent Run Requested on the Logbook bus to the trigger, with retries and a DLQ', () => {
     s.template.resourceCountIs('AWS::Events::EventBus', 1);
     s.template.hasResourceProperties('AWS::Events::Rule', {
-      EventBusName: { Ref: Match.stringLikeRegexp('^EventsBus') },
+      EventBusName: { Ref: Match.stringLikeRegexp('^LogbookEventsBus') },
       EventPattern: { 'detail-type': ['Agent Run Requested'] },
       Targets: [
         Match.objectLike({
-          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^TriggerFunction'), 'Arn'] },
-          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^EventsTriggerDeadLetter'), 'Arn'] } },
+          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookTriggerFunction'), 'Arn'] },
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookEventsTriggerDeadLetter'), 'Arn'] } },
           RetryPolicy: Match.objectLike({ MaximumRetryAttempts: 8 }),
         }),
       ],
@@ -260,7 +260,7 @@ describe('EventBridge', () => {
   it('runs the sweeper every minute from the default bus', () => {
     s.template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 minute)',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^SweeperFunction'), 'Arn'] } })],
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookSweeperFunction'), 'Arn'] } })],
     });
   });
 
@@ -268,10 +268,10 @@ describe('EventBridge', () => {
     const permissions = Object.values(s.template.findResources('AWS::Lambda::Permission')).map((p) => p.Properties as Record<string, unknown>);
     const fromEvents = permissions.filter((p) => p.Principal === 'events.amazonaws.com');
     expect(fromEvents.map((p) => (p.FunctionName as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]).sort()).toEqual([
-      expect.stringMatching(/^SweeperFunction/),
-      expect.stringMatching(/^TriggerFunction/),
+      expect.stringMatching(/^LogbookSweeperFunction/),
+      expect.stringMatching(/^LogbookTriggerFunction/),
     ]);
-    for (const p of fromEvents) expect(p.SourceArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Events/), 'Arn'] });
+    for (const p of fromEvents) expect(p.SourceArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^LogbookEvents/), 'Arn'] });
   });
 });
 
@@ -314,7 +314,7 @@ describe('alarms', () => {
 
   it('notify an SNS topic that is KMS-encrypted and TLS-only', () => {
     const topic = logicalId(s.template, 'AWS::SNS::Topic', 'AlarmsTopic');
-    s.template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataKey'), 'Arn'] } });
+    s.template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookDataKey'), 'Arn'] } });
     expect(JSON.stringify(s.template.findResources('AWS::SNS::TopicPolicy'))).toContain('"aws:SecureTransport":"false"');
     for (const alarm of alarms()) expect(alarm.AlarmActions).toEqual([{ Ref: topic }]);
   });
@@ -334,8 +334,8 @@ describe('outputs', () => {
   it('name the API URL, table, bucket, queue URL and bus', () => {
     const outputs = s.template.findOutputs('*');
     expect(Object.keys(outputs).sort()).toEqual(['AlarmTopicArn', 'ApiUrl', 'BucketName', 'EventBusName', 'QueueUrl', 'TableName']);
-    expect(outputs.TableName?.Value).toEqual({ Ref: expect.stringMatching(/^RunsTable/) });
-    expect(outputs.QueueUrl?.Value).toEqual({ Ref: expect.stringMatching(/^StepsQueue/) });
-    expect(outputs.EventBusName?.Value).toEqual({ Ref: expect.stringMatching(/^EventsBus/) });
+    expect(outputs.TableName?.Value).toEqual({ Ref: expect.stringMatching(/^LogbookRunsTable/) });
+    expect(outputs.QueueUrl?.Value).toEqual({ Ref: expect.stringMatching(/^LogbookStepsQueue/) });
+    expect(outputs.EventBusName?.Value).toEqual({ Ref: expect.stringMatching(/^LogbookEventsBus/) });
   });
 });

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { buildLogbookApp, type BuildOptions } from '../../infra/build-app.js';
-import type { LogbookStack } from '../../infra/logbook-stack.js';
+import type { LogbookAppOptions, LogbookStack } from 'logbook/cdk';
+import { buildSupportApp } from '../../examples/support-agent/infra/build-app.js';
 
 export interface Violation {
   ruleName: string;
@@ -21,7 +21,7 @@ export interface Synthesized {
   nagViolations: Violation[];
 }
 
-export interface SynthOptions extends BuildOptions {
+export interface SynthOptions extends Partial<LogbookAppOptions> {
   /** Bundle the handlers with esbuild (seconds); off for tests that only read the template. */
   readonly bundle?: boolean;
 }
@@ -35,7 +35,7 @@ export function readNagViolations(outdir: string): Violation[] {
 }
 
 /**
- * Builds the app exactly as infra/app.ts does and synthesizes it in-process, offline: no AWS
+ * Builds the support app exactly as its infra/app.ts does and synthesizes it in-process, offline: no AWS
  * credentials, no account or region (the stack is environment-agnostic). Synthesize once per test
  * file and share the result.
  */
@@ -44,19 +44,24 @@ export function synthLogbook(options: SynthOptions = {}): Synthesized {
   const context: Record<string, unknown> = { ...options.appProps?.context };
   // CDK's own switch: an empty list of bundling stacks skips esbuild and stages a placeholder.
   if (options.bundle === false) context['aws:cdk:bundling-stacks'] = [];
-  const { app, stack } = buildLogbookApp({ ...options, appProps: { ...options.appProps, outdir, context } });
+  const { app, stack } = buildSupportApp({ ...options, appProps: { ...options.appProps, outdir, context } });
   app.synth();
   return { app, stack, template: Template.fromStack(stack), outdir, nagViolations: readNagViolations(outdir) };
 }
 
 type Json = Record<string, unknown>;
 
+/** Resources of the Logbook construct have logical ids `Logbook<Child>...`; tests name the child. */
+export function inLogbook(logicalId: string, childPrefix: string): boolean {
+  return logicalId.startsWith(`Logbook${childPrefix}`) || logicalId.startsWith(childPrefix);
+}
+
 /** All IAM statements of one function's role (its default policy), as synthesized. */
 export function statementsOf(template: Template, roleLogicalIdPrefix: string): Json[] {
   const policies = template.findResources('AWS::IAM::Policy');
   const statements: Json[] = [];
   for (const [id, policy] of Object.entries(policies)) {
-    if (!id.startsWith(roleLogicalIdPrefix)) continue;
+    if (!inLogbook(id, roleLogicalIdPrefix)) continue;
     const doc = (policy.Properties as Json).PolicyDocument as { Statement: Json[] };
     statements.push(...doc.Statement);
   }
@@ -82,7 +87,7 @@ export function describeResource(resource: unknown): string {
 
 /** The logical id of the one resource of `type` whose id starts with `prefix`. */
 export function logicalId(template: Template, type: string, prefix: string): string {
-  const ids = Object.keys(template.findResources(type)).filter((id) => id.startsWith(prefix));
+  const ids = Object.keys(template.findResources(type)).filter((id) => inLogbook(id, prefix));
   if (ids.length !== 1) throw new Error(`expected one ${type} starting with ${prefix}, found ${ids.join(', ') || 'none'}`);
   return ids[0] as string;
 }

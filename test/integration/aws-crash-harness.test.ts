@@ -7,7 +7,8 @@ import { DynamoStore } from '../../lib/adapters/aws/dynamo-store.js';
 import { S3BlobStore } from '../../lib/adapters/aws/s3-blob-store.js';
 import type { ManualClock } from '../../lib/adapters/memory/manual-clock.js';
 import { runCrashHarness, type HarnessScenario } from '../../lib/testing/crash-harness.js';
-import { ledgerResolver, supportWorld } from '../../lib/testing/support-world.js';
+import { supportScenario, supportWorld, type SupportWorld } from '../../examples/support-agent/support-world.js';
+import type { SideEffect } from '../../examples/support-agent/ledger.js';
 import { createTestStack, endpointsFor, type DynamoTarget, type TestStack } from '../setup/emulator-context.js';
 import { emulatorStorage } from '../setup/emulator-world.js';
 
@@ -26,7 +27,8 @@ describe.each(targets)('crash harness on %s', (target) => {
     let worlds = 0;
     const stores: DynamoStore[] = [];
     const blobs = new S3BlobStore({ s3: stack.clients.s3, bucket: stack.resources.bucket });
-    const scenario: HarnessScenario = {
+    const scenario: HarnessScenario<SupportWorld, SideEffect> = {
+      ...supportScenario,
       name: `support agent on ${target} + fauxqs S3`,
       world: () => {
         // TTL filtering follows the world's manual clock, which exists once the world does.
@@ -35,10 +37,8 @@ describe.each(targets)('crash harness on %s', (target) => {
         stores.push(store);
         const w = supportWorld(emulatorStorage(store, blobs, `w${++worlds}`));
         time.clock = w.clock;
-        return { ...w, sideEffects: () => w.ledger.all() };
+        return w;
       },
-      request: { tenant: 'acme', runId: 'harness-1', agent: 'support', input: 'Customer c_77 reports a damaged order. Sort it out.' },
-      resolver: (world) => ledgerResolver(world as unknown as ReturnType<typeof supportWorld>),
     };
     const started = performance.now();
     const report = await runCrashHarness(scenario, { doubleCrashStride: 10 });

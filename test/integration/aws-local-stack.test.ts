@@ -8,8 +8,8 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { createLocalAwsClients } from '../../lib/adapters/aws/aws-clients.js';
 import { TABLE } from '../../lib/adapters/aws/table-definition.js';
-import { startEmulators, type EmulatorEndpoints } from '../../lib/local/emulators.js';
-import { createResources, resourceNames } from '../../lib/local/resources.js';
+import { startEmulators, type EmulatorEndpoints } from '../../dev/local/emulators.js';
+import { createResources, resourceNames } from '../../dev/local/resources.js';
 import { emulators, endpointsFor } from '../setup/emulator-context.js';
 
 const CHILD = fileURLToPath(new URL('../setup/emulator-child.ts', import.meta.url));

@@ -1,16 +1,14 @@
 /**
  * Agents for the runtime integration tests, loaded by the worker processes through
- * LOGBOOK_AGENTS_MODULE: the demo support agent plus `slow`, whose tools take as long as the
+ * their agents module: the demo support agent plus `slow`, whose tools take as long as the
  * task says, so a test can cancel during a long call or kill the worker in the middle of one.
  */
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { ModelRequest } from '../../lib/core/messages.js';
-import { defineAgent } from '../../lib/engine/agents.js';
-import { defineTool } from '../../lib/engine/tools.js';
-import { ScriptedModel } from '../../lib/models/scripted-model.js';
-import { defaultAgents, type Agents } from '../../lib/runtime/agents.js';
-import type { LogbookEnv } from '../../lib/runtime/env.js';
+import { ScriptedModel, defineAgent, defineAgents, defineTool, type Agents, type ModelRequest } from 'logbook';
+import { SUPPORT_MODEL_ID, supportAgent, supportModel } from '../../examples/support-agent/agent.js';
+import { FileLedger, MemoryLedger } from '../../examples/support-agent/ledger.js';
+import { SupportServices } from '../../examples/support-agent/services.js';
 
 export const SLOW_MODEL_ID = 'scripted:slow-v1';
 
@@ -34,10 +32,11 @@ function lookupMs(task: string): number {
   return 10;
 }
 
-export function createAgents(env: LogbookEnv): Agents {
-  const base = defaultAgents(env);
+export function createAgents(env: Record<string, string | undefined> = process.env): Agents {
+  const ledgerFile = env.SUPPORT_LEDGER_FILE;
+  const services = new SupportServices(ledgerFile ? new FileLedger(ledgerFile) : new MemoryLedger());
   const record = (line: Record<string, unknown>) => {
-    if (env.LOGBOOK_LEDGER_FILE) appendFileSync(`${env.LOGBOOK_LEDGER_FILE}.slow`, `${JSON.stringify(line)}\n`);
+    if (ledgerFile) appendFileSync(`${ledgerFile}.slow`, `${JSON.stringify(line)}\n`);
   };
   const lookup = defineTool({
     name: 'lookup',
@@ -73,15 +72,16 @@ export function createAgents(env: LogbookEnv): Agents {
     tools: [lookup, charge],
     graceMs: 1_000,
   });
-  base.registry.register(slow);
   const model = () =>
     new ScriptedModel([
       (r) => ({ text: 'Looking.', calls: [{ name: 'lookup', args: { q: 'x', ms: lookupMs(task(r)) } }] }),
       (r) => ({ text: 'Charging.', calls: [{ name: 'charge', args: { cents: 500, ms: task(r).includes('slow-charge') ? 4_000 : 10 } }] }),
       { text: 'Charged 500 cents.' },
     ]);
-  return {
-    registry: base.registry,
-    scripted: (id) => (id === SLOW_MODEL_ID ? model() : base.scripted?.(id)),
-  };
+  return defineAgents({
+    agents: [supportAgent(services), slow],
+    models: { [SUPPORT_MODEL_ID]: () => supportModel(), [SLOW_MODEL_ID]: model },
+  });
 }
+
+export default () => createAgents();

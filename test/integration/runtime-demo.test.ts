@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolutionFor, runDemo } from '../../lib/local/demo.js';
+import { resolutionFor, runDemo } from '../../examples/support-agent/demo/demo.js';
 import { endpointsFor } from '../setup/emulator-context.js';
 
 const endpoints = endpointsFor('dynamodb-local') ?? endpointsFor('dynalite');

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventBridgeEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack, type LocalStack } from '../../lib/local/stack.js';
-import { runIdForEvent } from '../../lib/runtime/trigger-handler.js';
+import { startLocalStack, type LocalStack } from '../../dev/local/stack.js';
+import { runIdForEvent } from '../../lib/lambda/trigger-handler.js';
 import { endpointsFor, uniquePrefix } from '../setup/emulator-context.js';
 import { eventually } from './runtime-helpers.js';
 
@@ -69,6 +69,7 @@ describe.skipIf(!endpoints)('trigger, sweeper and outcome events', () => {
       prefix: uniquePrefix('rh'),
       workDir,
       sweepEveryMs: 0,
+      agentsModule: 'examples/support-agent/agents.ts',
       env: { LOGBOOK_EVENT_BUS: 'logbook-outcomes', LOGBOOK_EVENTS_ENDPOINT: bus.url },
     });
     Object.assign(process.env, stack.env, { POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' });
@@ -81,7 +82,7 @@ describe.skipIf(!endpoints)('trigger, sweeper and outcome events', () => {
   });
 
   it('starts one run per event id, for the source account, and publishes its outcome once it completes', async () => {
-    const { handler } = await import('../../functions/trigger.js');
+    const { handler } = await import('../../examples/support-agent/handlers/trigger.js');
     const event = requested('evt-1', { agent: 'support', input: 'order arrived damaged' });
     const first = await handler(event);
     const runId = runIdForEvent('123456789012', 'evt-1');
@@ -102,7 +103,7 @@ describe.skipIf(!endpoints)('trigger, sweeper and outcome events', () => {
   });
 
   it('drops events it can never start (wrong type, bad detail, a tenant in the detail, unknown agent)', async () => {
-    const { handler } = await import('../../functions/trigger.js');
+    const { handler } = await import('../../examples/support-agent/handlers/trigger.js');
     expect(await handler({ ...requested('evt-2', {}), 'detail-type': 'Something Else' })).toEqual({ dropped: 'detail-type' });
     expect(await handler(requested('evt-3', { agent: 'support' }))).toEqual({ dropped: 'detail' });
     expect(await handler(requested('evt-4', { agent: 'support', input: 'x', tenant: 'someone-else' }))).toEqual({ dropped: 'detail' });
@@ -110,7 +111,7 @@ describe.skipIf(!endpoints)('trigger, sweeper and outcome events', () => {
   });
 
   it('the sweeper handler wakes what is due and writes no events', async () => {
-    const { handler } = await import('../../functions/sweeper.js');
+    const { handler } = await import('../../examples/support-agent/handlers/sweeper.js');
     const out = await handler();
     expect(out.woken).toBeGreaterThanOrEqual(0);
   });

@@ -5,10 +5,10 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, Context, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileLedger, duplicateEffects } from '../../examples/support-agent/ledger.js';
-import { LogbookClient } from '../../lib/cli/api-client.js';
+import { LogbookClient } from '../../dev/cli/api-client.js';
 import { startRun } from '../../lib/engine/start-run.js';
-import { lambdaContext } from '../../lib/local/lambda-context.js';
-import { startLocalStack, type LocalStack } from '../../lib/local/stack.js';
+import { lambdaContext } from '../../dev/local/lambda-context.js';
+import { startLocalStack, type LocalStack } from '../../dev/local/stack.js';
 import { endpointsFor, uniquePrefix } from '../setup/emulator-context.js';
 import { eventually, sqsRecord } from './runtime-helpers.js';
 
@@ -42,6 +42,7 @@ describe.skipIf(!endpoints)('runtime on the emulators', () => {
       concurrency: 2,
       sweepEveryMs: 0,
       agentsModule: 'test/integration/runtime-agents.fixture.ts',
+      env: { SUPPORT_LEDGER_FILE: join(workDir, 'ledger.jsonl') },
     });
     client = new LogbookClient(stack.apiUrl);
     // The in-process handlers below read the same environment the worker processes get.
@@ -68,7 +69,7 @@ describe.skipIf(!endpoints)('runtime on the emulators', () => {
   });
 
   it('serves the API Lambda handler with the tenant from the authorizer (another tenant gets 404)', async () => {
-    const { handler } = await import('../../functions/api.js');
+    const { handler } = await import('../../examples/support-agent/handlers/api.js');
     const request = (method: string, path: string, authorizer: unknown, body?: unknown) =>
       handler(
         {
@@ -115,7 +116,7 @@ describe.skipIf(!endpoints)('runtime on the emulators', () => {
   });
 
   it('drops a malformed tick (the record succeeds) and reports a held run as a batch item failure', async () => {
-    const { handler } = await import('../../functions/worker.js');
+    const { handler } = await import('../../examples/support-agent/handlers/worker.js');
     const record = (body: string, id: string) => sqsRecord(body, id, `not-a-receipt-${id}`);
     const ctx = lambdaContext('logbook-worker', 60_000) as Context;
     const malformed = await handler({ Records: [record('{"tenant":"local"', 'm-1'), record('{"tenant":"local","runId":"x","extra":1}', 'm-2')] } as SQSEvent, ctx);
@@ -150,7 +151,7 @@ describe.skipIf(!endpoints)('runtime on the emulators', () => {
     const events = await client.allEvents('dup-1');
     expectContiguous(events);
     expect(events).toHaveLength(lastSeq);
-    const effects = new FileLedger(stack.ledgerFile).all().filter((e) => e.runId === 'dup-1');
+    const effects = new FileLedger(join(workDir, 'ledger.jsonl')).all().filter((e) => e.runId === 'dup-1');
     expect(duplicateEffects(effects)).toEqual([]);
     expect(effects.filter((e) => e.service === 'payments' && e.applied)).toHaveLength(1);
   });
@@ -181,7 +182,7 @@ describe.skipIf(!endpoints)('runtime on the emulators', () => {
     expectContiguous(events);
     expect(events.filter((e) => e.type === 'tool_started' && e.callId === started.callId)).toHaveLength(1);
     expect(events.some((e) => e.type === 'attention_resolved' && e.outcome === 'succeeded')).toBe(true);
-    const charges = readFileSync(`${stack.ledgerFile}.slow`, 'utf8').split('\n').filter((l) => l.includes('park-1'));
+    const charges = readFileSync(`${join(workDir, 'ledger.jsonl')}.slow`, 'utf8').split('\n').filter((l) => l.includes('park-1'));
     expect(charges.filter((l) => l.includes('"charge-start"'))).toHaveLength(1);
   });
 

@@ -7,12 +7,12 @@ import { AgentRegistry, defineAgent } from '../../lib/engine/agents.js';
 import { createEngine } from '../../lib/engine/engine.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import { defineTool } from '../../lib/engine/tools.js';
-import { lambdaContext } from '../../lib/local/lambda-context.js';
+import { lambdaContext } from '../../dev/local/lambda-context.js';
 import { ScriptedModel, StaticModelResolver } from '../../lib/models/scripted-model.js';
-import { loadEnv } from '../../lib/runtime/env.js';
-import { createLogger, createMetrics } from '../../lib/runtime/telemetry.js';
-import type { Runtime } from '../../lib/runtime/wiring.js';
-import { createWorkerHandler } from '../../lib/runtime/worker-handler.js';
+import { loadEnv } from '../../lib/lambda/env.js';
+import { createLogger, createMetrics } from '../../lib/lambda/telemetry.js';
+import type { Runtime } from '../../lib/lambda/wiring.js';
+import { workerHandlerFor as createWorkerHandler } from '../../lib/lambda/worker-handler.js';
 import { sqsRecord } from './runtime-helpers.js';
 
 /** A tool that ignores its abort signal: the worker must not return and keep it running. */

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { createLocalAwsClients, type AwsClients } from '../../lib/adapters/aws/aws-clients.js';
-import type { EmulatorEndpoints } from '../../lib/local/emulators.js';
-import { createResources, resourceNames, type CreatedResources } from '../../lib/local/resources.js';
+import type { EmulatorEndpoints } from '../../dev/local/emulators.js';
+import { createResources, resourceNames, type CreatedResources } from '../../dev/local/resources.js';
 
 /** What the global setup hands to test files: endpoints of the running emulators. */
 export interface TestEmulators {

@@ -5,7 +5,7 @@ import {
   startDynamoDbLocal,
   startFauxqs,
   type RunningEmulator,
-} from '../../lib/local/emulators.js';
+} from '../../dev/local/emulators.js';
 import type { TestEmulators } from './emulator-context.js';
 
 /**

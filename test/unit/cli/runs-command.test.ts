@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { LogbookClient } from '../../../lib/cli/api-client.js';
-import { ApiError } from '../../../lib/cli/api-client.js';
-import { main } from '../../../lib/cli/main.js';
-import type { Output } from '../../../lib/cli/output.js';
-import { runsCommand } from '../../../lib/cli/runs-command.js';
-import { table } from '../../../lib/cli/table.js';
+import type { LogbookClient } from '../../../dev/cli/api-client.js';
+import { ApiError } from '../../../dev/cli/api-client.js';
+import { main } from '../../../dev/cli/main.js';
+import type { Output } from '../../../dev/cli/output.js';
+import { runsCommand } from '../../../dev/cli/runs-command.js';
+import { table } from '../../../dev/cli/table.js';
 
 function capture(): Output & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { foldLog } from '../../../lib/core/fold.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { driveRun } from '../../../lib/testing/driver.js';
-import { supportWorld, ledgerResolver } from '../../../lib/testing/support-world.js';
+import { supportWorld, ledgerResolver } from '../../../examples/support-agent/support-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
 import { duplicateEffects } from '../../../examples/support-agent/ledger.js';
 

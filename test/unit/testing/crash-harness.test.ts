@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runCrashHarness, type HarnessScenario } from '../../../lib/testing/crash-harness.js';
-import { ledgerResolver, supportWorld } from '../../../lib/testing/support-world.js';
-
-const scenario: HarnessScenario = {
-  name: 'support agent (rerun, idempotency_key, verify, escalate; parallel calls)',
-  world: () => {
-    const w = supportWorld();
-    return { ...w, sideEffects: () => w.ledger.all() };
-  },
-  request: { tenant: 'acme', runId: 'harness-1', agent: 'support', input: 'Customer c_77 reports a damaged order. Sort it out.' },
-  resolver: (world) => ledgerResolver(world as unknown as ReturnType<typeof supportWorld>),
-};
+import { runCrashHarness } from 'logbook/testing';
+import { supportScenario as scenario } from '../../../examples/support-agent/support-world.js';
 
 describe('crash-injection harness over the support agent', () => {
   it('holds every invariant at every crash point, pair of crashes and pause point', async () => {

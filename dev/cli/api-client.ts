@@ -1,0 +1,105 @@
+import type { ApiErrorBody } from '../../lib/api/errors.js';
+import type { RunSummary, RunView } from '../../lib/api/schemas.js';
+
+export const DEFAULT_API = `http://127.0.0.1:${process.env.LOGBOOK_PORT ?? '8787'}`;
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ApiErrorBody | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface EventPage {
+  runId: string;
+  events: Record<string, unknown>[];
+  next?: number;
+}
+
+/** A small client of the Logbook HTTP API, used by the CLI and the local demo. */
+export class LogbookClient {
+  constructor(
+    readonly baseUrl: string = DEFAULT_API,
+    private readonly headers: Record<string, string> = {},
+  ) {}
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; data: T }> {
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.baseUrl), {
+        method,
+        headers: { ...this.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (error) {
+      throw new ApiError(0, undefined, `cannot reach the Logbook API at ${this.baseUrl} (${(error as Error).message}); is \`npm start\` running?`);
+    }
+    const text = await response.text();
+    let data: unknown;
+    try {
+      data = text ? JSON.parse(text) : undefined;
+    } catch {
+      data = undefined;
+    }
+    if (!response.ok) {
+      const err = data as ApiErrorBody | undefined;
+      const issues = err?.error.issues?.map((i) => `${i.path}: ${i.message}`).join('; ');
+      const message = `${response.status} ${err?.error.code ?? 'error'}: ${err?.error.message ?? text}${issues ? ` (${issues})` : ''}`;
+      throw new ApiError(response.status, err, message);
+    }
+    return { status: response.status, data: data as T };
+  }
+
+  async startRun(body: {
+    agent: string;
+    input: unknown;
+    runId?: string;
+    version?: string;
+    budgets?: Record<string, number>;
+  }): Promise<{ runId: string; status: string; created: boolean }> {
+    return (await this.call<{ runId: string; status: string; created: boolean }>('POST', '/runs', body)).data;
+  }
+
+  async listRuns(query: { status?: string; limit?: number; cursor?: string } = {}): Promise<{ runs: RunSummary[]; cursor?: string }> {
+    const params = new URLSearchParams();
+    if (query.status) params.set('status', query.status);
+    if (query.limit) params.set('limit', String(query.limit));
+    if (query.cursor) params.set('cursor', query.cursor);
+    const qs = params.toString();
+    return (await this.call<{ runs: RunSummary[]; cursor?: string }>('GET', `/runs${qs ? `?${qs}` : ''}`)).data;
+  }
+
+  async getRun(runId: string): Promise<RunView> {
+    return (await this.call<RunView>('GET', `/runs/${encodeURIComponent(runId)}`)).data;
+  }
+
+  async events(runId: string, after = 0, limit = 100): Promise<EventPage> {
+    return (await this.call<EventPage>('GET', `/runs/${encodeURIComponent(runId)}/events?after=${after}&limit=${limit}`)).data;
+  }
+
+  /** Every event of a run, following pages. */
+  async allEvents(runId: string, after = 0): Promise<Record<string, unknown>[]> {
+    const out: Record<string, unknown>[] = [];
+    let cursor: number | undefined = after;
+    while (cursor !== undefined) {
+      const page: EventPage = await this.events(runId, cursor, 500);
+      out.push(...page.events);
+      cursor = page.next;
+    }
+    return out;
+  }
+
+  async cancel(runId: string, reason?: string): Promise<{ inboxId: string }> {
+    return (await this.call<{ inboxId: string }>('POST', `/runs/${encodeURIComponent(runId)}/cancel`, reason ? { reason } : {})).data;
+  }
+
+  async resolve(
+    runId: string,
+    body: { callId: string; outcome: 'succeeded' | 'failed' | 'rerun'; result?: unknown } | { action: 'retry' | 'fail' },
+  ): Promise<{ inboxId: string }> {
+    return (await this.call<{ inboxId: string }>('POST', `/runs/${encodeURIComponent(runId)}/resolve`, body)).data;
+  }
+}

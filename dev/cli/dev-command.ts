@@ -1,0 +1,74 @@
+import { parseArgs } from 'node:util';
+import { javaAvailable } from '../local/dynamodb-local.js';
+import { startLocalStack } from '../local/stack.js';
+import { UsageError, type Output } from './output.js';
+export { DEV_USAGE } from './usage.js';
+
+export function parsePort(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number (0 picks a free one)');
+  return port;
+}
+
+export function parseDynamo(value: string | undefined): 'auto' | 'dynalite' | 'dynamodb-local' {
+  const dynamo = value ?? 'auto';
+  if (dynamo !== 'auto' && dynamo !== 'dynalite' && dynamo !== 'dynamodb-local') throw new UsageError('--dynamo must be auto, dynalite or dynamodb-local');
+  return dynamo;
+}
+
+/** `logbook dev --agents ./src/agents.ts`: serve until SIGINT/SIGTERM. */
+export async function devCommand(argv: string[], io: Output): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      agents: { type: 'string' },
+      port: { type: 'string' },
+      dynamo: { type: 'string' },
+      'work-dir': { type: 'string' },
+      workers: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (!values.agents) throw new UsageError('--agents FILE is required: the module whose default export is defineAgents(...)');
+  const port = parsePort(values.port);
+  const dynamo = parseDynamo(values.dynamo);
+  const workers = values.workers === undefined ? 2 : Number(values.workers);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 16) throw new UsageError('--workers must be an integer from 1 to 16');
+
+  io.err(`Starting the local stack on ${values.agents} (DynamoDB, S3 and SQS emulators, API, worker runner)...`);
+  if (dynamo === 'auto' && !javaAvailable()) io.err('notice: java not found, so DynamoDB runs on dynalite (in-process); install a Java 17 runtime to use DynamoDB Local.');
+  const stack = await startLocalStack({
+    agentsModule: values.agents,
+    dynamo,
+    concurrency: workers,
+    ...(values['work-dir'] ? { workDir: values['work-dir'] } : {}),
+    ...(port !== undefined ? { port } : {}),
+  }).catch((error: unknown) => {
+    if ((error as { code?: string }).code === 'EADDRINUSE') {
+      throw new UsageError(`port ${port ?? process.env.LOGBOOK_PORT ?? 8787} is in use: stop the other stack, or pick another with --port N or LOGBOOK_PORT`);
+    }
+    throw error;
+  });
+  try {
+    const agents = stack.runtime.engine.registry.list().map((a) => `${a.name}@${a.version}`);
+    if (values.json) {
+      io.out(JSON.stringify({ apiUrl: stack.apiUrl, port: stack.port, dynamo: stack.dynamo, agents, workerLog: stack.workerLog }));
+    }
+    io.err(`DynamoDB: ${stack.dynamo}   table ${stack.resources.tableName}, bucket ${stack.resources.bucket}, queue ${stack.resources.names.queue}`);
+    io.err(`API:      ${stack.apiUrl}   (OpenAPI at ${stack.apiUrl}/openapi.json)`);
+    io.err(`Agents:   ${agents.join(', ')}`);
+    io.err(`Worker:   ${stack.runner.stats.starts} local Lambda sandbox(es); logs in ${stack.workerLog}`);
+    io.err(`\nStart a run:  npx logbook runs start ${agents[0]?.split('@')[0] ?? 'AGENT'} --input 'hello'${port !== undefined && port !== 8787 ? ` --api ${stack.apiUrl}` : ''}`);
+    io.err('Press Ctrl-C to stop.');
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', () => resolve());
+      process.once('SIGTERM', () => resolve());
+    });
+    io.err('\nStopping...');
+    return 0;
+  } finally {
+    await stack.stop();
+  }
+}

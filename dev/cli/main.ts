@@ -1,0 +1,71 @@
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ApiError } from './api-client.js';
+import { UsageError, processOutput, type Output } from './output.js';
+import { RUNS_USAGE, runsCommand } from './runs-command.js';
+import { DEV_USAGE } from './usage.js';
+
+export const USAGE = `logbook: durable LLM agent runs on AWS serverless, and locally on emulators
+
+usage:
+  logbook dev --agents FILE [--port N]           the local stack on your agents (emulators, API, worker, sweeper)
+  logbook init DIR                               a new project that depends on logbook
+  logbook runs ...                               runs of the local API (or --api URL)
+
+${DEV_USAGE}
+
+${RUNS_USAGE}`;
+
+/** Dispatch a command line; resolves to the exit code. */
+export async function main(argv: string[], io: Output = processOutput): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'runs':
+        return await runsCommand(rest, io);
+      case 'dev': {
+        const { devCommand } = await import('./dev-command.js');
+        return await devCommand(rest, io);
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.out(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || isParseArgsError(error)) {
+      io.err(`logbook: ${(error as Error).message}`);
+      io.err('run `logbook help` for usage');
+      return 2;
+    }
+    if (error instanceof ApiError) {
+      io.err(`logbook: ${error.message}`);
+      return 1;
+    }
+    io.err(`logbook: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return 1;
+  }
+}
+
+function isParseArgsError(error: unknown): boolean {
+  return error instanceof Error && 'code' in error && String((error as { code: unknown }).code).startsWith('ERR_PARSE_ARGS');
+}
+
+/** Run the CLI as a process: exit with the command's code once it is done (servers included). */
+export async function runAsProcess(argv: string[] = process.argv.slice(2)): Promise<never> {
+  let code = 1;
+  try {
+    code = await main(argv);
+  } catch (error) {
+    console.error(error);
+  }
+  process.exit(code);
+}
+
+const entry = process.argv[1] ? pathToFileURL(resolve(process.argv[1])).href : '';
+if (import.meta.url === entry) void runAsProcess();

@@ -1,0 +1,184 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { serve } from '@hono/node-server';
+import { createApiApp } from '../../lib/api/app.js';
+import { engineRunService } from '../../lib/api/engine-service.js';
+import { LOCAL_CALLER } from '../../lib/api/tenant.js';
+import { sweep } from '../../lib/engine/sweep.js';
+import { safeFields } from '../../lib/lambda/telemetry.js';
+import { createRuntime, type Runtime } from '../../lib/lambda/wiring.js';
+import { startEmulators, type EmulatorEndpoints, type Emulators } from './emulators.js';
+import { LocalEventSourceRunner } from './event-source-runner.js';
+import { createResources, resourceNames, type CreatedResources } from './resources.js';
+import { loadAgentsModule } from './agents-module.js';
+
+export interface LocalStackOptions {
+  /** API port on 127.0.0.1; 0 picks a free one. Default LOGBOOK_PORT or 8787. */
+  port?: number;
+  /** Reuse running emulators (tests); otherwise they are started and stopped with the stack. */
+  endpoints?: EmulatorEndpoints;
+  dynamo?: 'auto' | 'dynamodb-local' | 'dynalite';
+  /** Resource name prefix (default logbook-local). */
+  prefix?: string;
+  /** Worker log and side-effect ledger go here (default ./.logbook). */
+  workDir?: string;
+  /** Worker processes (parallel Lambda sandboxes). Default 2. */
+  concurrency?: number;
+  leaseMs?: number;
+  /** How often the local sweeper runs (ms). Default 2000; 0 disables it. */
+  sweepEveryMs?: number;
+  /**
+   * The application's agents module (`src/agents.ts`): its default export is `defineAgents(...)`
+   * or a function returning it. The API and the worker processes load it.
+   */
+  agentsModule: string;
+  /** More environment for the API and the worker processes (e.g. LOGBOOK_MODEL, the app's own settings). */
+  env?: Record<string, string>;
+}
+
+export interface LocalStack {
+  apiUrl: string;
+  port: number;
+  dynamo: string;
+  resources: CreatedResources;
+  /** The environment the worker processes run with. */
+  env: Record<string, string>;
+  /** The in-process runtime serving the API and the sweeper (same adapters as the worker). */
+  runtime: Runtime;
+  runner: LocalEventSourceRunner;
+  workerLog: string;
+  /** The directory holding the worker log (and whatever the application keeps there). */
+  workDir: string;
+  /** Run one sweep now (the sweeper handler's work), optionally as if at a later time. */
+  sweepNow(now?: number): Promise<{ woken: number }>;
+  stop(): Promise<void>;
+}
+
+/** Local timings: short leases so a killed worker's run resumes within seconds. */
+export const LOCAL_TIMINGS = { leaseMs: 5_000, marginMs: 1_000, modelTimeoutMs: 15_000, workerTimeoutMs: 60_000, visibilityMarginS: 2 };
+
+/**
+ * The whole of Logbook on this machine: emulators, the table/bucket/queues from the shared
+ * definitions, the HTTP API on 127.0.0.1, the local event-source runner driving the worker
+ * handler in child processes, and the sweeper on a timer.
+ */
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const workDir = resolve(options.workDir ?? '.logbook');
+  mkdirSync(workDir, { recursive: true });
+  let emulators: Emulators | undefined;
+  const cleanups: (() => Promise<void>)[] = [];
+  try {
+    if (!options.endpoints) {
+      emulators = await startEmulators({ dynamo: options.dynamo ?? 'auto' });
+      cleanups.push(() => emulators?.stop() ?? Promise.resolve());
+    }
+    const endpoints = options.endpoints ?? (emulators as Emulators).endpoints;
+    // AWS wants visibility >= 6 x the function timeout because its poller retries throttled
+    // invocations; the local runner never throttles, so twice the worker timeout is enough. A
+    // worker killed before it could shorten its tick's visibility then costs 2 minutes, not 30.
+    const resources = await createResources(endpoints, resourceNames(options.prefix ?? 'logbook-local'), {
+      visibilityTimeoutSeconds: (2 * LOCAL_TIMINGS.workerTimeoutMs) / 1000,
+    });
+    const workerLog = join(workDir, 'worker.log');
+    const agentsModule = resolve(options.agentsModule);
+    const agents = await loadAgentsModule(agentsModule);
+    const env: Record<string, string> = {
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      LOGBOOK_TABLE: resources.tableName,
+      LOGBOOK_BUCKET: resources.bucket,
+      LOGBOOK_QUEUE_URL: resources.queueUrl,
+      LOGBOOK_DYNAMODB_ENDPOINT: endpoints.dynamodb,
+      LOGBOOK_S3_ENDPOINT: endpoints.s3,
+      LOGBOOK_SQS_ENDPOINT: endpoints.sqs,
+      LOGBOOK_LEASE_MS: String(options.leaseMs ?? LOCAL_TIMINGS.leaseMs),
+      LOGBOOK_MARGIN_MS: String(LOCAL_TIMINGS.marginMs),
+      LOGBOOK_MODEL_TIMEOUT_MS: String(LOCAL_TIMINGS.modelTimeoutMs),
+      LOGBOOK_VISIBILITY_MARGIN_S: String(LOCAL_TIMINGS.visibilityMarginS),
+      LOGBOOK_AGENTS_MODULE: agentsModule,
+      ...options.env,
+    };
+    const runtime = await createRuntime('logbook-local', { agents, env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'ERROR' } });
+    cleanups.push(async () => runtime.clients.destroy());
+
+    const app = createApiApp({
+      service: engineRunService(runtime.engine),
+      caller: () => LOCAL_CALLER,
+      logger: { info() {}, warn: (m, f) => runtime.logger.warn(m, safeFields(f)), error: (m, f) => runtime.logger.error(m, safeFields(f)) },
+    });
+    const server = await new Promise<ReturnType<typeof serve>>((ok, fail) => {
+      const s = serve({ fetch: app.fetch, port: options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787), hostname: '127.0.0.1' });
+      s.once('listening', () => ok(s));
+      s.once('error', fail);
+    });
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+          server.close(() => r());
+        }),
+    );
+    const port = (server.address() as AddressInfo).port;
+    // A fresh stack is a fresh world: the emulators start empty, so does the worker log (only now
+    // that the port is ours, so a second stack cannot wipe the first one's).
+    writeFileSync(workerLog, '');
+
+    const runner = new LocalEventSourceRunner({
+      sqs: runtime.clients.sqs,
+      queueUrl: resources.queueUrl,
+      region: 'us-east-1',
+      env,
+      logFile: workerLog,
+      concurrency: options.concurrency ?? 2,
+      timeoutMs: LOCAL_TIMINGS.workerTimeoutMs,
+    });
+    await runner.start();
+    cleanups.push(() => runner.stop());
+
+    // Each pass names its own round in the dedupe id, so FIFO's 5-minute window never swallows it.
+    let round = 0;
+    const sweepNow = (now?: number) => sweep(runtime.engine, { now: now ?? Date.now(), round: ++round });
+    const every = options.sweepEveryMs ?? 2_000;
+    let sweeping = false;
+    const timer =
+      every > 0
+        ? setInterval(() => {
+            if (sweeping) return;
+            sweeping = true;
+            sweepNow()
+              .catch(() => undefined)
+              .finally(() => {
+                sweeping = false;
+              });
+          }, every)
+        : undefined;
+    cleanups.push(async () => clearInterval(timer));
+
+    return {
+      apiUrl: `http://127.0.0.1:${port}`,
+      port,
+      dynamo: emulators?.dynamo ?? 'external',
+      resources,
+      env,
+      runtime,
+      runner,
+      workerLog,
+      workDir,
+      sweepNow,
+      stop: () => runCleanups(cleanups),
+    };
+  } catch (error) {
+    await runCleanups(cleanups);
+    throw error;
+  }
+}
+
+async function runCleanups(cleanups: (() => Promise<void>)[]): Promise<void> {
+  while (cleanups.length > 0) {
+    const next = cleanups.pop();
+    await next?.().catch(() => undefined);
+  }
+}

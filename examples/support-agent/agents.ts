@@ -1,0 +1,25 @@
+/**
+ * The support app's agents module: what its handlers, its CDK app and `logbook dev` load. The
+ * fake downstream services record side effects in a JSONL file when SUPPORT_LEDGER_FILE is set
+ * (locally, so the record survives a killed worker), in memory otherwise.
+ * LOGBOOK_MODEL=bedrock:<id> or openai:<model> puts a real model behind the agent.
+ */
+import { defineAgents, selectedModel, type Agents } from 'logbook';
+import { SUPPORT_MODEL_ID, supportAgent, supportModel } from './agent.js';
+import { FileLedger, MemoryLedger } from './ledger.js';
+import { SupportServices } from './services.js';
+
+export function createSupportAgents(env: Record<string, string | undefined> = process.env): Agents {
+  const ledger = env.SUPPORT_LEDGER_FILE ? new FileLedger(env.SUPPORT_LEDGER_FILE) : new MemoryLedger();
+  const services = new SupportServices(ledger);
+  const modelName = env.LOGBOOK_MODEL?.trim() ?? '';
+  const real = modelName === '' || modelName.startsWith('scripted') ? undefined : selectedModel(env);
+  const toolDelayMs = Number(env.SUPPORT_TOOL_DELAY_MS ?? 0);
+  return defineAgents({
+    agents: [supportAgent(services, { toolDelayMs, ...(real ? { model: { id: real.modelId, price: real.price } } : {}) })],
+    models: { [SUPPORT_MODEL_ID]: () => supportModel() },
+  });
+}
+
+/** Built once per cold start, from that process's environment. */
+export default () => createSupportAgents();

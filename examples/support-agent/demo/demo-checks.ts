@@ -1,0 +1,82 @@
+import type { RunView } from 'logbook/local';
+import { duplicateEffects, type SideEffect } from '../ledger.js';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface RunRecord {
+  runId: string;
+  view: RunView;
+  events: Record<string, unknown>[];
+}
+
+/** Every run completed: parks were resolved, nothing failed or was left hanging. */
+export function checkFinished(runs: RunRecord[]): Check {
+  const bad = runs.filter((r) => r.view.status !== 'completed');
+  return {
+    name: 'every run finished',
+    ok: bad.length === 0,
+    detail: bad.length === 0 ? `${runs.length} of ${runs.length} completed` : bad.map((r) => `${r.runId}: ${r.view.status}`).join(', '),
+  };
+}
+
+/**
+ * No side effect that is not idempotent happened twice: per (service, call key) at most one
+ * applied effect, and per completed run exactly one ticket, one email and one refund.
+ */
+export function checkSideEffects(runs: RunRecord[], effects: SideEffect[]): Check {
+  const dupes = duplicateEffects(effects);
+  const problems = dupes.map((d) => `${d.key} x${d.count}`);
+  for (const r of runs) {
+    if (r.view.status !== 'completed') continue;
+    for (const service of ['tickets', 'email', 'payments'] as const) {
+      const applied = effects.filter((e) => e.runId === r.runId && e.service === service && e.applied).length;
+      if (applied !== 1) problems.push(`${r.runId}: ${service} applied ${applied} times`);
+    }
+  }
+  return {
+    name: 'no side effect twice',
+    ok: problems.length === 0,
+    detail: problems.length === 0 ? `${effects.filter((e) => e.applied && !e.readOnly).length} writes, each once` : problems.join('; '),
+  };
+}
+
+/**
+ * No budget was reset: the log has one run_started, contiguous seqs, model_started steps counting
+ * 1, 2, 3... without a restart, and the head's step count equals the reservations in the log.
+ */
+export function checkBudgets(runs: RunRecord[]): Check {
+  const problems: string[] = [];
+  for (const r of runs) {
+    const seqs = r.events.map((e) => Number(e.seq));
+    if (seqs.some((s, i) => s !== i + 1)) problems.push(`${r.runId}: seqs not contiguous`);
+    if (r.events.filter((e) => e.type === 'run_started').length !== 1) problems.push(`${r.runId}: run_started not exactly once`);
+    const steps = r.events.filter((e) => e.type === 'model_started').map((e) => Number(e.step));
+    if (steps.some((s, i) => s !== i + 1)) problems.push(`${r.runId}: model steps ${steps.join(',')}`);
+    if (r.view.usage.steps !== steps.length) problems.push(`${r.runId}: head says ${r.view.usage.steps} steps, log has ${steps.length}`);
+    const budgets = r.view.budgets;
+    if (budgets && typeof budgets.maxSteps === 'number' && steps.length > budgets.maxSteps) {
+      problems.push(`${r.runId}: ${steps.length} steps over the cap ${budgets.maxSteps}`);
+    }
+  }
+  return {
+    name: 'no budget reset',
+    ok: problems.length === 0,
+    detail: problems.length === 0 ? 'step counts continuous in every log' : problems.join('; '),
+  };
+}
+
+/** The scripted model is deterministic: interrupted runs answer exactly like uninterrupted ones. */
+export function checkAnswers(runs: RunRecord[], expected?: string): Check {
+  const answers = runs.filter((r) => r.view.status === 'completed').map((r) => JSON.stringify(r.view.result));
+  const reference = expected !== undefined ? JSON.stringify(expected) : answers[0];
+  const differing = answers.filter((a) => a !== reference).length;
+  return {
+    name: 'same answer as an uninterrupted run',
+    ok: differing === 0,
+    detail: differing === 0 ? `${answers.length} identical answers` : `${differing} answers differ from ${reference}`,
+  };
+}

@@ -1,0 +1,230 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiError, LogbookClient, startLocalStack, type EmulatorEndpoints, type LocalStack, type RunView } from 'logbook/local';
+import { FileLedger, duplicateEffects, type SideEffect } from '../ledger.js';
+import { checkAnswers, checkBudgets, checkFinished, checkSideEffects, type Check, type RunRecord } from './demo-checks.js';
+import { SUPPORT_AGENTS_MODULE, ledgerPath, supportEnv } from './stack-env.js';
+
+export interface DemoOptions {
+  runs: number;
+  chaos: boolean;
+  seed: number;
+  /** Upper bound of worker kills with --chaos (default runs + 2). */
+  maxKills?: number;
+  timeoutMs?: number;
+  /** Reuse running emulators (tests). */
+  endpoints?: EmulatorEndpoints;
+  dynamo?: 'auto' | 'dynamodb-local' | 'dynalite';
+  toolDelayMs?: number;
+  /** Progress lines for people. */
+  log?: (line: string) => void;
+}
+
+export interface DemoReport {
+  runs: number;
+  completed: number;
+  /** Runs that needed a person (an escalated call after a crash) and were resolved by the scripted resolver. */
+  parked: number;
+  failed: number;
+  workerKills: number;
+  sideEffects: number;
+  duplicateSideEffects: number;
+  steps: number;
+  elapsedMs: number;
+  resolutions: number;
+  invocations: number;
+  seed: number;
+  chaos: boolean;
+  checks: Check[];
+  ok: boolean;
+}
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same kill schedule. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/**
+ * `npm run demo`: N runs of the support agent on a fresh local stack; with chaos, the worker
+ * process is killed with SIGKILL at random moments (seeded) and restarted. Runs parked on an
+ * escalated call are answered by a scripted resolver that, like a person, looks at the payments
+ * ledger: landed → "succeeded" with what landed, not landed → "rerun". Then it checks the logs
+ * and the fake services.
+ */
+export async function runDemo(options: DemoOptions): Promise<DemoReport> {
+  const started = Date.now();
+  const log = options.log ?? (() => undefined);
+  const random = rng(options.seed);
+  const workDir = mkdtempSync(join(tmpdir(), 'logbook-demo-'));
+  const stack = await startLocalStack({
+    port: 0,
+    workDir,
+    prefix: `logbook-demo-${options.seed}-${process.pid}`,
+    agentsModule: SUPPORT_AGENTS_MODULE,
+    // Slower tools under chaos: more of each run is spent inside calls, where a kill hurts most.
+    env: supportEnv(workDir, options.toolDelayMs ?? (options.chaos ? 300 : 100)),
+    concurrency: 2,
+    ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+    ...(options.dynamo ? { dynamo: options.dynamo } : {}),
+  });
+  log(`stack up in ${Date.now() - started} ms (DynamoDB: ${stack.dynamo}); worker log ${stack.workerLog}`);
+  const client = new LogbookClient(stack.apiUrl);
+  const ledger = new FileLedger(ledgerPath(workDir));
+  try {
+    const ids = Array.from({ length: options.runs }, (_, i) => `demo-${options.seed}-${i + 1}`);
+    for (const runId of ids) {
+      await client.startRun({ agent: 'support', runId, input: `Customer c_77 (ticket ${runId}): order arrived damaged, please refund.` });
+    }
+    log(`submitted ${ids.length} run(s)${options.chaos ? '; chaos on: killing the worker at random moments' : ''}`);
+
+    const state = { done: false, kills: 0, resolutions: 0, parkedRuns: new Set<string>() };
+    const chaos = options.chaos ? killLoop(stack, random, options.maxKills ?? options.runs + 2, state, log) : Promise.resolve();
+    const views = await settle(client, stack, ids, ledger, state, options.timeoutMs ?? 240_000, log);
+    state.done = true;
+    await chaos;
+
+    const records: RunRecord[] = [];
+    for (const runId of ids) records.push({ runId, view: views.get(runId) as RunView, events: await client.allEvents(runId) });
+    const effects = ledger.all();
+    const checks = [checkFinished(records), checkSideEffects(records, effects), checkBudgets(records), checkAnswers(records)];
+    const count = (s: string) => records.filter((r) => r.view.status === s).length;
+    const report: DemoReport = {
+      runs: ids.length,
+      completed: count('completed'),
+      parked: state.parkedRuns.size,
+      failed: count('failed') + count('cancelled'),
+      workerKills: state.kills,
+      sideEffects: effects.filter((e) => e.applied && !e.readOnly).length,
+      duplicateSideEffects: duplicateEffects(effects).reduce((n, d) => n + d.count - 1, 0),
+      steps: records.reduce((n, r) => n + r.view.usage.steps, 0),
+      elapsedMs: Date.now() - started,
+      resolutions: state.resolutions,
+      invocations: stack.runner.stats.invocations,
+      seed: options.seed,
+      chaos: options.chaos,
+      checks,
+      ok: checks.every((c) => c.ok),
+    };
+    return report;
+  } finally {
+    await stack.stop();
+    if (!process.env.LOGBOOK_KEEP_DEMO_DIR) rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+async function killLoop(
+  stack: LocalStack,
+  random: () => number,
+  maxKills: number,
+  state: { done: boolean; kills: number },
+  log: (line: string) => void,
+): Promise<void> {
+  while (!state.done && state.kills < maxKills) {
+    await sleep(150 + Math.floor(random() * 650));
+    // Then wait for a worker to be inside a step and strike at a random point of it: striking the
+    // instant it became busy would always hit the first milliseconds, before the worker could
+    // shorten its tick's visibility, which on AWS too costs the full visibility timeout.
+    while (!state.done && stack.runner.busyWorkers === 0) await sleep(10);
+    // At least 50 ms in: the first milliseconds (before the worker's first SQS call) are a real
+    // window, documented in the README, but a demo that aims at it only shows a 2-minute wait.
+    await sleep(50 + Math.floor(random() * 400));
+    if (state.done) return;
+    if (stack.runner.killBusyWorker((n) => Math.floor(random() * n))) {
+      state.kills++;
+      log(`chaos: kill -9 of a busy worker (${state.kills}/${maxKills})`);
+    }
+  }
+}
+
+/** Poll until every run is terminal, answering parked runs the way a careful person would. */
+async function settle(
+  client: LogbookClient,
+  stack: LocalStack,
+  ids: string[],
+  ledger: FileLedger,
+  state: { resolutions: number; parkedRuns: Set<string> },
+  timeoutMs: number,
+  log: (line: string) => void,
+): Promise<Map<string, RunView>> {
+  const views = new Map<string, RunView>();
+  const asked = new Set<string>();
+  const deadline = Date.now() + timeoutMs;
+  const lastStatus = new Map<string, string>();
+  while (Date.now() < deadline) {
+    for (const runId of ids) {
+      if (TERMINAL.has(views.get(runId)?.status ?? '')) continue;
+      const view = await client.getRun(runId);
+      views.set(runId, view);
+      if (lastStatus.get(runId) !== view.status) {
+        lastStatus.set(runId, view.status);
+        log(`${runId}: ${view.status} (turns ${view.usage.steps}, seq ${view.lastSeq})`);
+      }
+      if (view.status !== 'parked') continue;
+      state.parkedRuns.add(runId);
+      for (const a of view.attention) {
+        const key = `${runId}:${a.seq}`;
+        if (asked.has(key)) continue;
+        if (!a.callId) {
+          await answer(client, runId, { action: 'retry' }, () => asked.add(key));
+          continue;
+        }
+        const body = resolutionFor(runId, { ...a, callId: a.callId }, ledger.all(), Date.now());
+        if (!body) continue;
+        log(`resolver: ${runId} ${a.reason} on ${a.callId}: ledger says ${'result' in body ? 'it landed → succeeded' : 'it did not land → rerun'}`);
+        await answer(client, runId, body, () => asked.add(key));
+        state.resolutions++;
+      }
+    }
+    if (ids.every((id) => TERMINAL.has(views.get(id)?.status ?? ''))) return views;
+    await sleep(300);
+  }
+  log(`timed out after ${timeoutMs} ms; runner ${JSON.stringify(stack.runner.stats)}`);
+  return views;
+}
+
+/**
+ * What a careful person answers for a call that started with no result: look in the downstream
+ * service's records. Landed → "succeeded" with what landed; not landed → "rerun", but only once
+ * the call's deadline has passed (undefined until then).
+ */
+export function resolutionFor(
+  runId: string,
+  attention: { callId: string; rerunNotBefore?: string },
+  effects: SideEffect[],
+  now: number,
+): { callId: string; outcome: 'succeeded'; result: Record<string, unknown> } | { callId: string; outcome: 'rerun' } | undefined {
+  const landed = effects.find((e) => e.runId === runId && e.callId === attention.callId && e.applied && !e.readOnly);
+  if (landed) return { callId: attention.callId, outcome: 'succeeded', result: resultOf(landed.detail) };
+  if (attention.rerunNotBefore && Date.parse(attention.rerunNotBefore) > now) return undefined;
+  return { callId: attention.callId, outcome: 'rerun' };
+}
+
+/** What the tool would have returned, rebuilt from what the service recorded. */
+function resultOf(detail: Record<string, unknown>): Record<string, unknown> {
+  const { refundId, messageId, ticketId } = detail;
+  if (refundId !== undefined) return { refundId };
+  if (messageId !== undefined) return { messageId };
+  if (ticketId !== undefined) return { ticketId, deduplicated: false };
+  return { ...detail };
+}
+
+async function answer(client: LogbookClient, runId: string, body: Parameters<LogbookClient['resolve']>[1], done: () => void): Promise<void> {
+  try {
+    await client.resolve(runId, body);
+    done();
+  } catch (error) {
+    // 409: someone answered first, or it is too early for rerun: look again on the next pass.
+    if (!(error instanceof ApiError && error.status === 409)) throw error;
+  }
+}

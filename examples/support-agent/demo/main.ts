@@ -1,0 +1,18 @@
+/**
+ * The support app's demo commands: `npm start` (the local stack, one run followed live, then keep
+ * serving) and `npm run demo -- [--runs N] [--chaos]` (N runs, worker kills, checks).
+ */
+import { processOutput, UsageError } from 'logbook/local';
+
+const [command, ...rest] = process.argv.slice(2);
+let code = 1;
+try {
+  if (command === 'start') code = await (await import('./start-command.js')).startCommand(rest, processOutput);
+  else if (command === 'demo') code = await (await import('./demo-command.js')).demoCommand(rest, processOutput);
+  else throw new UsageError(`unknown command "${command ?? ''}": start or demo`);
+} catch (error) {
+  const usage = error instanceof UsageError || (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'));
+  processOutput.err(`support demo: ${error instanceof Error ? (usage ? error.message : (error.stack ?? error.message)) : String(error)}`);
+  code = usage ? 2 : 1;
+}
+process.exit(code);

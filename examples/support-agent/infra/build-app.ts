@@ -1,0 +1,22 @@
+import { buildLogbookApp, type LogbookAppOptions } from 'logbook/cdk';
+
+/** The support app as `cdk synth` builds it; the tests build the same one. */
+export function buildSupportApp(options: Partial<LogbookAppOptions> = {}) {
+  return buildLogbookApp({
+    agents: 'examples/support-agent/agents.ts',
+    handlers: {
+      worker: 'examples/support-agent/handlers/worker.ts',
+      api: 'examples/support-agent/handlers/api.ts',
+      trigger: 'examples/support-agent/handlers/trigger.ts',
+      sweeper: 'examples/support-agent/handlers/sweeper.ts',
+    },
+    // `-c model=bedrock:<id>` puts a real model behind the agent (agents.ts reads LOGBOOK_MODEL).
+    environment: (context) => {
+      const model = context('model');
+      const env: Record<string, string> = {};
+      if (typeof model === 'string' && model !== '') env.LOGBOOK_MODEL = model;
+      return env;
+    },
+    ...options,
+  });
+}

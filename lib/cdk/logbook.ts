@@ -1,0 +1,218 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { CfnOutput, Duration, Tags } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import { TABLE, WORKER } from '../adapters/aws/table-definition.js';
+import { discoverModelIds, generatedEntry, projectPath, type HandlerKind } from './agents-module.js';
+import { withDefaults, type LogbookConfig } from './config.js';
+import { DataKey } from './constructs/data-key.js';
+import { LogbookFunction } from './constructs/logbook-function.js';
+import { PayloadBucket } from './constructs/payload-bucket.js';
+import { RunAlarms } from './constructs/run-alarms.js';
+import { RunApi } from './constructs/run-api.js';
+import { RunEvents } from './constructs/run-events.js';
+import { RunTable } from './constructs/run-table.js';
+import { StepQueue } from './constructs/step-queue.js';
+import { SERVICE_NAMES } from './metrics.js';
+
+export interface LogbookProps extends Partial<LogbookConfig> {
+  /**
+   * The application's agents module (e.g. `src/agents.ts`, relative to `projectRoot`): its default
+   * export is `defineAgents(...)` or a function returning it. It is bundled into the worker, API and
+   * trigger functions with esbuild.
+   */
+  readonly agents: string;
+  /**
+   * The application's own handler files, when it has any (`export const handler =
+   * createWorkerHandler({ agents })`). Without them the construct writes those one-liners itself.
+   */
+  readonly handlers?: Partial<Readonly<Record<HandlerKind, string>>>;
+  /**
+   * Model ids the agents pin, for the worker's IAM (`bedrock:<id>` gets bedrock:InvokeModel on
+   * exactly that model). Default: read from the agents module at synth time.
+   */
+  readonly models?: readonly string[];
+  /** Environment for the worker, API and trigger functions (the application's own settings). */
+  readonly environment?: Readonly<Record<string, string>>;
+  /** Where package.json and node_modules are. Default: the current directory (where `cdk` runs). */
+  readonly projectRoot?: string;
+  /** Default: package-lock.json in projectRoot when it exists. */
+  readonly depsLockFilePath?: string;
+}
+
+/**
+ * One Logbook deployment for an application's agents: the run table, the payload bucket, the FIFO
+ * step queue and its DLQ, the worker, API, trigger and sweeper functions, the HTTP API, the event
+ * bus and rules, the alarms, and one KMS key that encrypts them all. Nothing in it bills by the
+ * hour while no step runs (except the key and the alarms). Secure by default: IAM or JWT on the
+ * API, least-privilege roles, encryption at rest and in transit, retained data.
+ */
+export class Logbook extends Construct {
+  readonly config: LogbookConfig;
+  /** The model ids the worker may invoke. */
+  readonly modelIds: readonly string[];
+  readonly key: DataKey;
+  readonly table: RunTable;
+  readonly bucket: PayloadBucket;
+  readonly queue: StepQueue;
+  readonly functions: Readonly<Record<HandlerKind, LogbookFunction>>;
+  readonly api: RunApi;
+  readonly events: RunEvents;
+  readonly alarms: RunAlarms;
+
+  constructor(scope: Construct, id: string, props: LogbookProps) {
+    super(scope, id);
+    const { agents, handlers, models, environment, projectRoot: root, depsLockFilePath: lockFile, ...options } = props;
+    const config = withDefaults(options);
+    this.config = config;
+    const projectRoot = resolve(root ?? process.cwd());
+    const lock = lockFile ?? join(projectRoot, 'package-lock.json');
+    const depsLockFilePath = existsSync(lock) ? lock : undefined;
+    const agentsModule = projectPath(projectRoot, agents);
+    const entries = Object.fromEntries(
+      (['worker', 'api', 'trigger', 'sweeper'] as const).map((kind) => [
+        kind,
+        handlers?.[kind] ? projectPath(projectRoot, handlers[kind]) : generatedEntry(projectRoot, agentsModule, kind),
+      ]),
+    ) as Record<HandlerKind, string>;
+    this.modelIds = models ?? discoverModelIds(agentsModule, environment);
+    const durable = { removalPolicy: config.removalPolicy };
+    Tags.of(this).add('app', 'logbook');
+
+    this.key = new DataKey(this, 'DataKey', durable);
+    this.table = new RunTable(this, 'Runs', { key: this.key.key, ...durable, deletionProtection: config.deletionProtection });
+    this.bucket = new PayloadBucket(this, 'Payloads', {
+      key: this.key.key,
+      ...durable,
+      expirationDays: config.retention.eventsDays + config.maxRunDays,
+    });
+    this.queue = new StepQueue(this, 'Steps', { key: this.key.key, ...durable });
+
+    const fnDefaults = {
+      logRetention: config.logRetention,
+      removalPolicy: config.removalPolicy,
+      dataKey: this.key.key,
+      projectRoot,
+      ...(depsLockFilePath ? { depsLockFilePath } : {}),
+    };
+    const appEnv = { environment: props.environment ?? {} };
+    const worker = new LogbookFunction(this, 'Worker', {
+      ...fnDefaults,
+      entry: entries.worker,
+      ...appEnv,
+      description: 'Logbook worker: one step of one run per SQS tick',
+      serviceName: SERVICE_NAMES.worker,
+      timeout: Duration.seconds(WORKER.timeoutSeconds),
+      memorySize: config.workerMemoryMb,
+      // Required: the worker enqueues its own next tick, and AWS would stop that SQS → Lambda →
+      // SQS chain after about 16 hops. Step budgets and the alarms below are the guard instead.
+      recursiveLoop: lambda.RecursiveLoop.ALLOW,
+    });
+    worker
+      .bindTable(this.table, { read: true, write: true, delete: true })
+      .bindBucket(this.bucket, { read: true, write: true })
+      .bindQueue(this.queue, { send: true, changeVisibility: true })
+      .consumeQueue(this.queue, config.workerMaxConcurrency)
+      .bindModels(this.modelIds)
+      .bindRetention(config.retention)
+      .bindLease(WORKER.leaseMs);
+
+    const api = new LogbookFunction(this, 'Api', {
+      ...fnDefaults,
+      entry: entries.api,
+      ...appEnv,
+      description: 'Logbook HTTP API: start, list, inspect, cancel and resolve runs',
+      serviceName: SERVICE_NAMES.api,
+      // API Gateway gives up on an integration after 30 seconds.
+      timeout: Duration.seconds(29),
+    });
+    api
+      .bindTable(this.table, {
+        read: true,
+        write: true,
+        delete: true,
+        queryIndexes: [TABLE.gsi.byTenant.name, TABLE.gsi.byTenantStatus.name],
+      })
+      // write: starting a run offloads a large input or pinned prompt before run_started.
+      .bindBucket(this.bucket, { read: true, write: true })
+      .bindQueue(this.queue, { send: true })
+      .bindRetention(config.retention);
+    if (config.jwt?.tenantClaim) api.bindTenantClaim(config.jwt.tenantClaim);
+
+    const trigger = new LogbookFunction(this, 'Trigger', {
+      ...fnDefaults,
+      entry: entries.trigger,
+      ...appEnv,
+      description: 'Logbook trigger: starts a run from an Agent Run Requested event',
+      serviceName: SERVICE_NAMES.trigger,
+      timeout: Duration.seconds(30),
+    });
+    trigger
+      // read: an idempotent create reads back run_started to tell a retry from a conflict.
+      .bindTable(this.table, { read: true, write: true })
+      .bindBucket(this.bucket, { write: true })
+      .bindQueue(this.queue, { send: true })
+      .bindRetention(config.retention);
+
+    const sweeper = new LogbookFunction(this, 'Sweeper', {
+      ...fnDefaults,
+      entry: entries.sweeper,
+      description: 'Logbook sweeper: wakes runs that are due (wakeAt, expired lease, owed notification)',
+      serviceName: SERVICE_NAMES.sweeper,
+      // Shorter than the schedule, so sweeps do not overlap.
+      timeout: Duration.seconds(55),
+    });
+    sweeper
+      // Read-only: the sweep GSI, plus consistent head reads (the GSI lags). The sweeper's
+      // optional index repair is skipped on AccessDenied by design; workers repair on write.
+      .bindTable(this.table, { read: true, queryIndexes: [TABLE.gsi.sweep.name] })
+      .bindBucket(this.bucket, {})
+      .bindQueue(this.queue, { send: true });
+
+    this.functions = { worker, api, trigger, sweeper };
+
+    this.api = new RunApi(this, 'Http', {
+      handler: api.fn,
+      jwt: config.jwt,
+      throttle: config.apiThrottle,
+      logRetention: config.logRetention,
+      removalPolicy: config.removalPolicy,
+    });
+    this.events = new RunEvents(this, 'Events', {
+      trigger: trigger.fn,
+      sweeper: sweeper.fn,
+      useDefaultEventBus: config.useDefaultEventBus,
+      triggerSources: config.triggerSources,
+      sweepEvery: config.sweepEvery,
+      key: this.key.key,
+      removalPolicy: config.removalPolicy,
+    });
+    worker.bindEventBus(this.events.bus);
+
+    this.alarms = new RunAlarms(this, 'Alarms', {
+      key: this.key.key,
+      functions: { worker: worker.fn, api: api.fn, trigger: trigger.fn, sweeper: sweeper.fn },
+      stepQueue: this.queue.queue,
+      stepDeadLetterQueue: this.queue.deadLetterQueue,
+      triggerDeadLetterQueue: this.events.triggerDeadLetterQueue,
+      thresholds: config.alarms,
+      alarmEmail: config.alarmEmail,
+    });
+
+
+    const outputs: [string, string, string?][] = [
+      ['ApiUrl', this.api.url, 'HTTP API base URL (SigV4 or JWT)'],
+      ['TableName', this.table.tableName],
+      ['BucketName', this.bucket.bucketName],
+      ['QueueUrl', this.queue.queueUrl],
+      ['EventBusName', this.events.bus.eventBusName],
+      ['AlarmTopicArn', this.alarms.topic.topicArn],
+    ];
+    for (const [name, value, description] of outputs) {
+      const output = new CfnOutput(this, name, { value, ...(description ? { description } : {}) });
+      // Stable output names (`ApiUrl`), prefixed only when a stack holds a second deployment.
+      output.overrideLogicalId(id === 'Logbook' ? name : `${id}${name}`);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import { ConfigError } from '../core/errors.js';
+import type { ModelClient } from '../ports/model-client.js';
+import { AgentRegistry, type AgentDefinition } from './agents.js';
+
+/** What an agents module passes to defineAgents(). */
+export interface AgentsSpec {
+  /** Every agent (and every version still serving pinned runs) this deployment runs. */
+  agents: readonly AgentDefinition[];
+  /**
+   * Model clients the application builds itself, by the model id its agents pin: scripted models
+   * for tests and `logbook dev`, or a custom provider. Built once per process, on first use. Ids
+   * not listed here are served by the built-in providers (`bedrock:<id>`, `openai:<model>`).
+   */
+  models?: Record<string, () => ModelClient>;
+}
+
+/** A deployment's agents: the registry the engine reads, and the application's own models. */
+export interface Agents {
+  readonly registry: AgentRegistry;
+  /** The client the application supplies for a pinned model id, or undefined. */
+  model(modelId: string): ModelClient | undefined;
+  /** Every model id the agents pin (what IAM must allow the worker to invoke). */
+  readonly modelIds: readonly string[];
+}
+
+/**
+ * The value an agents module exports (`export default defineAgents({ agents: [...] })`), and what
+ * the handler factories, the CDK construct and `logbook dev` take.
+ */
+export function defineAgents(spec: AgentsSpec | readonly AgentDefinition[]): Agents {
+  const { agents, models = {} } = Array.isArray(spec) ? { agents: spec as readonly AgentDefinition[] } : (spec as AgentsSpec);
+  if (agents.length === 0) throw new ConfigError('defineAgents: no agents given');
+  const registry = new AgentRegistry();
+  for (const agent of agents) registry.register(agent);
+  const built = new Map<string, ModelClient>();
+  return {
+    registry,
+    modelIds: [...new Set(agents.map((a) => a.model.id))],
+    model(modelId) {
+      const factory = models[modelId];
+      if (!factory) return undefined;
+      let client = built.get(modelId);
+      if (!client) {
+        client = factory();
+        built.set(modelId, client);
+      }
+      return client;
+    },
+  };
+}
+
+/** What the handler factories accept: the agents, or a function that builds them once per cold start. */
+export type AgentsSource = Agents | (() => Agents | Promise<Agents>);
+
+export async function resolveAgents(source: AgentsSource | undefined): Promise<Agents | undefined> {
+  if (source === undefined) return undefined;
+  const agents = typeof source === 'function' ? await source() : source;
+  if (!isAgents(agents)) {
+    throw new ConfigError('agents must be the value of defineAgents({ agents: [...] }) (or a function returning it)');
+  }
+  return agents;
+}
+
+export function isAgents(value: unknown): value is Agents {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    // Duck-typed: an application may load its own copy of the package.
+    typeof (value as Agents).registry?.agent === 'function' &&
+    typeof (value as Agents).model === 'function'
+  );
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { ConfigError } from '../core/errors.js';
+
+/**
+ * Environment of every handler, validated once per cold start. The CDK constructs set these
+ * through their bind*() helpers; the local stack sets them for the child worker process.
+ */
+export const envSchema = z.object({
+  LOGBOOK_TABLE: z.string().min(1),
+  LOGBOOK_BUCKET: z.string().min(1),
+  LOGBOOK_QUEUE_URL: z.string().url(),
+  /** EventBridge bus for outcome events; empty disables publishing. */
+  LOGBOOK_EVENT_BUS: z.string().default(''),
+  /** Which model client serves runs: scripted (default), bedrock:<id>, openai:<model>. */
+  LOGBOOK_MODEL: z.string().default('scripted'),
+  /** Local stack only: endpoints of the emulators. Unset on AWS. */
+  LOGBOOK_DYNAMODB_ENDPOINT: z.string().url().optional(),
+  LOGBOOK_S3_ENDPOINT: z.string().url().optional(),
+  LOGBOOK_SQS_ENDPOINT: z.string().url().optional(),
+  LOGBOOK_EVENTS_ENDPOINT: z.string().url().optional(),
+  LOGBOOK_LEASE_MS: z.coerce.number().int().positive().default(60_000),
+  // Claims without progress before a run parks as poisoned; below the queue's maxReceiveCount (5).
+  LOGBOOK_MAX_ATTEMPTS: z.coerce.number().int().positive().max(4).default(3),
+  LOGBOOK_RETENTION_COMPLETED_DAYS: z.coerce.number().int().positive().default(30),
+  LOGBOOK_RETENTION_FAILED_DAYS: z.coerce.number().int().positive().default(90),
+  AWS_REGION: z.string().default('us-east-1'),
+  /**
+   * Which JWT claim names the tenant when the HTTP API uses a JWT authorizer (default `sub`).
+   * IAM-authorized calls use the caller's account id.
+   */
+  LOGBOOK_TENANT_CLAIM: z.string().min(1).default('sub'),
+  /** Source of the outcome events put on the bus. */
+  LOGBOOK_EVENT_SOURCE: z.string().min(1).default('logbook'),
+  /** Kept free before the lease or the invocation ends (ms). */
+  LOGBOOK_MARGIN_MS: z.coerce.number().int().positive().optional(),
+  /** Grace past a model call's expected end, for the time-left check (ms). */
+  LOGBOOK_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  /** Visibility kept beyond the lease on a tick being processed (s): how soon a crashed step is retried. */
+  LOGBOOK_VISIBILITY_MARGIN_S: z.coerce.number().int().nonnegative().default(10),
+});
+export type LogbookEnv = z.infer<typeof envSchema>;
+
+/** Parse the environment or throw a ConfigError naming every bad variable (no values echoed). */
+export function loadEnv(source: Record<string, string | undefined> = process.env): LogbookEnv {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`invalid environment: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,56 @@
+/**
+ * `logbook/lambda`: handler factories for an application's Lambda functions. Each handler file is
+ * one line, e.g. `export const handler = createWorkerHandler({ agents });`. Each factory builds its
+ * adapters once per cold start (not on import) from the environment the CDK construct sets.
+ */
+import type { AgentsSource } from '../engine/agent-set.js';
+import { apiHandlerFor } from './api-handler.js';
+import { runtimeOnce } from './cold-start.js';
+import { sweeperHandlerFor } from './sweeper-handler.js';
+import { triggerHandlerFor } from './trigger-handler.js';
+import { workerHandlerFor, type WorkerHandlerOptions } from './worker-handler.js';
+
+export interface HandlerOptions {
+  /** The application's agents (`defineAgents(...)`), or a function that builds them once per cold start. */
+  agents: AgentsSource;
+  /** Powertools service name of the function's logs and metrics (the construct sets POWERTOOLS_SERVICE_NAME). */
+  serviceName?: string;
+}
+
+export interface WorkerOptions extends HandlerOptions, WorkerHandlerOptions {}
+
+/** SQS FIFO event source of the step queue (batch size 1, ReportBatchItemFailures). */
+export function createWorkerHandler(options: WorkerOptions) {
+  const getRuntime = runtimeOnce(options.serviceName ?? 'logbook-worker', { agents: options.agents, callsModels: true });
+  const handler = workerHandlerFor(getRuntime, options);
+  /**
+   * Build clients, models and agents ahead of the first event (a host's init phase), so a new
+   * sandbox reaches its first SQS call (shortening the tick's visibility) as fast as possible. A
+   * failure here is retried by the first invocation.
+   */
+  const warm = (): Promise<void> =>
+    getRuntime().then(
+      () => undefined,
+      () => undefined,
+    );
+  return Object.assign(handler, { warm });
+}
+
+/** API Gateway HTTP API (payload v2) with an IAM or JWT authorizer. */
+export function createApiHandler(options: HandlerOptions) {
+  return apiHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-api', { agents: options.agents }));
+}
+
+/** EventBridge rule target for `Agent Run Requested`. */
+export function createTriggerHandler(options: HandlerOptions) {
+  return triggerHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-trigger', { agents: options.agents }));
+}
+
+/** Scheduled every minute; wakes due runs. It runs no agent code, so it takes no agents. */
+export function createSweeperHandler(options: { serviceName?: string } = {}) {
+  return sweeperHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-sweeper'));
+}
+
+export type { WorkerHandlerOptions } from './worker-handler.js';
+export { RUN_REQUESTED, runIdForEvent } from './trigger-handler.js';
+export { envSchema, type LogbookEnv } from './env.js';

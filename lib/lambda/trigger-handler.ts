@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import type { EventBridgeEvent } from 'aws-lambda';
+import { z } from 'zod';
+import { LogbookError, errorCode, errorMessage } from '../core/errors.js';
+import type { JsonValue } from '../core/json.js';
+import { startRun } from '../engine/start-run.js';
+import { TENANT_PATTERN } from '../ports/run-ref.js';
+import { METRIC, addCount, flushMetrics } from './telemetry.js';
+import type { Runtime } from './wiring.js';
+
+export const RUN_REQUESTED = 'Agent Run Requested';
+
+/** What a user puts in the detail of an `Agent Run Requested` event. No tenant, no run id. */
+export const runRequestedDetailSchema = z
+  .object({
+    agent: z.string().min(1).max(128),
+    version: z.string().min(1).max(64).optional(),
+    input: z.union([z.string().min(1), z.record(z.string(), z.unknown()), z.array(z.unknown())]),
+    budgets: z
+      .object({
+        maxSteps: z.number().int().positive().optional(),
+        maxInputTokens: z.number().int().positive().optional(),
+        maxOutputTokens: z.number().int().positive().optional(),
+        maxCostUsd: z.number().positive().optional(),
+        deadlineSeconds: z.number().int().positive().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+/** Same event id from the same account → same run, whatever EventBridge redelivers. */
+export function runIdForEvent(tenant: string, eventId: string): string {
+  return `eb-${createHash('sha256').update(`${tenant}\n${eventId}`).digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * EventBridge target: starts a run per `Agent Run Requested` event, idempotent on the event id.
+ * The tenant is the account the event came from (set by EventBridge), never a field of the detail.
+ * A detail that can never start a run is logged and dropped; a transient failure throws so that
+ * EventBridge retries the delivery.
+ */
+export function triggerHandlerFor(getRuntime: () => Promise<Runtime>) {
+  return async (event: EventBridgeEvent<string, unknown>): Promise<{ runId?: string; created?: boolean; dropped?: string }> => {
+    const { logger, metrics, engine } = await getRuntime();
+    logger.resetKeys();
+    try {
+      if (event['detail-type'] !== RUN_REQUESTED) {
+        logger.warn('event ignored: not an Agent Run Requested', { detailType: event['detail-type'], eventId: event.id });
+        return { dropped: 'detail-type' };
+      }
+      const tenant = event.account;
+      if (!TENANT_PATTERN.test(tenant ?? '')) {
+        logger.error('event dropped: no valid source account', { eventId: event.id });
+        return { dropped: 'account' };
+      }
+      const parsed = runRequestedDetailSchema.safeParse(event.detail);
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((i) => ({ path: `detail.${i.path.join('.')}`, message: i.message }));
+        logger.error('event dropped: invalid detail', { eventId: event.id, tenant, issues });
+        return { dropped: 'detail' };
+      }
+      const runId = runIdForEvent(tenant, event.id);
+      logger.appendKeys({ tenant, runId });
+      const d = parsed.data;
+      try {
+        const out = await startRun(engine, {
+          tenant,
+          runId,
+          agent: d.agent,
+          input: d.input as JsonValue,
+          ...(d.version ? { version: d.version } : {}),
+          ...(d.budgets ? { budgets: d.budgets } : {}),
+        });
+        if (out.created) addCount(metrics, METRIC.RunsStarted);
+        logger.info(out.created ? 'run started from event' : 'run already started for this event', { eventId: event.id, source: event.source });
+        return { runId, created: out.created };
+      } catch (error) {
+        if (error instanceof LogbookError && !error.retryable && (errorCode(error) === 'validation_error' || errorCode(error) === 'run_conflict')) {
+          logger.error('event dropped: run cannot start', { eventId: event.id, code: errorCode(error), message: errorMessage(error) });
+          return { runId, dropped: errorCode(error) };
+        }
+        throw error;
+      }
+    } finally {
+      flushMetrics(metrics);
+    }
+  };
+}

@@ -1,0 +1,125 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { LOCAL_CREDENTIALS, createAwsClients, type AwsClients } from '../adapters/aws/aws-clients.js';
+import { DynamoStore } from '../adapters/aws/dynamo-store.js';
+import { createEventBridgePublisher } from '../adapters/aws/eventbridge-publisher.js';
+import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
+import { SqsStepQueue, SqsTickVisibility } from '../adapters/aws/sqs-step-queue.js';
+import { CryptoIds } from '../adapters/system/crypto-ids.js';
+import { SystemClock } from '../adapters/system/system-clock.js';
+import { createEngine, type EngineConfig, type EngineDeps } from '../engine/engine.js';
+import { modelsFromEnv } from '../models/model-config.js';
+import type { OutcomeNotice, OutcomePublisher } from '../ports/outcome-publisher.js';
+import { AgentRegistry } from '../engine/agents.js';
+import { resolveAgents, type AgentsSource } from '../engine/agent-set.js';
+import { loadEnv, type LogbookEnv } from './env.js';
+import { createLogger, createMetrics, engineLogger, engineMetrics } from './telemetry.js';
+
+/** Everything a handler needs, built once per cold start. */
+export interface Runtime {
+  env: LogbookEnv;
+  engine: EngineDeps;
+  logger: Logger;
+  metrics: Metrics;
+  clients: AwsClients;
+  visibility: SqsTickVisibility;
+}
+
+/**
+ * Without a bus (the local stack), outcome notices go to the log as one structured line each, so
+ * a notice is still "published" once and the head stops owing it.
+ */
+export class LogOutcomePublisher implements OutcomePublisher {
+  constructor(private readonly logger: Pick<Logger, 'info'>) {}
+  async publish(notice: OutcomeNotice): Promise<void> {
+    this.logger.info('outcome', {
+      detailType: notice.detailType,
+      id: `${notice.runId}:${notice.seq}`,
+      tenant: notice.tenant,
+      runId: notice.runId,
+      seq: notice.seq,
+      status: notice.status,
+      ...(notice.code ? { code: notice.code } : {}),
+    });
+  }
+}
+
+export function engineConfigFromEnv(env: LogbookEnv): Partial<EngineConfig> {
+  return {
+    leaseMs: env.LOGBOOK_LEASE_MS,
+    maxClaimAttempts: env.LOGBOOK_MAX_ATTEMPTS,
+    retentionCompletedMs: env.LOGBOOK_RETENTION_COMPLETED_DAYS * 86_400_000,
+    retentionFailedMs: env.LOGBOOK_RETENTION_FAILED_DAYS * 86_400_000,
+    ...(env.LOGBOOK_MARGIN_MS !== undefined ? { marginMs: env.LOGBOOK_MARGIN_MS } : {}),
+    ...(env.LOGBOOK_MODEL_TIMEOUT_MS !== undefined ? { modelTimeoutMs: env.LOGBOOK_MODEL_TIMEOUT_MS } : {}),
+  };
+}
+
+export interface RuntimeOptions {
+  /** The application's agents; the sweeper needs none. */
+  agents?: AgentsSource;
+  /** The environment to read (default process.env). */
+  env?: Record<string, string | undefined>;
+  /**
+   * Whether this process calls models (the worker). The API, trigger and sweeper only pin model
+   * ids, so they are built without provider clients or credentials.
+   */
+  callsModels?: boolean;
+}
+
+/** A resolver for processes that never call a model. */
+const NO_MODELS = { resolve: () => undefined };
+
+/** Wire adapters, models and agents from the validated environment. */
+export async function createRuntime(serviceName: string, options: RuntimeOptions = {}): Promise<Runtime> {
+  const source = options.env ?? process.env;
+  const env = loadEnv(source);
+  const logger = createLogger(serviceName, source.POWERTOOLS_LOG_LEVEL);
+  const metrics = createMetrics(serviceName);
+  const local = env.LOGBOOK_DYNAMODB_ENDPOINT !== undefined;
+  const clients = createAwsClients({
+    region: env.AWS_REGION,
+    ...(local
+      ? {
+          endpoints: {
+            dynamodb: env.LOGBOOK_DYNAMODB_ENDPOINT,
+            ...(env.LOGBOOK_S3_ENDPOINT ? { s3: env.LOGBOOK_S3_ENDPOINT } : {}),
+            ...(env.LOGBOOK_SQS_ENDPOINT ? { sqs: env.LOGBOOK_SQS_ENDPOINT } : {}),
+          },
+          credentials: LOCAL_CREDENTIALS,
+        }
+      : {}),
+  });
+  const store = new DynamoStore({ doc: clients.doc, tableName: env.LOGBOOK_TABLE });
+  const queueOptions = { sqs: clients.sqs, queueUrl: env.LOGBOOK_QUEUE_URL };
+  const agents = await resolveAgents(options.agents);
+  // The application's own clients first, then the built-in providers for any other pinned id.
+  const builtIn = options.callsModels ? modelsFromEnv(source).resolver : NO_MODELS;
+  const models = { resolve: (id: string) => agents?.model(id) ?? builtIn.resolve(id) };
+  const publisher: OutcomePublisher = env.LOGBOOK_EVENT_BUS
+    ? createEventBridgePublisher({
+        busName: env.LOGBOOK_EVENT_BUS,
+        region: env.AWS_REGION,
+        source: env.LOGBOOK_EVENT_SOURCE,
+        ...(env.LOGBOOK_EVENTS_ENDPOINT ? { endpoint: env.LOGBOOK_EVENTS_ENDPOINT } : {}),
+      })
+    : new LogOutcomePublisher(logger);
+  const engine = createEngine(
+    {
+      log: store,
+      heads: store,
+      inbox: store,
+      blobs: new S3BlobStore({ s3: clients.s3, bucket: env.LOGBOOK_BUCKET }),
+      queue: new SqsStepQueue(queueOptions),
+      models,
+      registry: agents?.registry ?? new AgentRegistry(),
+      clock: new SystemClock(),
+      ids: new CryptoIds(),
+      publisher,
+      logger: engineLogger(logger),
+      metrics: engineMetrics(metrics),
+    },
+    { config: engineConfigFromEnv(env) },
+  );
+  return { env, engine, logger, metrics, clients, visibility: new SqsTickVisibility(queueOptions) };
+}

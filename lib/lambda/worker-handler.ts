@@ -1,0 +1,111 @@
+import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { parseTick } from '../adapters/aws/tick.js';
+import { ValidationError, errorCode, errorMessage } from '../core/errors.js';
+import { runStep, type StepResult } from '../engine/step-runner.js';
+import type { Tick } from '../ports/step-queue.js';
+import { METRIC, addCount, flushMetrics } from './telemetry.js';
+import type { Runtime } from './wiring.js';
+
+export interface WorkerHandlerOptions {
+  /** Called after the response is ready when a tool ignored its abort (default: exit the process). */
+  exitProcess?: () => void;
+}
+
+/**
+ * The worker: SQS FIFO event source, batch size 1. A malformed body is logged and dropped; a run
+ * held by another live worker is retried when that lease ends (batch item failure with the
+ * visibility set to match); an unexpected error is a batch item failure, redelivered after the
+ * shortened visibility, and the run's attempts counter parks it as poisoned if it keeps failing.
+ */
+export function workerHandlerFor(getRuntime: () => Promise<Runtime>, options: WorkerHandlerOptions = {}) {
+  const exitProcess = options.exitProcess ?? (() => setTimeout(() => process.exit(1), 100));
+  return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    const runtime = await getRuntime();
+    const failures: SQSBatchItemFailure[] = [];
+    let mustExit = false;
+    try {
+      for (const record of event.Records) {
+        const outcome = await handleRecord(runtime, record, context);
+        if (outcome.failed) failures.push({ itemIdentifier: record.messageId });
+        if (outcome.mustExit) mustExit = true;
+      }
+    } finally {
+      runtime.logger.resetKeys();
+      flushMetrics(runtime.metrics);
+    }
+    if (mustExit) {
+      runtime.logger.error('a tool ignored its abort: exiting the process after this response', { failures: failures.length });
+      exitProcess();
+    }
+    return { batchItemFailures: failures };
+  };
+}
+
+async function handleRecord(runtime: Runtime, record: SQSRecord, context: Context): Promise<{ failed: boolean; mustExit: boolean }> {
+  const { logger, metrics, engine, visibility } = runtime;
+  logger.resetKeys();
+  let tick: Tick;
+  try {
+    tick = parseTick(record.body);
+  } catch (error) {
+    // Dropped: redelivering a body that can never parse would only fill the DLQ.
+    const issues = error instanceof ValidationError ? error.issues : [];
+    logger.error('malformed tick dropped', { messageId: record.messageId, reason: errorMessage(error), issues, bodyBytes: record.body.length });
+    addCount(metrics, METRIC.MalformedTicks);
+    return { failed: false, mustExit: false };
+  }
+  logger.appendKeys({ tenant: tick.tenant, runId: tick.runId });
+  // A crashed worker's tick comes back soon after its lease ends.
+  const visibilitySeconds = Math.ceil(engine.config.leaseMs / 1000) + runtime.env.LOGBOOK_VISIBILITY_MARGIN_S;
+  const setVisibility = async (seconds: number) => {
+    try {
+      await visibility.setVisibility(record.receiptHandle, seconds);
+    } catch (error) {
+      logger.warn('could not change tick visibility', { messageId: record.messageId, code: errorCode(error) });
+    }
+  };
+  // First thing: a worker killed from here on costs at most lease + margin, not the queue's timeout.
+  await setVisibility(visibilitySeconds);
+
+  let result: StepResult;
+  try {
+    result = await runStep(engine, tick, {
+      owner: `${context.awsRequestId}`,
+      deadlineAt: Date.now() + context.getRemainingTimeInMillis(),
+      onLeaseRenewed: () => setVisibility(visibilitySeconds),
+    });
+  } catch (error) {
+    logger.error('step failed; the tick will be redelivered', { code: errorCode(error), message: errorMessage(error) });
+    return { failed: true, mustExit: false };
+  }
+  logger.appendKeys({ ...(result.lastSeq !== undefined ? { seq: result.lastSeq } : {}) });
+  // Every tick that claimed the run: the alarm takes the Maximum, so one runaway run trips it.
+  if (result.epoch !== undefined) addCount(metrics, METRIC.InvocationsPerRun, result.epoch);
+  const fields = { outcome: result.outcome, appended: result.appended, turns: result.turns };
+  switch (result.outcome) {
+    case 'busy': {
+      // Another worker holds a live lease: come back when it ends, without counting as progress.
+      const seconds = Math.ceil((result.retryAfterMs ?? 1000) / 1000);
+      await setVisibility(seconds);
+      logger.info('run busy; retrying later', { ...fields, retryAfterSeconds: seconds });
+      return { failed: true, mustExit: Boolean(result.mustExitProcess) };
+    }
+    case 'not_found':
+      logger.warn('tick for an unknown run dropped', fields);
+      break;
+    case 'ended':
+      logger.info('run ended', fields);
+      break;
+    case 'poisoned':
+    case 'corrupt':
+      logger.error('run parked on its head', fields);
+      break;
+    case 'fenced':
+    case 'lease_lost':
+      logger.warn('another worker took over the run; stopped', fields);
+      break;
+    default:
+      logger.info('step done', fields);
+  }
+  return { failed: false, mustExit: Boolean(result.mustExitProcess) };
+}
