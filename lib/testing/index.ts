@@ -1,20 +1,42 @@
 /**
- * `logbook/testing`: test an application's agents the way Logbook tests itself. The crash
- * harness runs a scripted scenario uninterrupted, then crashed at every checkpoint, at pairs of
- * checkpoints and frozen past its lease, and checks the invariants that make a run durable.
+ * `logbook/testing`: test an application's agents the way Logbook tests itself.
+ * - runCrashHarness: run a scripted scenario uninterrupted, then crashed at every checkpoint, at
+ *   pairs of checkpoints and frozen past its lease, and check the invariants that make a run
+ *   durable; effectLog() is the ledger its fake services write to.
+ * - toolTestContext: the context the engine hands one tool, with an abort the test triggers.
+ * - checkReplay: will the agents about to be deployed still serve these recorded runs?
  */
 export {
   runCrashHarness,
-  repeatedEffects,
+  formatHarnessReport,
   type HarnessScenario,
   type HarnessOptions,
   type HarnessReport,
   type PointReport,
-  type SideEffectRecord,
 } from './crash-harness.js';
+export type { Baseline } from './harness-invariants.js';
+export { BaselineParkedError, BaselineUnfinishedError, SideEffectShapeError } from './harness-errors.js';
+export {
+  effectLog,
+  repeatedEffects,
+  resolveFromEffects,
+  type EffectRecorder,
+  type RecordedEffect,
+  type SideEffectRecord,
+} from './side-effects.js';
 export { driveRun, type DriveOptions, type DriveResult, type Resolver } from './driver.js';
-export { memoryStorage, spawnWorker, guard, type World, type WorldStorage, type WorkerProcess } from './world.js';
+export { agentsWorld, memoryStorage, spawnWorker, guard, type World, type WorldStorage, type WorkerProcess } from './world.js';
 export { scriptedWorld, type ScriptedWorldOptions } from './scripted-world.js';
-export { toolTestContext, type ToolTestContext, type ToolTestContextOptions } from './tool-context.js';
+export { toolTestContext, type ToolTestContext, type ToolTestContextOptions, type ToolAbortReason } from './tool-context.js';
+export { ToolAbort } from '../engine/tool-runner.js';
+export {
+  checkReplay,
+  formatReplayReport,
+  type ReplayCheckOptions,
+  type ReplayReport,
+  type RunVerdict,
+  type StrandReason,
+  type RecordedRun,
+} from './replay-check.js';
 export { ManualClock, SequentialIds, MemoryStore, MemoryBlobStore, MemoryStepQueue } from '../adapters/memory/index.js';
 export { WorkerHalt, type CheckpointName, type Checkpoints } from '../engine/checkpoints.js';

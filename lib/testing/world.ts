@@ -1,8 +1,8 @@
 import { MemoryBlobStore } from '../adapters/memory/memory-blob-store.js';
-import type { ManualClock} from '../adapters/memory/manual-clock.js';
-import { SequentialIds } from '../adapters/memory/manual-clock.js';
+import { ManualClock, SequentialIds } from '../adapters/memory/manual-clock.js';
 import { MemoryStepQueue } from '../adapters/memory/memory-step-queue.js';
 import { MemoryStore } from '../adapters/memory/memory-store.js';
+import type { Agents } from '../engine/agent-set.js';
 import type { AgentRegistry } from '../engine/agents.js';
 import type { Checkpoints } from '../engine/checkpoints.js';
 import { WorkerHalt } from '../engine/checkpoints.js';
@@ -109,4 +109,13 @@ export function spawnWorker(world: World, checkpoints?: Checkpoints, options: En
       return dead;
     },
   };
+}
+
+/**
+ * A world for an application's own agents (the value of defineAgents), on fresh memory storage
+ * and a manual clock: models are the ones the application supplies (`models` in defineAgents).
+ * Build the agents inside the scenario's world() so each point gets fresh fake services.
+ */
+export function agentsWorld(agents: Agents, storage: WorldStorage = memoryStorage()): World {
+  return { storage, clock: new ManualClock(), registry: agents.registry, models: { resolve: (id) => agents.model(id) } };
 }

@@ -1,0 +1,226 @@
+import { AppendConflictError, errorMessage } from '../core/errors.js';
+import { canonicalJson } from '../core/json.js';
+import { foldLog } from '../core/fold.js';
+import type { RunState } from '../core/state.js';
+import type { RunRef } from '../ports/run-ref.js';
+import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
+import type { HarnessScenario } from './crash-harness.js';
+import type { DriveResult } from './driver.js';
+import { repeatedEffects } from './side-effects.js';
+import type { World } from './world.js';
+
+/** How a driven run ended: what the invariants are judged against. */
+export type Ending =
+  | { kind: 'ended'; head: RunHead }
+  /** Parked for a person, and the scenario's resolver did not (or could not) answer. */
+  | { kind: 'parked'; head: RunHead; parks: string[] }
+  /** The driver gave up: the run kept going, or something threw. */
+  | { kind: 'unfinished'; detail: string };
+
+/** The uninterrupted run's result, as every point is compared with it. */
+export interface Baseline {
+  answer: string;
+  status: string;
+  /** The code and message of a run that failed. */
+  failure?: { code: string; message: string };
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  sideEffects: number;
+  checkpoints: number;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the checks are generic over worlds and effects
+export type AnyScenario = HarnessScenario<any, any>;
+
+/** Each open park as text: `unknown_outcome on call 3-0: ...` or `poisoned (run): ...`. */
+export function describeParks(head: RunHead): string[] {
+  const parks = head.attention.map((a) => `${a.reason} on ${a.callId ? `call ${a.callId}` : 'the run'}: ${a.detail}`);
+  if (head.park) parks.push(`${head.park.reason} on the run: ${head.park.detail}`);
+  return parks.length > 0 ? parks : [`status ${head.status} with nothing open`];
+}
+
+/** Classify how a drive ended (its result, or what it threw). */
+export async function endingOf(world: World, run: RunRef, drive: DriveResult | { error: unknown }): Promise<Ending> {
+  if ('error' in drive) {
+    const head = await world.storage.heads.getHead(run);
+    const last = head ? (await world.storage.log.readOne(run, head.lastSeq)) as { type?: string; callId?: string } | undefined : undefined;
+    const where = head ? `; the run is ${head.status} at seq ${head.lastSeq}${last?.type ? ` (last event ${last.type}${last.callId ? ` ${last.callId}` : ''})` : ''}` : '';
+    return { kind: 'unfinished', detail: `${errorMessage(drive.error)}${where}` };
+  }
+  const { head } = drive;
+  if (TERMINAL_STATUSES.has(head.status)) return { kind: 'ended', head };
+  return { kind: 'parked', head, parks: describeParks(head) };
+}
+
+/** The failure text for a point whose run stayed parked: name the park and what to do. */
+export function parkFailure(parks: readonly string[], hasResolver: boolean): string {
+  return (
+    `parked for a person (${parks.join('; ')}) and ` +
+    (hasResolver ? 'the scenario resolver left it unanswered' : 'the scenario has no resolver: give the scenario a resolver')
+  );
+}
+
+export interface RunOutcome {
+  answer: string;
+  status: string;
+  failure?: { code: string; message: string };
+}
+
+export function outcomeOf(state: RunState): RunOutcome {
+  const outcome = state.outcome;
+  if (outcome?.type === 'completed') {
+    const body = outcome.answer;
+    return { status: 'completed', answer: body.kind === 'inline' ? canonicalJson(body.value) : body.sha256 };
+  }
+  if (outcome?.type === 'failed') return { status: 'failed', answer: '(failed)', failure: { code: outcome.code, message: outcome.message } };
+  return { status: outcome?.type ?? state.status, answer: `(${outcome?.type ?? state.status})` };
+}
+
+export async function readOutcome(world: World, run: RunRef): Promise<RunOutcome> {
+  const page = await world.storage.log.read(run, { afterSeq: 0 });
+  return outcomeOf(foldLog(page.events));
+}
+
+/** A live fold the worker reported after one of its appends. */
+export interface ObservedFold {
+  state: RunState;
+}
+
+/**
+ * The invariants of one point: the log folds; the run ended as the uninterrupted one did (or why
+ * not: a park nobody answered, a run that never finished, a different outcome); no once-only side
+ * effect twice; spend recorded in the log never refunded or reset; live state equal to the fold.
+ */
+export async function checkInvariants(
+  scenario: AnyScenario,
+  world: World,
+  run: RunRef,
+  baseline: Baseline,
+  folds: readonly ObservedFold[],
+  ending: Ending,
+  failures: string[],
+): Promise<void> {
+  const page = await world.storage.log.read(run, { afterSeq: 0 });
+  let state: RunState;
+  try {
+    state = foldLog(page.events);
+  } catch (error) {
+    failures.push(`log does not fold: ${String(error)}`);
+    return;
+  }
+  // 1. The ending. Budget comparisons with the uninterrupted run only make sense for a run that
+  //    got as far: a run that stopped at a park has spent less, and that is no budget reset.
+  const outcome = outcomeOf(state);
+  const sameEnd = ending.kind === 'ended' && outcome.status === baseline.status;
+  if (ending.kind === 'unfinished') failures.push(`never finished: ${ending.detail}`);
+  else if (ending.kind === 'parked') failures.push(parkFailure(ending.parks, scenario.resolver !== undefined));
+  else if (!sameEnd) failures.push(`${describeOutcome(outcome)} where the uninterrupted run ${describeOutcome(baseline)}`);
+  else if (outcome.answer !== baseline.answer) failures.push(`answer ${outcome.answer} differs from the uninterrupted ${baseline.answer}`);
+
+  // 2. No once-only side effect twice.
+  for (const dup of repeatedEffects(scenario.sideEffects(world), scenario.onceKey)) {
+    failures.push(duplicateFailure(dup, state));
+  }
+
+  // 3. Spend: one step per model_started, usage equal to what the raw log says was spent.
+  const modelStarts = page.events.filter((e) => (e as { type: string }).type === 'model_started').length;
+  if (state.usage.steps !== modelStarts) failures.push(`steps ${state.usage.steps} != ${modelStarts} model_started events (budget reset)`);
+  // Recomputed from the raw log, independently of fold: a model call's actual usage when it
+  // answered, its reservation when it did not (a crash never refunds it).
+  const expected = usageFromLog(page.events);
+  for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) {
+    if (Math.abs(state.usage[k] - expected[k]) > 1e-9) failures.push(`${k} ${state.usage[k]} != ${expected[k]} recomputed from the log (budget refunded or reset)`);
+  }
+  if (sameEnd) {
+    // A crash can only add spend (an orphaned reservation stays spent), never take it back.
+    if (state.usage.steps < baseline.steps) failures.push(`steps ${state.usage.steps} below the uninterrupted ${baseline.steps} (budget reset)`);
+    for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) {
+      if (state.usage[k] < baseline[k] - 1e-9) failures.push(`${k} ${state.usage[k]} below the uninterrupted ${baseline[k]} (budget reset)`);
+    }
+  }
+
+  // 4. After every append, the worker's live state equalled the fold of the log up to that seq.
+  for (const f of folds) {
+    const prefix = page.events.filter((e) => (e as { seq: number }).seq <= f.state.lastSeq);
+    if (canonicalJson(foldLog(prefix)) !== canonicalJson(f.state)) {
+      failures.push(`live state at seq ${f.state.lastSeq} differs from the fold of the log`);
+      break;
+    }
+  }
+}
+
+function describeOutcome(o: Pick<RunOutcome, 'status' | 'answer' | 'failure'>): string {
+  if (o.status === 'completed') return `completed with ${o.answer}`;
+  if (o.failure) return `failed (${o.failure.code}: ${o.failure.message})`;
+  return `ended ${o.status}`;
+}
+
+/** Name the call and its policy when the once-key ends with a call id, and say what lets it repeat. */
+function duplicateFailure(dup: { key: string; count: number }, state: RunState): string {
+  const callId = /(\d+-\d+)$/.exec(dup.key)?.[1];
+  const call = callId === undefined ? undefined : state.calls[callId];
+  const base = `side effect ${dup.key} happened ${dup.count} times`;
+  if (!call) return `${base} (repeated side effects)`;
+  const policy = state.started.tools.find((t) => t.name === call.name)?.policy ?? 'escalate';
+  const why: Record<string, string> = {
+    rerun: 'rerun runs a call again after a crash, so only read-only tools may have it: use idempotency_key (with a service that dedupes by ctx.idempotencyKey), verify or escalate',
+    idempotency_key: 'the call ran again with the same ctx.idempotencyKey: the service must deduplicate by it',
+    verify: 'its verify() said not_landed for a write that had landed',
+    escalate: 'the resolver approved a rerun of a write that had landed',
+  };
+  return `${base}: call ${callId} of tool ${call.name} (policy ${policy}, ${call.attempt} attempts); ${why[policy] ?? 'repeated'}`;
+}
+
+/** Whether a stale worker's late append after `lastSeq` is rejected (it must be). */
+export async function staleAppendRejected(world: World, run: RunRef, lastSeq: number): Promise<boolean> {
+  const page = await world.storage.log.read(run, { afterSeq: lastSeq, limit: 1 });
+  if (page.events.length === 0) return true; // nothing after it: no successor wrote there
+  try {
+    await world.storage.log.append(run, {
+      v: 1,
+      seq: lastSeq + 1,
+      at: 0,
+      by: { epoch: 1, nonce: 'stale-worker' },
+      type: 'cancel_requested',
+      requestedBy: 'stale',
+      inboxId: 'stale',
+    });
+    return false;
+  } catch (error) {
+    return error instanceof AppendConflictError;
+  }
+}
+
+interface LoggedModelEvent {
+  type: string;
+  reserved?: { inputTokens: number; outputTokens: number; costUsd: number };
+  usage?: { inputTokens: number; outputTokens: number };
+  costUsd?: number;
+}
+
+function usageFromLog(events: unknown[]): { inputTokens: number; outputTokens: number; costUsd: number } {
+  const total = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  let open: LoggedModelEvent['reserved'];
+  const settle = () => {
+    if (!open) return;
+    total.inputTokens += open.inputTokens;
+    total.outputTokens += open.outputTokens;
+    total.costUsd += open.costUsd;
+    open = undefined;
+  };
+  for (const raw of events as LoggedModelEvent[]) {
+    if (raw.type === 'model_started') {
+      settle();
+      open = raw.reserved;
+    } else if (raw.type === 'model_response') {
+      open = undefined;
+      total.inputTokens += raw.usage?.inputTokens ?? 0;
+      total.outputTokens += raw.usage?.outputTokens ?? 0;
+      total.costUsd += raw.costUsd ?? 0;
+    }
+  }
+  settle();
+  return total;
+}

@@ -1,0 +1,166 @@
+import type { RunState } from '../core/state.js';
+import { WorkerHalt, type CheckpointName, type Checkpoints } from '../engine/checkpoints.js';
+import { startRun, type StartRunRequest } from '../engine/start-run.js';
+import type { RunRef } from '../ports/run-ref.js';
+import type { PointReport } from './crash-harness.js';
+import { driveRun, type DriveResult } from './driver.js';
+import { checkInvariants, endingOf, staleAppendRejected, type AnyScenario, type Baseline, type Ending } from './harness-invariants.js';
+import { spawnWorker, type World, type WorkerProcess } from './world.js';
+
+/** Checkpoints that only record: the labels passed, and the live state after each append. */
+export interface Recorder extends Checkpoints {
+  labels: string[];
+  folds: { state: RunState; run: RunRef }[];
+}
+
+export function recorder(): Recorder {
+  const labels: string[] = [];
+  const folds: { state: RunState; run: RunRef }[] = [];
+  return {
+    labels,
+    folds,
+    at(point, detail) {
+      labels.push(`${point}:${detail}`);
+    },
+    appended(run, state) {
+      folds.push({ run, state: structuredClone(state) });
+    },
+  };
+}
+
+export function resolverOf(scenario: AnyScenario, world: World) {
+  return scenario.resolver ? { resolver: scenario.resolver(world) } : {};
+}
+
+/** Drive a run and say how it ended, never throwing for the run's own sake. */
+export async function driveToEnd(world: World, run: RunRef, options: Parameters<typeof driveRun>[2]): Promise<{ ending: Ending; result?: DriveResult }> {
+  let outcome: DriveResult | { error: unknown };
+  try {
+    outcome = await driveRun(world, run, options);
+  } catch (error) {
+    outcome = { error };
+  }
+  return { ending: await endingOf(world, run, outcome), ...('error' in outcome ? {} : { result: outcome }) };
+}
+
+/** Checkpoints that halt the worker at the n-th point it passes (and keep it dead after). */
+function crashAt(n: number, base: Recorder): Checkpoints & { fired: boolean } {
+  let count = 0;
+  const cp = {
+    fired: false,
+    at(point: CheckpointName, detail: string) {
+      base.at(point, detail);
+      if (cp.fired) throw new WorkerHalt(`${point}:${detail} (after crash)`);
+      if (count++ === n) {
+        cp.fired = true;
+        throw new WorkerHalt(`${point}:${detail}`);
+      }
+    },
+    appended: base.appended,
+  };
+  return cp;
+}
+
+/** One run crashed at each of `crashIndexes` in turn (a successor counts its own checkpoints). */
+export async function crashScenario(
+  scenario: AnyScenario,
+  request: StartRunRequest,
+  run: RunRef,
+  baseline: Baseline,
+  crashIndexes: number[],
+  labels: readonly string[],
+): Promise<PointReport> {
+  const world: World = scenario.world();
+  const rec = recorder();
+  const pending = [...crashIndexes];
+  const dead: { worker: WorkerProcess; lastSeq: number }[] = [];
+  let current: WorkerProcess | undefined;
+  let currentCp: (Checkpoints & { fired: boolean }) | undefined;
+  const workerFor = () => {
+    if (current && !current.dead && !currentCp?.fired) return current;
+    if (current) {
+      current.kill();
+      dead.push({ worker: current, lastSeq: rec.folds.at(-1)?.state.lastSeq ?? 1 });
+    }
+    const next = pending.shift();
+    currentCp = next === undefined ? undefined : crashAt(next, rec);
+    current = spawnWorker(world, currentCp ?? rec);
+    return current;
+  };
+  const first = workerFor();
+  await startRun(first.deps, request);
+  const { ending, result } = await driveToEnd(world, run, { worker: workerFor, ...resolverOf(scenario, world) });
+  const failures: string[] = [];
+  await checkInvariants(scenario, world, run, baseline, rec.folds, ending, failures);
+  // A stale worker's late append is rejected.
+  for (const d of dead) {
+    if (!(await staleAppendRejected(world, run, d.lastSeq))) failures.push(`stale append at seq ${d.lastSeq + 1} was accepted`);
+  }
+  return {
+    kind: crashIndexes.length > 1 ? 'double-crash' : 'crash',
+    at: crashIndexes.map((index, k) => ({ index, label: k === 0 ? (labels[index] ?? '') : '(successor)' })),
+    held: failures.length === 0,
+    failures,
+    finalStatus: ending.kind === 'unfinished' ? 'unfinished' : ending.head.status,
+    crashes: result?.crashes ?? 0,
+    resolutions: result?.resolutions ?? 0,
+  };
+}
+
+/** Freeze a worker at checkpoint `index`, let its lease lapse, let another finish, then thaw it. */
+export async function pauseScenario(scenario: AnyScenario, request: StartRunRequest, run: RunRef, baseline: Baseline, index: number, label: string): Promise<PointReport> {
+  const world: World = scenario.world();
+  const rec = recorder();
+  let release!: () => void;
+  const frozen = new Promise<void>((r) => (release = r));
+  let count = 0;
+  let paused = false;
+  let reached!: () => void;
+  const reachedPause = new Promise<void>((r) => (reached = r));
+  let thaw: (() => void) | undefined;
+  const pausing: Checkpoints = {
+    async at(point, detail) {
+      rec.at(point, detail);
+      if (count++ === index) {
+        paused = true;
+        // The whole process freezes: its heartbeat and storage calls stop too.
+        thaw = first.freeze();
+        reached();
+        await frozen;
+      }
+    },
+    appended: rec.appended,
+  };
+  const first: WorkerProcess = spawnWorker(world, pausing);
+  await startRun(first.deps, request);
+  const failures: string[] = [];
+  // Phase 1: drive with the first worker until it freezes (or the run ends without reaching it).
+  const firstDrive = driveToEnd(world, run, { worker: () => first, ...resolverOf(scenario, world), maxIterations: 50 });
+  await Promise.race([reachedPause, firstDrive]);
+  let outcome: { ending: Ending; result?: DriveResult };
+  if (paused) {
+    // Phase 2: the frozen worker's lease lapses; a second worker takes over the run to its end.
+    const head = await world.storage.heads.getHead(run);
+    await world.clock.advance(Math.max(0, (head?.lease?.until ?? 0) - world.clock.now()) + 1);
+    const second = spawnWorker(world, rec);
+    await world.storage.queue.enqueue(run, { dedupeId: `${run.runId}:pause-takeover` });
+    outcome = await driveToEnd(world, run, { worker: () => second, ...resolverOf(scenario, world) });
+    // Phase 3: the first worker wakes up late and carries on where it froze; it must do no harm.
+    thaw?.();
+    release();
+    const late = await firstDrive;
+    if (late.ending.kind === 'unfinished') failures.push(`frozen worker failed on resume: ${late.ending.detail}`);
+  } else {
+    outcome = await firstDrive;
+  }
+  await checkInvariants(scenario, world, run, baseline, rec.folds.filter((f) => f.state.lastSeq > 0), outcome.ending, failures);
+  return {
+    kind: 'pause',
+    at: [{ index, label }],
+    held: failures.length === 0,
+    failures,
+    finalStatus: outcome.ending.kind === 'unfinished' ? 'unfinished' : outcome.ending.head.status,
+    crashes: 0,
+    resolutions: outcome.result?.resolutions ?? 0,
+  };
+}
