@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApiError } from './api-client.js';
 import { UsageError, processOutput, type Output } from './output.js';
+import { REPLAY_USAGE, replayCommand } from './replay-command.js';
 import { RUNS_USAGE, runsCommand } from './runs-command.js';
 import { DEV_USAGE } from './usage.js';
 
@@ -12,10 +13,13 @@ usage:
   logbook dev --agents FILE [--port N]           the local stack on your agents (emulators, API, worker, sweeper)
   logbook init DIR                               a new project that depends on logbook
   logbook runs ...                               runs of the local API (or --api URL)
+  logbook replay-check --agents FILE ...         before a deploy: would these agents strand unfinished runs?
 
 ${DEV_USAGE}
 
-${RUNS_USAGE}`;
+${RUNS_USAGE}
+
+${REPLAY_USAGE}`;
 
 /** Dispatch a command line; resolves to the exit code. */
 export async function main(argv: string[], io: Output = processOutput): Promise<number> {
@@ -24,6 +28,8 @@ export async function main(argv: string[], io: Output = processOutput): Promise<
     switch (command) {
       case 'runs':
         return await runsCommand(rest, io);
+      case 'replay-check':
+        return await replayCommand(rest, io);
       case 'dev': {
         const { devCommand } = await import('./dev-command.js');
         return await devCommand(rest, io);

@@ -1,0 +1,166 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { checkReplay, type RecordedRun, type ReplayReport } from '../../lib/testing/replay-check.js';
+import { ConfigError } from '../../lib/core/errors.js';
+import type { Agents } from '../../lib/engine/agent-set.js';
+import { loadAgentsModule } from '../local/agents-module.js';
+import { DEFAULT_API, LogbookClient } from './api-client.js';
+import { UsageError, type Output } from './output.js';
+import { table, truncate } from './table.js';
+
+export const REPLAY_USAGE = `usage:
+  logbook replay-check --agents FILE [--api URL] [--status S,S] [--out runs.jsonl] [--models IDS] [--json]
+  logbook replay-check --agents FILE --file runs.jsonl [--models IDS] [--json]
+  logbook replay-check [--api URL] [--status S,S] --out runs.jsonl      (record only)
+  Before \`cdk deploy\`: would the agents in FILE strand runs that are not finished? Reads the
+  logs of runs in the given statuses from the API (default ${DEFAULT_API}; statuses default
+  running,waiting,parked) or a JSONL file (one run a line: {"runId","events"}; --out writes one),
+  then for each run checks that the pinned tools (name + schema hash) and the pinned model can be
+  served. --models: the model ids the worker may invoke, if you pass \`models\` to the Logbook
+  construct (default: the ids the agents pin). openai: ids count as served when this shell sets
+  OPENAI_BASE_URL or OPENAI_API_KEY, as the worker's environment must. Exit 1 when any run
+  would be stranded.`;
+
+const OPTIONS = {
+  agents: { type: 'string' },
+  api: { type: 'string' },
+  status: { type: 'string' },
+  file: { type: 'string' },
+  out: { type: 'string' },
+  models: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+const STATUSES = ['running', 'waiting', 'parked', 'completed', 'failed', 'cancelled'] as const;
+const UNFINISHED = 'running,waiting,parked';
+const recordedRunSchema = z.object({ runId: z.string().min(1), events: z.array(z.unknown()) });
+
+export interface ReplayDeps {
+  makeClient?: (api: string) => Pick<LogbookClient, 'listRuns' | 'allEvents'>;
+  loadAgents?: (file: string) => Promise<Agents>;
+  env?: Record<string, string | undefined>;
+}
+
+/** `logbook replay-check ...`: returns the exit code (0 all served, 1 some run stranded, 2 usage). */
+export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps = {}): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  if (values.help) {
+    io.out(REPLAY_USAGE);
+    return 0;
+  }
+  // Phase 1: validate the command line before loading or fetching anything.
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
+  if (values.file && (values.api || values.status)) throw new UsageError('use either --file, or --api with --status');
+  if (values.file && values.out) throw new UsageError('--out records logs fetched from the API; with --file they are already recorded');
+  if (!values.agents && !values.out) throw new UsageError('--agents FILE is required (the agents module about to be deployed), unless you only record with --out');
+  const statuses = parseStatuses(values.status ?? UNFINISHED);
+
+  // Phase 2: the recorded logs, from the file or the API (optionally written out).
+  let runs: RecordedRun[];
+  if (values.file) runs = readJsonl(values.file);
+  else {
+    const client = (deps.makeClient ?? ((api: string) => new LogbookClient(api)))(values.api ?? DEFAULT_API);
+    runs = await fetchRuns(client, statuses);
+    io.err(`fetched the logs of ${runs.length} run(s) in status ${statuses.join(', ')}`);
+    if (values.out) writeJsonl(values.out, runs, io);
+  }
+  if (!values.agents) return 0;
+
+  // Phase 3: check them against the agents about to be deployed, and report.
+  const agents = await (deps.loadAgents ?? loadAgentsModule)(values.agents).catch((error: unknown) => {
+    // A missing or malformed agents module is a mistake on the command line, not a crash.
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  });
+  const report = checkReplay({
+    agents,
+    logs: runs,
+    env: deps.env ?? process.env,
+    ...(values.models ? { deployedModelIds: values.models.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+  });
+  if (values.json) io.out(JSON.stringify(report));
+  else io.out(reportText(report));
+  return report.stranded > 0 ? 1 : 0;
+}
+
+function parseStatuses(text: string): string[] {
+  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = list.filter((s) => !(STATUSES as readonly string[]).includes(s));
+  if (list.length === 0 || bad.length > 0) throw new UsageError(`--status takes a comma-separated list of ${STATUSES.join(', ')}; got "${text}"`);
+  return [...new Set(list)];
+}
+
+/** Every run in the given statuses (all list pages), each with its whole log (all event pages). */
+async function fetchRuns(client: Pick<LogbookClient, 'listRuns' | 'allEvents'>, statuses: string[]): Promise<RecordedRun[]> {
+  const ids: string[] = [];
+  for (const status of statuses) {
+    let cursor: string | undefined;
+    do {
+      const page = await client.listRuns({ status, limit: 100, ...(cursor ? { cursor } : {}) });
+      ids.push(...page.runs.map((r) => r.runId));
+      cursor = page.cursor;
+    } while (cursor);
+  }
+  const out: RecordedRun[] = [];
+  for (const runId of new Set(ids)) out.push({ runId, events: await client.allEvents(runId) });
+  return out;
+}
+
+function readJsonl(file: string): RecordedRun[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read --file ${file}: ${(error as Error).message}`);
+  }
+  const runs: RecordedRun[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      throw new UsageError(`${file} line ${i + 1}: not JSON (expected {"runId": "...", "events": [...]})`);
+    }
+    const parsed = recordedRunSchema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new UsageError(`${file} line ${i + 1}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'} (expected {"runId": "...", "events": [...]})`);
+    }
+    runs.push(parsed.data);
+  });
+  return runs;
+}
+
+function writeJsonl(out: string, runs: RecordedRun[], io: Output): void {
+  const lines = runs.map((r) => JSON.stringify({ runId: r.runId, events: r.events }));
+  if (out === '-') lines.forEach((l) => io.out(l));
+  else {
+    writeFileSync(out, lines.map((l) => `${l}\n`).join(''));
+    io.err(`wrote ${runs.length} run log(s) to ${out}`);
+  }
+}
+
+function reportText(report: ReplayReport): string {
+  const rows = report.runs.map((r) => [
+    r.runId,
+    r.agent ? `${r.agent.name}@${r.agent.version}` : '?',
+    r.status,
+    r.verdict === 'finished' ? 'finished (skipped)' : r.verdict,
+    truncate(r.reasons.map((x) => (x.code === 'missing_tool' ? `missing_tool ${x.tool}` : x.code === 'missing_model' ? `missing_model ${x.modelId}` : x.code)).join(', '), 60),
+  ]);
+  const lines = [table(['RUN', 'AGENT', 'STATUS', 'VERDICT', 'REASONS'], rows)];
+  for (const r of report.runs.filter((x) => x.reasons.length > 0 || x.notes.length > 0)) {
+    lines.push('', `${r.runId}:`);
+    for (const reason of r.reasons) lines.push(`  - ${reason.message}`);
+    for (const note of r.notes) lines.push(`  note: ${note}`);
+  }
+  lines.push(
+    '',
+    `${report.runs.length} run(s): ${report.ok} ok, ${report.stranded} stranded, ${report.finished} finished (skipped)` +
+      (report.stranded > 0 ? ': deploying these agents would strand the runs above' : ''),
+  );
+  return lines.join('\n');
+}
