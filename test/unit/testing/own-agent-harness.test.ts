@@ -104,8 +104,8 @@ describe('effectLog', () => {
     const detail = { n: 1 };
     log.write('op', 'k', detail);
     detail.n = 99;
-    const all = log.all() as { detail?: { n: number } }[];
-    if (all[0]?.detail) all[0].detail.n = 42;
+    const first = log.all()[0];
+    if (first?.detail) first.detail.n = 42;
     expect(log.find('k')?.detail).toEqual({ n: 1 });
   });
 

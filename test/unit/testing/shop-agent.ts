@@ -115,3 +115,6 @@ export function shopScenario(options: ShopOptions & { resolver?: boolean } = {})
     ...(options.resolver === false ? {} : { resolver: (world: ShopWorld) => resolveFromEffects(world.effects) }),
   };
 }
+
+/** As an agents module: `logbook replay-check --agents test/unit/testing/shop-agent.ts`. */
+export default () => shopAgents(effectLog<JsonValue>());
