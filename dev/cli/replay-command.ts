@@ -10,7 +10,7 @@ import { UsageError, type Output } from './output.js';
 import { table, truncate } from './table.js';
 
 export const REPLAY_USAGE = `usage:
-  logbook replay-check --agents FILE [--api URL] [--status S,S] [--out runs.jsonl] [--models IDS] [--json]
+  logbook replay-check --agents FILE [--api URL] [--header 'NAME: VALUE'] [--status S,S] [--out runs.jsonl] [--models IDS] [--json]
   logbook replay-check --agents FILE --file runs.jsonl [--models IDS] [--json]
   logbook replay-check [--api URL] [--status S,S] --out runs.jsonl      (record only)
   Before \`cdk deploy\`: would the agents in FILE strand runs that are not finished? Reads the
@@ -18,7 +18,8 @@ export const REPLAY_USAGE = `usage:
   running,waiting,parked) or a JSONL file (one run a line: {"runId","events"}; --out writes one),
   then for each run checks that the pinned tools (name + schema hash) and the pinned model can be
   served. --models: the model ids the worker may invoke, if you pass \`models\` to the Logbook
-  construct (default: the ids the agents pin). openai: ids count as served when this shell sets
+  construct (default: the ids the agents pin). --header (repeatable) is sent with every API
+  request, e.g. --header "Authorization: Bearer $TOKEN" for a JWT-authorized API. openai: ids count as served when this shell sets
   OPENAI_BASE_URL or OPENAI_API_KEY, as the worker's environment must. Exit 1 when any run
   would be stranded.`;
 
@@ -29,6 +30,7 @@ const OPTIONS = {
   file: { type: 'string' },
   out: { type: 'string' },
   models: { type: 'string' },
+  header: { type: 'string', multiple: true },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -38,7 +40,7 @@ const UNFINISHED = 'running,waiting,parked';
 const recordedRunSchema = z.object({ runId: z.string().min(1), events: z.array(z.unknown()) });
 
 export interface ReplayDeps {
-  makeClient?: (api: string) => Pick<LogbookClient, 'listRuns' | 'allEvents'>;
+  makeClient?: (api: string, headers: Record<string, string>) => Pick<LogbookClient, 'listRuns' | 'allEvents'>;
   loadAgents?: (file: string) => Promise<Agents>;
   env?: Record<string, string | undefined>;
 }
@@ -52,7 +54,7 @@ export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps
   }
   // Phase 1: validate the command line before loading or fetching anything.
   if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
-  if (values.file && (values.api || values.status)) throw new UsageError('use either --file, or --api with --status');
+  if (values.file && (values.api || values.status || values.header)) throw new UsageError('use either --file, or --api with --status');
   if (values.file && values.out) throw new UsageError('--out records logs fetched from the API; with --file they are already recorded');
   if (!values.agents && !values.out) throw new UsageError('--agents FILE is required (the agents module about to be deployed), unless you only record with --out');
   const statuses = parseStatuses(values.status ?? UNFINISHED);
@@ -61,7 +63,8 @@ export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps
   let runs: RecordedRun[];
   if (values.file) runs = readJsonl(values.file);
   else {
-    const client = (deps.makeClient ?? ((api: string) => new LogbookClient(api)))(values.api ?? DEFAULT_API);
+    const makeClient = deps.makeClient ?? ((api: string, headers: Record<string, string>) => new LogbookClient(api, headers));
+    const client = makeClient(values.api ?? DEFAULT_API, parseHeaders(values.header ?? []));
     runs = await fetchRuns(client, statuses);
     io.err(`fetched the logs of ${runs.length} run(s) in status ${statuses.join(', ')}`);
     if (values.out) writeJsonl(values.out, runs, io);
@@ -90,6 +93,17 @@ function parseStatuses(text: string): string[] {
   const bad = list.filter((s) => !(STATUSES as readonly string[]).includes(s));
   if (list.length === 0 || bad.length > 0) throw new UsageError(`--status takes a comma-separated list of ${STATUSES.join(', ')}; got "${text}"`);
   return [...new Set(list)];
+}
+
+function parseHeaders(list: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const h of list) {
+    const colon = h.indexOf(':');
+    const name = colon > 0 ? h.slice(0, colon).trim() : '';
+    if (!/^[A-Za-z0-9-]+$/.test(name)) throw new UsageError('--header must look like "Name: value"'); // never echo it: it may hold a token
+    headers[name.toLowerCase()] = h.slice(colon + 1).trim();
+  }
+  return headers;
 }
 
 /** Every run in the given statuses (all list pages), each with its whole log (all event pages). */

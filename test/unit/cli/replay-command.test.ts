@@ -16,6 +16,8 @@ import { shopAgents } from '../testing/shop-agent.js';
 
 const V1 = 'test/unit/testing/shop-agent.ts';
 const V2 = 'test/unit/testing/shop-agent-v2.ts';
+const TOKEN = 't0k3n';
+const AUTH = ['--header', `Authorization: Bearer ${TOKEN}`];
 
 function capture(): Output & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];
@@ -52,7 +54,11 @@ beforeAll(async () => {
   await startRun(bareWorker.deps, { tenant, runId: 'parked-run', agent: 'shop', input: 'one mug' });
   await driveRun(bare, { tenant, runId: 'parked-run' }, { worker: () => bareWorker });
 
-  const app = createApiApp({ service: engineRunService(worker.deps), caller: () => ({ tenant, principal: 'cli-test' }) });
+  // Like a JWT-authorized API: no bearer token, no tenant (401).
+  const app = createApiApp({
+    service: engineRunService(worker.deps),
+    caller: (c) => (c.req.header('authorization') === `Bearer ${TOKEN}` ? { tenant, principal: 'cli-test' } : undefined),
+  });
   const server = await new Promise<ReturnType<typeof serve>>((ok, fail) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
     s.once('listening', () => ok(s));
@@ -70,7 +76,7 @@ afterAll(async () => {
 describe('logbook replay-check', () => {
   it('fetches the unfinished runs from the API and passes them when the agents still serve them (exit 0)', async () => {
     const io = capture();
-    expect(await main(['replay-check', '--agents', V1, '--api', api], io)).toBe(0);
+    expect(await main(['replay-check', '--agents', V1, '--api', api, ...AUTH], io)).toBe(0);
     const text = io.stdout.join('\n');
     expect(text).toMatch(/^RUN\s+AGENT\s+STATUS\s+VERDICT\s+REASONS/);
     expect(text).toMatch(/mid-run\s+shop@1\s+running\s+ok/);
@@ -84,7 +90,7 @@ describe('logbook replay-check', () => {
 
   it('exits 1 and names the tool when the next version changed a pinned schema', async () => {
     const io = capture();
-    expect(await main(['replay-check', '--agents', V2, '--api', api], io)).toBe(1);
+    expect(await main(['replay-check', '--agents', V2, '--api', api, ...AUTH], io)).toBe(1);
     const text = io.stdout.join('\n');
     expect(text).toMatch(/mid-run\s+shop@1\s+running\s+stranded\s+missing_tool charge_card/);
     expect(text).toMatch(/mid-run:\n {2}- tool charge_card@1 \(schema [0-9a-f]{12}\) has no implementation: charge_card is registered only with schema [0-9a-f]{12} \(adds required "currency"\)/);
@@ -95,7 +101,7 @@ describe('logbook replay-check', () => {
   it('records the logs to a JSONL file with --out, and checks that file later with --file (JSON output)', async () => {
     const file = join(dir, 'runs.jsonl');
     const rec = capture();
-    expect(await main(['replay-check', '--api', api, '--status', 'running,parked,completed', '--out', file], rec)).toBe(0);
+    expect(await main(['replay-check', '--api', api, ...AUTH, '--status', 'running,parked,completed', '--out', file], rec)).toBe(0);
     expect(rec.stdout).toEqual([]);
     const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { runId: string; events: { seq: number }[] });
     expect(lines.map((l) => l.runId).sort()).toEqual(['done-run', 'mid-run', 'parked-run']);
@@ -107,7 +113,7 @@ describe('logbook replay-check', () => {
     expect(report.runs.find((r) => r.runId === 'done-run')?.verdict).toBe('finished');
     // `--out -` writes the JSONL to stdout, for `> runs.jsonl`.
     const piped = capture();
-    expect(await main(['replay-check', '--api', api, '--out', '-'], piped)).toBe(0);
+    expect(await main(['replay-check', '--api', api, ...AUTH, '--out', '-'], piped)).toBe(0);
     expect(piped.stdout.map((l) => (JSON.parse(l) as { runId: string }).runId).sort()).toEqual(['mid-run', 'parked-run']);
   });
 
@@ -123,7 +129,10 @@ describe('logbook replay-check', () => {
       allEvents: async (runId: string) => (calls.push(['events', runId]), []),
     } as unknown as LogbookClient;
     const io = capture();
-    expect(await replayCommand(['--agents', V1, '--status', 'running,parked'], io, { makeClient: () => client })).toBe(1);
+    const made: unknown[] = [];
+    const makeClient = (url: string, headers: Record<string, string>) => (made.push([url, headers]), client);
+    expect(await replayCommand(['--agents', V1, '--status', 'running,parked', '--header', 'X-Api-Key: k1'], io, { makeClient })).toBe(1);
+    expect(made).toEqual([['http://127.0.0.1:8787', { 'x-api-key': 'k1' }]]);
     expect(calls).toEqual([
       ['list', 'running', undefined],
       ['list', 'running', 'p2'],
@@ -135,6 +144,12 @@ describe('logbook replay-check', () => {
     expect(io.stdout.join('\n')).toMatch(/a\s+\?\s+unknown\s+stranded\s+corrupt_log/);
   });
 
+  it('reports an API that refuses the caller with exit code 1', async () => {
+    const io = capture();
+    expect(await main(['replay-check', '--agents', V1, '--api', api], io)).toBe(1);
+    expect(io.stderr[0]).toMatch(/^logbook: 401 /);
+  });
+
   it('reports usage mistakes and unreadable files with exit code 2', async () => {
     const bad = join(dir, 'bad.jsonl');
     writeFileSync(bad, '{"runId":"x","events":[]}\n\nnot json\n');
@@ -143,14 +158,15 @@ describe('logbook replay-check', () => {
     const good = join(dir, 'good.jsonl');
     writeFileSync(good, '{"runId":"x","events":[]}\n');
     for (const [argv, message] of [
-      [['replay-check', '--api', api], /--agents FILE is required/],
-      [['replay-check', '--agents', V1, '--file', bad, '--api', api], /use either --file, or --api/],
+      [['replay-check', '--api', api, ...AUTH], /--agents FILE is required/],
+      [['replay-check', '--agents', V1, '--file', bad, '--api', api, ...AUTH], /use either --file, or --api/],
       [['replay-check', '--agents', V1, '--status', 'running,done'], /--status takes a comma-separated list of running, waiting, parked, completed, failed, cancelled; got "running,done"/],
       [['replay-check', '--agents', V1, '--file', bad], /bad\.jsonl line 3: not JSON/],
       [['replay-check', '--agents', V1, '--file', wrong], /wrong\.jsonl line 1: events: .*expected \{"runId"/],
       [['replay-check', '--agents', V1, '--file', join(dir, 'missing.jsonl')], /cannot read --file/],
       [['replay-check', '--agents', 'nope/agents.ts', '--file', good], /agents module nope\/agents\.ts not found/],
       [['replay-check', '--agents', V1, '--bogus'], /Unknown option '--bogus'/],
+      [['replay-check', '--agents', V1, '--header', 'secret-token-without-name'], /^logbook: --header must look like "Name: value"$/],
     ] as const) {
       const io = capture();
       expect(await main([...argv], io), argv.join(' ')).toBe(2);
