@@ -1,17 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { runCrashHarness } from 'logbook/testing';
+import { formatHarnessReport, runCrashHarness } from 'logbook/testing';
 import { supportScenario as scenario } from '../../../examples/support-agent/support-world.js';
 
 describe('crash-injection harness over the support agent', () => {
   it('holds every invariant at every crash point, pair of crashes and pause point', async () => {
     const report = await runCrashHarness(scenario, { doubleCrashStride: 5 });
-    const failed = report.points.filter((p) => !p.held);
-    console.info(
-      `crash harness: ${report.points.length} points (${report.baseline.checkpoints} single, ` +
-        `${report.points.filter((p) => p.kind === 'double-crash').length} double, ${report.points.filter((p) => p.kind === 'pause').length} pause): ` +
-        `${report.held} held, ${report.failed} failed`,
-    );
-    if (failed.length > 0) console.error(JSON.stringify(failed.slice(0, 5), null, 2));
+    console.info(formatHarnessReport(report, 5));
     expect(report.baseline.status).toBe('completed');
     expect(report.baseline.checkpoints).toBeGreaterThan(40);
     expect(report.points.filter((p) => p.kind === 'crash')).toHaveLength(report.baseline.checkpoints);
@@ -19,6 +13,6 @@ describe('crash-injection harness over the support agent', () => {
     expect(report.points.filter((p) => p.kind === 'pause').length).toBeGreaterThanOrEqual(8);
     // Some points must actually exercise the human resolver (escalate) and the verify path.
     expect(report.points.some((p) => p.resolutions > 0)).toBe(true);
-    expect(failed).toEqual([]);
+    expect(report.failed, formatHarnessReport(report)).toBe(0);
   }, 120_000);
 });
