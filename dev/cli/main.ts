@@ -15,11 +15,11 @@ usage:
   logbook runs ...                               runs of the local API (or --api URL)
   logbook replay-check --agents FILE ...         before a deploy: would these agents strand unfinished runs?
 
+${REPLAY_USAGE}
+
 ${DEV_USAGE}
 
-${RUNS_USAGE}
-
-${REPLAY_USAGE}`;
+${RUNS_USAGE}`;
 
 /** Dispatch a command line; resolves to the exit code. */
 export async function main(argv: string[], io: Output = processOutput): Promise<number> {
@@ -28,12 +28,12 @@ export async function main(argv: string[], io: Output = processOutput): Promise<
     switch (command) {
       case 'runs':
         return await runsCommand(rest, io);
-      case 'replay-check':
-        return await replayCommand(rest, io);
       case 'dev': {
         const { devCommand } = await import('./dev-command.js');
         return await devCommand(rest, io);
       }
+      case 'replay-check':
+        return await replayCommand(rest, io);
       case undefined:
       case 'help':
       case '--help':
