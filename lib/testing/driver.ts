@@ -1,6 +1,7 @@
 import type { OpenAttention, RunHead } from '../ports/run-heads.js';
 import type { RunRef } from '../ports/run-ref.js';
-import { requestResolution, requestRunAction, type Resolution } from '../engine/requests.js';
+import { RequestConflictError, requestResolution, requestRunAction, type Resolution } from '../engine/requests.js';
+import { ResolverAnswerRefusedError } from './harness-errors.js';
 import { runStep, type StepResult } from '../engine/step-runner.js';
 import { sweep } from '../engine/sweep.js';
 import { WorkerHalt } from '../engine/checkpoints.js';
@@ -72,8 +73,14 @@ export async function driveRun(world: World, run: RunRef, options: DriveOptions)
       if (attention.rerunNotBefore !== undefined && clock.now() < attention.rerunNotBefore) {
         await clock.advance(attention.rerunNotBefore - clock.now() + 1);
       }
-      if (answer === 'retry' || answer === 'fail') await requestRunAction(deps, run, answer, 'harness-resolver');
-      else await requestResolution(deps, run, answer, 'harness-resolver');
+      try {
+        if (answer === 'retry' || answer === 'fail') await requestRunAction(deps, run, answer, 'harness-resolver');
+        else await requestResolution(deps, run, answer, 'harness-resolver');
+      } catch (error) {
+        if (!(error instanceof RequestConflictError)) throw error;
+        const what = `${attention.reason} on ${attention.callId ? `call ${attention.callId}` : 'the run'}`;
+        throw new ResolverAnswerRefusedError(what, JSON.stringify(answer), { cause: error });
+      }
       resolutions++;
       continue;
     }

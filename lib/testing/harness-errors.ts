@@ -49,3 +49,11 @@ function safeJson(value: unknown): string {
     return String(value);
   }
 }
+
+/** The scenario's resolver answered a park in a way the run refused (409 over the API). */
+export class ResolverAnswerRefusedError extends LogbookError {
+  readonly code = 'harness_resolver_refused';
+  constructor(attention: string, answer: string, options: { cause: unknown }) {
+    super(`the scenario resolver answered ${answer} to ${attention}, and the run refused it: ${(options.cause as Error)?.message ?? String(options.cause)}`, options);
+  }
+}

@@ -6,6 +6,7 @@ import type { RunRef } from '../ports/run-ref.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import type { HarnessScenario } from './crash-harness.js';
 import type { DriveResult } from './driver.js';
+import { ResolverAnswerRefusedError } from './harness-errors.js';
 import { repeatedEffects } from './side-effects.js';
 import type { World } from './world.js';
 
@@ -15,7 +16,7 @@ export type Ending =
   /** Parked for a person, and the scenario's resolver did not (or could not) answer. */
   | { kind: 'parked'; head: RunHead; parks: string[] }
   /** The driver gave up: the run kept going, or something threw. */
-  | { kind: 'unfinished'; detail: string };
+  | { kind: 'unfinished'; detail: string; refused?: boolean };
 
 /** The uninterrupted run's result, as every point is compared with it. */
 export interface Baseline {
@@ -47,7 +48,8 @@ export async function endingOf(world: World, run: RunRef, drive: DriveResult | {
     const head = await world.storage.heads.getHead(run);
     const last = head ? (await world.storage.log.readOne(run, head.lastSeq)) as { type?: string; callId?: string } | undefined : undefined;
     const where = head ? `; the run is ${head.status} at seq ${head.lastSeq}${last?.type ? ` (last event ${last.type}${last.callId ? ` ${last.callId}` : ''})` : ''}` : '';
-    return { kind: 'unfinished', detail: `${errorMessage(drive.error)}${where}` };
+    const refused = drive.error instanceof ResolverAnswerRefusedError;
+    return { kind: 'unfinished', detail: `${errorMessage(drive.error)}${where}`, ...(refused ? { refused } : {}) };
   }
   const { head } = drive;
   if (TERMINAL_STATUSES.has(head.status)) return { kind: 'ended', head };
@@ -114,7 +116,7 @@ export async function checkInvariants(
   //    got as far: a run that stopped at a park has spent less, and that is no budget reset.
   const outcome = outcomeOf(state);
   const sameEnd = ending.kind === 'ended' && outcome.status === baseline.status;
-  if (ending.kind === 'unfinished') failures.push(`never finished: ${ending.detail}`);
+  if (ending.kind === 'unfinished') failures.push(ending.refused ? ending.detail : `never finished: ${ending.detail}`);
   else if (ending.kind === 'parked') failures.push(parkFailure(ending.parks, scenario.resolver !== undefined));
   else if (!sameEnd) failures.push(`${describeOutcome(outcome)} where the uninterrupted run ${describeOutcome(baseline)}`);
   else if (outcome.answer !== baseline.answer) failures.push(`answer ${outcome.answer} differs from the uninterrupted ${baseline.answer}`);

@@ -15,7 +15,7 @@ export {
   type PointReport,
 } from './crash-harness.js';
 export type { Baseline } from './harness-invariants.js';
-export { BaselineParkedError, BaselineUnfinishedError, SideEffectShapeError } from './harness-errors.js';
+export { BaselineParkedError, BaselineUnfinishedError, ResolverAnswerRefusedError, SideEffectShapeError } from './harness-errors.js';
 export {
   effectLog,
   repeatedEffects,

@@ -67,6 +67,19 @@ describe('crash harness over an application agent of its own', () => {
     expect(failed.every((p) => p.at[0]?.label.startsWith('after-append:model_started') || p.at[0]?.label.startsWith('before-model') || p.at[0]?.label.startsWith('after-model') || p.at[0]?.label.startsWith('before-append:model_response'))).toBe(true);
   }, 60_000);
 
+  it('a resolver whose answer the run refuses is named with the park and the answer', async () => {
+    // "retry" is for a run-level park; the escalated charge is a call-level one.
+    const report = await runCrashHarness({ ...shopScenario(), resolver: () => () => 'retry' }, { doubleCrashStride: 0, pausePoints: [] });
+    const refused = report.points.filter((p) => !p.held);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const p of refused) {
+      expect(p.finalStatus).toBe('unfinished');
+      expect(p.failures).toEqual([
+        expect.stringMatching(/^the scenario resolver answered "retry" to unknown_outcome on call \d+-0, and the run refused it: run has no run-level park to retry or fail; the run is parked at seq \d+ \(last event attention_required \d+-0\)$/),
+      ]);
+    }
+  }, 60_000);
+
   it('stops with a clear error when the uninterrupted run itself parks, or never finishes', async () => {
     // The app's models no longer serve the pinned id: the very first step parks for missing_model.
     const noModel = runCrashHarness(shopScenario({ noModel: true, resolver: false }));
