@@ -132,6 +132,6 @@ export function formatHarnessReport(report: HarnessReport, limit = 10): string {
     lines.push(`- ${p.kind} at ${p.at.map((a) => `#${a.index}${a.label ? ` ${a.label}` : ''}`).join(' then ')} (ended ${p.finalStatus}):`);
     for (const f of p.failures) lines.push(`    ${f}`);
   }
-  if (report.failed > limit) lines.push(`... and ${report.failed - limit} more failed points`);
+  if (report.failed > limit) lines.push(`... and ${report.failed - limit} more failed point${report.failed - limit === 1 ? '' : 's'}`);
   return lines.join('\n');
 }
