@@ -3,6 +3,7 @@ import type { EventBridgeEvent } from 'aws-lambda';
 import { z } from 'zod';
 import { LogbookError, errorCode, errorMessage } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
+import { zodIssues } from '../core/zod-issues.js';
 import { startRun } from '../engine/start-run.js';
 import { TENANT_PATTERN } from '../ports/run-ref.js';
 import { METRIC, addCount, flushMetrics } from './telemetry.js';
@@ -56,7 +57,7 @@ export function triggerHandlerFor(getRuntime: () => Promise<Runtime>) {
       }
       const parsed = runRequestedDetailSchema.safeParse(event.detail);
       if (!parsed.success) {
-        const issues = parsed.error.issues.map((i) => ({ path: `detail.${i.path.join('.')}`, message: i.message }));
+        const issues = zodIssues(parsed.error, { prefix: 'detail' });
         logger.error('event dropped: invalid detail', { eventId: event.id, tenant, issues });
         return { dropped: 'detail' };
       }
