@@ -7,7 +7,9 @@ import { z } from 'zod';
  * field, so a `tenant` field is refused rather than ignored.
  *
  * Plain zod (no OpenAPI import), so that the trigger function's bundle does not pull in the API's
- * document generator; `.meta` names the shared parts in the API's OpenAPI document.
+ * document generator; `.meta` describes the fields in the API's OpenAPI document. (No `.meta` id:
+ * zod's global registry refuses a second schema with the same id, which a second copy of this
+ * module in one process would be; lib/api/schemas.ts names the components instead.)
  */
 
 const positiveInt = z.number().int().positive();
@@ -21,7 +23,7 @@ export const BudgetsSchema = z
     deadlineSeconds: positiveInt.optional().meta({ description: 'seconds from the start of the run' }),
   })
   .strict()
-  .meta({ id: 'BudgetRequest', description: 'limits for this run; absent fields take the agent defaults, the tenant ceiling clamps all' });
+  .meta({ description: 'limits for this run; absent fields take the agent defaults, the tenant ceiling clamps all' });
 
 export const RunInputSchema = z.union([z.string().min(1), z.record(z.string(), z.unknown()), z.array(z.unknown())]).meta({
   description: 'the task: a message for the agent, or a JSON object or array',

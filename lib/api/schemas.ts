@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { RUN_ID_PATTERN } from '../ports/run-ref.js';
-import { RunRequestSchema } from './run-request.js';
+import { BudgetsSchema, RunRequestSchema } from './run-request.js';
 
 /** Run ids are scoped by tenant and double as the SQS MessageGroupId. */
 export const RunIdSchema = z
@@ -14,7 +14,12 @@ export const RunStatusSchema = z.enum(['running', 'waiting', 'parked', 'complete
 const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
 
 /** The shared run request (also the EventBridge detail) plus the client's idempotent run id. */
-export const StartRunBodySchema = RunRequestSchema.extend({ runId: RunIdSchema.optional() }).strict().openapi('StartRunRequest');
+export const StartRunBodySchema = RunRequestSchema.extend({
+  budgets: BudgetsSchema.openapi('BudgetRequest').optional(),
+  runId: RunIdSchema.optional(),
+})
+  .strict()
+  .openapi('StartRunRequest');
 export type StartRunBody = z.infer<typeof StartRunBodySchema>;
 
 export const StartRunResponseSchema = z.object({ runId: z.string(), status: RunStatusSchema, created: z.boolean() }).openapi('StartRunResponse');
