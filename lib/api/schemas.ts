@@ -13,9 +13,13 @@ export const RunStatusSchema = z.enum(['running', 'waiting', 'parked', 'complete
 /** Any JSON value; the body parser already guarantees it is JSON. */
 const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
 
-/** The shared run request (also the EventBridge detail) plus the client's idempotent run id. */
+/**
+ * The shared run request (also the EventBridge detail) plus the client's idempotent run id.
+ * Zod copies methods onto a schema when it is made, so a schema made before this module extended
+ * zod has no `.openapi`: name a clone (same checks, same description) instead.
+ */
 export const StartRunBodySchema = RunRequestSchema.extend({
-  budgets: BudgetsSchema.openapi('BudgetRequest').optional(),
+  budgets: BudgetsSchema.clone().openapi('BudgetRequest').optional(),
   runId: RunIdSchema.optional(),
 })
   .strict()
