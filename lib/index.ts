@@ -3,7 +3,8 @@
  * call that started and has no result), define agents that pin a model, a system prompt and those
  * tools, and export them with `defineAgents`. Importing this module has no side effects.
  */
-export { defineTool, DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type ToolContext, type ToolDefinition, type ToolSpec, type VerifyOutcome } from './engine/tools.js';
+export { defineTool, type ToolContext, type ToolDefinition, type ToolSpec, type VerifyOutcome } from './engine/tools.js';
+export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js';
 export { defineAgent, AgentRegistry, toolSchemaHash, type AgentDefinition, type AgentSpec } from './engine/agents.js';
 export { defineAgents, type Agents, type AgentsSpec, type AgentsSource } from './engine/agent-set.js';
 export { ScriptedModel, StaticModelResolver, type ScriptStep, type ScriptedTurn } from './models/scripted-model.js';

@@ -1,4 +1,5 @@
 import type { ApiErrorBody } from '../../lib/api/errors.js';
+import { issuesText } from '../../lib/core/zod-issues.js';
 import type { RunSummary, RunView } from '../../lib/api/schemas.js';
 
 export const DEFAULT_API = `http://127.0.0.1:${process.env.LOGBOOK_PORT ?? '8787'}`;
@@ -46,7 +47,7 @@ export class LogbookClient {
     }
     if (!response.ok) {
       const err = data as ApiErrorBody | undefined;
-      const issues = err?.error.issues?.map((i) => `${i.path}: ${i.message}`).join('; ');
+      const issues = err?.error.issues ? issuesText(err.error.issues) : undefined;
       const message = `${response.status} ${err?.error.code ?? 'error'}: ${err?.error.message ?? text}${issues ? ` (${issues})` : ''}`;
       throw new ApiError(response.status, err, message);
     }

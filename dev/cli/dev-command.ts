@@ -1,6 +1,6 @@
-import { parseArgs } from 'node:util';
 import { javaAvailable } from '../local/dynamodb-local.js';
 import { startLocalStack } from '../local/stack.js';
+import { parseCommandArgs } from './args.js';
 import { UsageError, type Output } from './output.js';
 export { DEV_USAGE } from './usage.js';
 
@@ -19,18 +19,15 @@ export function parseDynamo(value: string | undefined): 'auto' | 'dynalite' | 'd
 
 /** `logbook dev --agents ./src/agents.ts`: serve until SIGINT/SIGTERM. */
 export async function devCommand(argv: string[], io: Output): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      agents: { type: 'string' },
-      port: { type: 'string' },
-      dynamo: { type: 'string' },
-      'work-dir': { type: 'string' },
-      workers: { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-    strict: true,
+  const { values, positionals } = parseCommandArgs('logbook dev', argv, {
+    agents: { type: 'string', value: 'FILE' },
+    port: { type: 'string', value: 'N' },
+    dynamo: { type: 'string', value: 'auto|dynalite|dynamodb-local' },
+    'work-dir': { type: 'string', value: 'DIR' },
+    workers: { type: 'string', value: 'N' },
+    json: { type: 'boolean', default: false },
   });
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
   if (!values.agents) throw new UsageError('--agents FILE is required: the module whose default export is defineAgents(...)');
   const port = parsePort(values.port);
   const dynamo = parseDynamo(values.dynamo);

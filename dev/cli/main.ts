@@ -2,6 +2,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApiError } from './api-client.js';
+import { isParseArgsError } from './args.js';
 import { UsageError, processOutput, type Output } from './output.js';
 import { REPLAY_USAGE, replayCommand } from './replay-command.js';
 import { RUNS_USAGE, runsCommand } from './runs-command.js';
@@ -56,10 +57,6 @@ export async function main(argv: string[], io: Output = processOutput): Promise<
     io.err(`logbook: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return 1;
   }
-}
-
-function isParseArgsError(error: unknown): boolean {
-  return error instanceof Error && 'code' in error && String((error as { code: unknown }).code).startsWith('ERR_PARSE_ARGS');
 }
 
 /** Run the CLI as a process: exit with the command's code once it is done (servers included). */

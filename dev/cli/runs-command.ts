@@ -1,7 +1,8 @@
-import { parseArgs } from 'node:util';
 import { LogbookClient, DEFAULT_API } from './api-client.js';
+import { firstPositional, parseCommandArgs, type FlagSpecs, type ParsedArgs } from './args.js';
 import { describeEvent } from './event-text.js';
 import { UsageError, type Output } from './output.js';
+import { runText } from './run-text.js';
 import { formatTime, formatUsd, keyValues, table, truncate } from './table.js';
 
 export const RUNS_USAGE = `usage:
@@ -14,24 +15,47 @@ export const RUNS_USAGE = `usage:
   logbook runs resolve RUN_ID --action retry|fail
 options: --api URL (default ${DEFAULT_API}), --json (machine-readable output)`;
 
-const OPTIONS = {
-  api: { type: 'string' },
+/** Flags every `runs` command takes. */
+const COMMON = {
+  api: { type: 'string', value: 'URL' },
   json: { type: 'boolean', default: false },
-  status: { type: 'string' },
-  limit: { type: 'string' },
-  cursor: { type: 'string' },
-  after: { type: 'string' },
-  reason: { type: 'string' },
-  call: { type: 'string' },
-  outcome: { type: 'string' },
-  result: { type: 'string' },
-  action: { type: 'string' },
-  input: { type: 'string' },
-  'run-id': { type: 'string' },
-  version: { type: 'string' },
-  budgets: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
-} as const;
+} as const satisfies FlagSpecs;
+
+interface Context {
+  client: LogbookClient;
+  io: Output;
+  json: boolean;
+  /** The positional after the command word: a run id, or the agent for `start`. */
+  target: string | undefined;
+  verb: string;
+}
+
+type MakeClient = (api: string) => LogbookClient;
+
+/**
+ * A `runs` command: its own flags (any other is refused, naming these) and what it does. The
+ * shared flags and positionals are parsed here, typed by the command's flags.
+ */
+function command<const F extends FlagSpecs>(flags: F, run: (ctx: Context, values: ParsedArgs<F & typeof COMMON>['values']) => Promise<void>) {
+  // The command's own flags first: that is the order a usage message lists them in.
+  const all = { ...flags, ...COMMON } as F & typeof COMMON;
+  return {
+    flags: all,
+    async execute(verb: string, argv: string[], io: Output, makeClient: MakeClient): Promise<number> {
+      const { values, positionals } = parseCommandArgs(`logbook runs ${verb}`, argv, all);
+      const common = values as ParsedArgs<typeof COMMON>['values'];
+      if (common.help) {
+        io.out(RUNS_USAGE);
+        return 0;
+      }
+      const [, target, ...rest] = positionals;
+      if (rest.length > 0) throw new UsageError(`unexpected arguments: ${rest.join(' ')}`);
+      await run({ client: makeClient(common.api ?? DEFAULT_API), io, json: common.json, target, verb }, values);
+      return 0;
+    },
+  };
+}
 
 function intOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -57,26 +81,15 @@ function parseJsonOption(text: string, name: string, hint?: string): unknown {
   }
 }
 
-/** `logbook runs ...`: returns the exit code. */
-export async function runsCommand(argv: string[], io: Output, makeClient = (api: string) => new LogbookClient(api)): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  if (values.help || positionals.length === 0) {
-    io.out(RUNS_USAGE);
-    return values.help ? 0 : 2;
-  }
-  const [verb, runId, ...rest] = positionals;
-  if (rest.length > 0) throw new UsageError(`unexpected arguments: ${rest.join(' ')}`);
-  const client = makeClient(values.api ?? DEFAULT_API);
-  const json = values.json;
-  const needId = (): string => {
-    if (!runId) throw new UsageError(`logbook runs ${verb} needs a RUN_ID`);
-    return runId;
-  };
+function needId(ctx: Context): string {
+  if (!ctx.target) throw new UsageError(`logbook runs ${ctx.verb} needs a RUN_ID`);
+  return ctx.target;
+}
 
-  switch (verb) {
-    case 'start': {
-      // The positional is the agent name here, not a run id.
-      const agent = runId;
+const COMMANDS = {
+  start: command(
+    { input: { type: 'string', value: 'TEXT_OR_JSON' }, 'run-id': { type: 'string', value: 'ID' }, version: { type: 'string', value: 'V' }, budgets: { type: 'string', value: 'JSON' } },
+    async ({ client, io, json, target: agent }, values) => {
       if (!agent) throw new UsageError('logbook runs start needs an AGENT');
       if (values.input === undefined) throw new UsageError('logbook runs start needs --input');
       const started = await client.startRun({
@@ -88,103 +101,73 @@ export async function runsCommand(argv: string[], io: Output, makeClient = (api:
       });
       if (json) io.out(JSON.stringify(started));
       else io.out(keyValues([['run', started.runId], ['status', started.status], ['created', started.created ? 'yes' : 'no (existing run)']]));
-      return 0;
-    }
-    case 'list': {
+    },
+  ),
+  list: command(
+    { status: { type: 'string', value: 'S' }, limit: { type: 'string', value: 'N' }, cursor: { type: 'string', value: 'C' } },
+    async ({ client, io, json }, values) => {
       const limit = intOption(values.limit, 'limit');
       const page = await client.listRuns({
         ...(values.status ? { status: values.status } : {}),
         ...(limit ? { limit } : {}),
         ...(values.cursor ? { cursor: values.cursor } : {}),
       });
-      if (json) io.out(JSON.stringify(page));
-      else {
-        io.out(
-          table(
-            ['RUN', 'STATUS', 'AGENT', 'STEPS', 'TOKENS', 'COST', 'UPDATED', 'SUMMARY'],
-            page.runs.map((r) => [
-              r.runId,
-              r.status,
-              `${r.agent.name}@${r.agent.version}`,
-              r.usage.steps,
-              r.usage.inputTokens + r.usage.outputTokens,
-              formatUsd(r.usage.costUsd),
-              formatTime(r.updatedAt),
-              truncate(r.summary ?? '', 50),
-            ]),
-          ),
-        );
-        if (page.cursor) io.out(`more: --cursor ${page.cursor}`);
-      }
-      return 0;
-    }
-    case 'show': {
-      const run = await client.getRun(needId());
-      if (json) {
-        io.out(JSON.stringify(run));
-        return 0;
-      }
+      if (json) return io.out(JSON.stringify(page));
       io.out(
-        keyValues([
-          ['run', run.runId],
-          ['status', run.status],
-          ['agent', `${run.agent.name}@${run.agent.version}`],
-          ['model', run.pinned?.model],
-          ['prompt', run.pinned ? `${run.pinned.prompt.version} (${run.pinned.prompt.sha256.slice(0, 12)})` : undefined],
-          ['tools', run.pinned?.tools.map((t) => `${t.name}@${t.version}:${t.policy}`).join(', ')],
-          ['steps', run.usage.steps],
-          ['tokens', `${run.usage.inputTokens} in, ${run.usage.outputTokens} out`],
-          ['cost', formatUsd(run.usage.costUsd)],
-          ['created', formatTime(run.createdAt)],
-          ['updated', formatTime(run.updatedAt)],
-          ['last seq', run.lastSeq],
-          ['result', run.result === undefined ? undefined : truncate(typeof run.result === 'string' ? run.result : JSON.stringify(run.result), 200)],
-          ['failure', run.failure ? `${run.failure.code}: ${run.failure.message}` : undefined],
-          ['park', run.park ? `${run.park.reason}: ${run.park.detail}` : undefined],
-        ]),
+        table(
+          ['RUN', 'STATUS', 'AGENT', 'STEPS', 'TOKENS', 'COST', 'UPDATED', 'SUMMARY'],
+          page.runs.map((r) => [
+            r.runId,
+            r.status,
+            `${r.agent.name}@${r.agent.version}`,
+            r.usage.steps,
+            r.usage.inputTokens + r.usage.outputTokens,
+            formatUsd(r.usage.costUsd),
+            formatTime(r.updatedAt),
+            truncate(r.summary ?? '', 50),
+          ]),
+        ),
       );
-      if (run.attention.length > 0) {
-        io.out('\nneeds attention:');
-        io.out(table(['SEQ', 'REASON', 'CALL', 'DETAIL'], run.attention.map((a) => [a.seq, a.reason, a.callId ?? '(run)', a.detail])));
-        const call = run.attention.find((a) => a.callId)?.callId;
-        io.out(
-          call
-            ? `\nresolve with: logbook runs resolve ${run.runId} --call ${call} --outcome succeeded|failed|rerun [--result JSON]`
-            : `\nresolve with: logbook runs resolve ${run.runId} --action retry|fail`,
-        );
-      }
-      return 0;
-    }
-    case 'events': {
-      const after = intOption(values.after, 'after') ?? 0;
-      const limit = intOption(values.limit, 'limit') ?? 100;
-      const page = await client.events(needId(), after, limit);
-      if (json) io.out(JSON.stringify(page));
-      else {
-        io.out(
-          table(
-            ['SEQ', 'TYPE', 'AT', 'EPOCH', 'WHAT'],
-            page.events.map((e) => [
-              e.seq as number,
-              String(e.type),
-              typeof e.at === 'number' ? formatTime(new Date(e.at).toISOString()) : '',
-              (e.by as { epoch?: number } | undefined)?.epoch,
-              describeEvent(e),
-            ]),
-          ),
-        );
-        if (page.next !== undefined) io.out(`more: --after ${page.next}`);
-      }
-      return 0;
-    }
-    case 'cancel': {
-      const id = needId();
-      const out = await client.cancel(id, values.reason);
-      io.out(json ? JSON.stringify({ runId: id, ...out }) : `cancel requested for ${id} (inbox ${out.inboxId})`);
-      return 0;
-    }
-    case 'resolve': {
-      const id = needId();
+      if (page.cursor) io.out(`more: --cursor ${page.cursor}`);
+    },
+  ),
+  show: command({}, async (ctx) => {
+    const run = await ctx.client.getRun(needId(ctx));
+    ctx.io.out(ctx.json ? JSON.stringify(run) : runText(run, Date.now()));
+  }),
+  events: command({ after: { type: 'string', value: 'SEQ' }, limit: { type: 'string', value: 'N' } }, async (ctx, values) => {
+    const after = intOption(values.after, 'after') ?? 0;
+    const limit = intOption(values.limit, 'limit') ?? 100;
+    const page = await ctx.client.events(needId(ctx), after, limit);
+    if (ctx.json) return ctx.io.out(JSON.stringify(page));
+    ctx.io.out(
+      table(
+        ['SEQ', 'TYPE', 'AT', 'EPOCH', 'WHAT'],
+        page.events.map((e) => [
+          e.seq as number,
+          String(e.type),
+          typeof e.at === 'number' ? formatTime(new Date(e.at).toISOString()) : '',
+          (e.by as { epoch?: number } | undefined)?.epoch,
+          describeEvent(e),
+        ]),
+      ),
+    );
+    if (page.next !== undefined) ctx.io.out(`more: --after ${page.next}`);
+  }),
+  cancel: command({ reason: { type: 'string', value: 'TEXT' } }, async (ctx, values) => {
+    const id = needId(ctx);
+    const out = await ctx.client.cancel(id, values.reason);
+    ctx.io.out(ctx.json ? JSON.stringify({ runId: id, ...out }) : `cancel requested for ${id} (inbox ${out.inboxId})`);
+  }),
+  resolve: command(
+    {
+      call: { type: 'string', value: 'CALL_ID' },
+      outcome: { type: 'string', value: 'succeeded|failed|rerun' },
+      result: { type: 'string', value: 'JSON' },
+      action: { type: 'string', value: 'retry|fail' },
+    },
+    async (ctx, values) => {
+      const id = needId(ctx);
       let body: Parameters<LogbookClient['resolve']>[1];
       if (values.action) {
         if (values.call || values.outcome) throw new UsageError('use either --action, or --call with --outcome');
@@ -199,11 +182,23 @@ export async function runsCommand(argv: string[], io: Output, makeClient = (api:
         const result = values.result === undefined ? undefined : parseJsonOption(values.result, 'result', `quote strings: '"done"'`);
         body = { callId: values.call, outcome, ...(result !== undefined ? { result } : {}) };
       }
-      const out = await client.resolve(id, body);
-      io.out(json ? JSON.stringify({ runId: id, ...out }) : `resolution queued for ${id} (inbox ${out.inboxId})`);
-      return 0;
-    }
-    default:
-      throw new UsageError(`unknown command "runs ${verb}"\n${RUNS_USAGE}`);
+      const out = await ctx.client.resolve(id, body);
+      ctx.io.out(ctx.json ? JSON.stringify({ runId: id, ...out }) : `resolution queued for ${id} (inbox ${out.inboxId})`);
+    },
+  ),
+};
+
+/** Every flag of every command: only to find the command word among the arguments. */
+const ALL_FLAGS: FlagSpecs = Object.assign({}, ...Object.values(COMMANDS).map((c) => c.flags));
+
+/** `logbook runs ...`: returns the exit code. */
+export async function runsCommand(argv: string[], io: Output, makeClient: MakeClient = (api) => new LogbookClient(api)): Promise<number> {
+  const verb = firstPositional(argv, ALL_FLAGS);
+  if (verb === undefined) {
+    const { values } = parseCommandArgs('logbook runs', argv, COMMON);
+    io.out(RUNS_USAGE);
+    return values.help ? 0 : 2;
   }
+  if (!Object.hasOwn(COMMANDS, verb)) throw new UsageError(`unknown command "runs ${verb}"\n${RUNS_USAGE}`);
+  return COMMANDS[verb as keyof typeof COMMANDS].execute(verb, argv, io, makeClient);
 }

@@ -9,7 +9,8 @@ import {
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { createLocalAwsClients } from '../../lib/adapters/aws/aws-clients.js';
-import { KEY_ATTRIBUTE_TYPES, QUEUES, TABLE, WORKER } from '../../lib/adapters/aws/table-definition.js';
+import { KEY_ATTRIBUTE_TYPES, QUEUES, TABLE } from '../../lib/adapters/aws/table-definition.js';
+import { MAX_RECEIVE_COUNT, STEP_QUEUE_VISIBILITY_S } from '../../lib/engine/limits.js';
 import type { EmulatorEndpoints } from './emulators.js';
 
 /** Names of one Logbook stack's resources. Queue names end in .fifo. */
@@ -56,7 +57,7 @@ export async function createResources(
     const [, , queues] = await Promise.all([
       createTable(clients.dynamodb, names.table),
       createBucket(clients.s3, names.bucket),
-      createQueues(clients.sqs, names, options.visibilityTimeoutSeconds ?? WORKER.visibilityTimeoutSeconds),
+      createQueues(clients.sqs, names, options.visibilityTimeoutSeconds ?? STEP_QUEUE_VISIBILITY_S),
     ]);
     return { names, tableName: names.table, bucket: names.bucket, ...queues };
   } finally {
@@ -136,7 +137,7 @@ export async function createQueues(
   sqs: SQSClient,
   names: Pick<ResourceNames, 'queue' | 'deadLetterQueue'>,
   /** Six times the worker's timeout, as on AWS; the local stack runs a shorter worker timeout. */
-  visibilityTimeoutSeconds: number = WORKER.visibilityTimeoutSeconds,
+  visibilityTimeoutSeconds: number = STEP_QUEUE_VISIBILITY_S,
 ): Promise<{ queueUrl: string; deadLetterQueueUrl: string }> {
   const fifo = { FifoQueue: 'true', ContentBasedDeduplication: 'false' };
   const dlq = await sqs.send(
@@ -158,7 +159,7 @@ export async function createQueues(
         MessageRetentionPeriod: String(4 * 86_400),
         RedrivePolicy: JSON.stringify({
           deadLetterTargetArn: attrs.Attributes?.QueueArn,
-          maxReceiveCount: QUEUES.steps.maxReceiveCount,
+          maxReceiveCount: MAX_RECEIVE_COUNT,
         }),
       },
     }),

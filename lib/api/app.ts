@@ -2,6 +2,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { errorCode } from '../core/errors.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
+import { serveOpenApiDocument } from './openapi.js';
 import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runEventsRoute, startRunRoute } from './routes.js';
 import type { RunService } from './service.js';
 import type { Caller } from './tenant.js';
@@ -20,6 +21,9 @@ export interface ApiOptions {
 }
 
 export type ApiEnv = { Variables: { caller: Caller } };
+
+/** Version of the API's contract, as the OpenAPI document states it. */
+const API_VERSION = '0.1.0';
 
 /**
  * The HTTP API as one Hono app: the Lambda handler and the local Node server run this same code.
@@ -109,15 +113,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
     return c.json({ runId, accepted: true as const, inboxId }, 202);
   });
 
-  app.doc('/openapi.json', {
-    openapi: '3.0.3',
-    info: {
-      title: 'Logbook',
-      version: '0.1.0',
-      description:
-        'Durable LLM agent runs. The tenant is the authorized caller (IAM account or JWT claim); a run of another tenant answers 404.',
-    },
-  });
+  serveOpenApiDocument(app, API_VERSION);
   return app;
 }
 

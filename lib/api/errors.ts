@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ZodError } from 'zod';
 import { LogbookError, RunNotFoundError, errorCode } from '../core/errors.js';
+import { zodIssues } from '../core/zod-issues.js';
 
 export interface ApiIssue {
   path: string;
@@ -15,44 +16,12 @@ export interface ApiErrorBody {
 /** Validation targets as people call them. */
 const TARGET_NAMES: Record<string, string> = { json: 'body', query: 'query', param: 'path', header: 'header' };
 
-interface LooseIssue {
-  code: string;
-  path: PropertyKey[];
-  message: string;
-  errors?: LooseIssue[][];
-  keys?: string[];
-}
-
 /**
- * Flatten zod issues into `{path, message}` with the request part first (`body.budgets.maxSteps`).
- * A union reports the branch that came closest (fewest issues), not zod's generic "Invalid input".
+ * Zod issues as the API reports them, the request part first (`body.budgets.maxSteps`,
+ * `query.limit`, `path.runId`); see zodIssues for unions and unknown fields.
  */
 export function issuesOf(error: ZodError, target: string): ApiIssue[] {
-  const root = TARGET_NAMES[target] ?? target;
-  const out: ApiIssue[] = [];
-  const walk = (issues: readonly LooseIssue[], prefix: PropertyKey[]) => {
-    for (const issue of issues) {
-      const path = [...prefix, ...issue.path];
-      if (issue.code === 'invalid_union' && issue.errors && issue.errors.length > 0) {
-        const best = [...issue.errors].sort((a, b) => a.length - b.length)[0] ?? [];
-        if (best.length > 0) {
-          walk(best, path);
-          continue;
-        }
-      }
-      if (issue.code === 'unrecognized_keys' && issue.keys) {
-        for (const key of issue.keys) out.push({ path: render(root, [...path, key]), message: 'unknown field' });
-        continue;
-      }
-      out.push({ path: render(root, path), message: issue.message });
-    }
-  };
-  walk(error.issues as unknown as LooseIssue[], []);
-  return out;
-}
-
-function render(root: string, path: PropertyKey[]): string {
-  return [root, ...path.map(String)].join('.');
+  return zodIssues(error, { prefix: TARGET_NAMES[target] ?? target });
 }
 
 /** HTTP status of a Logbook error; unknown errors are 500 and never echo their message. */

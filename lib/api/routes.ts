@@ -19,20 +19,23 @@ const errors = {
   400: json(ErrorSchema, 'invalid request: `error.issues` names each bad field by path'),
   401: json(ErrorSchema, 'no authorized caller'),
   404: json(ErrorSchema, 'no such run for this tenant'),
-  409: json(ErrorSchema, 'conflict with the run as it is'),
+  429: json(ErrorSchema, 'throttled (the stage or the store): retry after a pause'),
   500: json(ErrorSchema, 'internal error'),
+  503: json(ErrorSchema, 'the store is unavailable for now: retry'),
 };
+/** What any route may answer besides its own outcomes. */
+const always = { 400: errors[400], 401: errors[401], 429: errors[429], 500: errors[500], 503: errors[503] };
 
 export const startRunRoute = createRoute({
   method: 'post',
   path: '/runs',
+  operationId: 'startRun',
   summary: 'Start a run (idempotent on runId)',
   request: { body: { ...json(StartRunBodySchema, 'the run to start'), required: true } },
   responses: {
     201: json(StartRunResponseSchema, 'the run was created'),
     200: json(StartRunResponseSchema, 'a run with this id and the same request already exists'),
-    400: errors[400],
-    401: errors[401],
+    ...always,
     409: json(ErrorSchema, 'the run id exists with a different request'),
   },
 });
@@ -40,44 +43,53 @@ export const startRunRoute = createRoute({
 export const listRunsRoute = createRoute({
   method: 'get',
   path: '/runs',
+  operationId: 'listRuns',
   summary: "The caller's runs, newest first",
   request: { query: ListQuerySchema },
-  responses: { 200: json(RunListSchema, 'a page of runs'), 400: errors[400], 401: errors[401] },
+  responses: { 200: json(RunListSchema, 'a page of runs'), ...always },
 });
 
 export const getRunRoute = createRoute({
   method: 'get',
   path: '/runs/{runId}',
-  summary: 'Status, pinned versions, usage, result or failure, open attention',
+  operationId: 'getRun',
+  summary: 'Status, pinned versions, budgets, usage, result or failure, open attention',
   request: { params: RunParamsSchema },
-  responses: { 200: json(RunViewSchema, 'the run'), 400: errors[400], 401: errors[401], 404: errors[404] },
+  responses: { 200: json(RunViewSchema, 'the run'), ...always, 404: errors[404] },
 });
 
 export const runEventsRoute = createRoute({
   method: 'get',
   path: '/runs/{runId}/events',
+  operationId: 'listRunEvents',
   summary: 'The run log, paginated; large bodies appear by reference',
   request: { params: RunParamsSchema, query: EventsQuerySchema },
-  responses: { 200: json(EventPageSchema, 'events after `after`'), 400: errors[400], 401: errors[401], 404: errors[404] },
+  responses: { 200: json(EventPageSchema, 'events after `after`'), ...always, 404: errors[404] },
 });
 
 export const cancelRunRoute = createRoute({
   method: 'post',
   path: '/runs/{runId}/cancel',
+  operationId: 'cancelRun',
   summary: 'Ask the run to stop: no new calls, abortable calls aborted',
   request: { params: RunParamsSchema, body: { ...json(CancelBodySchema, 'optional reason'), required: false } },
-  responses: { 202: json(AcceptedSchema, 'the cancel is queued for the run'), 400: errors[400], 401: errors[401], 404: errors[404], 409: errors[409] },
+  responses: {
+    202: json(AcceptedSchema, 'the cancel is queued for the run'),
+    ...always,
+    404: errors[404],
+    409: json(ErrorSchema, 'the run is already finished'),
+  },
 });
 
 export const resolveRunRoute = createRoute({
   method: 'post',
   path: '/runs/{runId}/resolve',
+  operationId: 'resolveRun',
   summary: 'Answer an open attention: a call outcome, or retry/fail for a run-level park',
   request: { params: RunParamsSchema, body: { ...json(ResolveBodySchema, 'the resolution'), required: true } },
   responses: {
     202: json(AcceptedSchema, 'the resolution is queued for the run'),
-    400: errors[400],
-    401: errors[401],
+    ...always,
     404: errors[404],
     409: json(ErrorSchema, 'no open attention on that call, or rerun before the call deadline'),
   },

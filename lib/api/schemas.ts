@@ -1,41 +1,27 @@
 import { z } from '@hono/zod-openapi';
+import { RUN_ID_PATTERN } from '../ports/run-ref.js';
+import { BudgetsSchema, RunRequestSchema } from './run-request.js';
 
 /** Run ids are scoped by tenant and double as the SQS MessageGroupId. */
 export const RunIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_-]{1,80}$/, 'run ids match [A-Za-z0-9_-]{1,80}')
+  .regex(RUN_ID_PATTERN, 'run ids match [A-Za-z0-9_-]{1,80}')
   .openapi({ example: 'order-4711-refund' });
 
 export const RunStatusSchema = z.enum(['running', 'waiting', 'parked', 'completed', 'failed', 'cancelled']).openapi('RunStatus');
 
-const positiveInt = z.number().int().positive();
-
-export const BudgetsSchema = z
-  .object({
-    maxSteps: positiveInt.optional(),
-    maxInputTokens: positiveInt.optional(),
-    maxOutputTokens: positiveInt.optional(),
-    maxCostUsd: z.number().positive().optional(),
-    /** Seconds from the start of the run. */
-    deadlineSeconds: positiveInt.optional(),
-  })
-  .strict()
-  .openapi('BudgetRequest');
-
 /** Any JSON value; the body parser already guarantees it is JSON. */
 const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
 
-export const StartRunBodySchema = z
-  .object({
-    agent: z.string().min(1).max(128),
-    version: z.string().min(1).max(64).optional(),
-    input: z.union([z.string().min(1), z.record(z.string(), z.unknown()), z.array(z.unknown())]).openapi({
-      description: 'the task: a message for the agent, or a JSON object or array',
-      example: 'Customer alice@example.com says order 1001 arrived broken.',
-    }),
-    runId: RunIdSchema.optional(),
-    budgets: BudgetsSchema.optional(),
-  })
+/**
+ * The shared run request (also the EventBridge detail) plus the client's idempotent run id.
+ * Zod copies methods onto a schema when it is made, so a schema made before this module extended
+ * zod has no `.openapi`: name a clone (same checks, same description) instead.
+ */
+export const StartRunBodySchema = RunRequestSchema.extend({
+  budgets: BudgetsSchema.clone().openapi('BudgetRequest').optional(),
+  runId: RunIdSchema.optional(),
+})
   .strict()
   .openapi('StartRunRequest');
 export type StartRunBody = z.infer<typeof StartRunBodySchema>;
@@ -76,6 +62,17 @@ export const AttentionSchema = z
   })
   .openapi('Attention');
 
+/** The budgets pinned in run_started: the request's, with defaults filled in and the ceiling applied. */
+export const RunBudgetsSchema = z
+  .object({
+    maxSteps: z.number(),
+    maxInputTokens: z.number(),
+    maxOutputTokens: z.number(),
+    maxCostUsd: z.number(),
+    deadlineAt: z.number().openapi({ description: 'absolute deadline, epoch milliseconds' }),
+  })
+  .openapi('Budgets');
+
 export const RunSummarySchema = z
   .object({
     runId: z.string(),
@@ -97,7 +94,7 @@ export const RunViewSchema = RunSummarySchema.extend({
       tools: z.array(z.object({ name: z.string(), version: z.string(), policy: z.string(), schemaHash: z.string() })),
     })
     .optional(),
-  budgets: z.record(z.string(), z.number()).optional(),
+  budgets: RunBudgetsSchema.optional(),
   result: JsonSchema.optional().openapi({ description: 'the answer of a completed run (inline or a blob reference)' }),
   failure: z.object({ code: z.string(), message: z.string() }).optional(),
   attention: z.array(AttentionSchema),

@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import { CfnOutput, Duration, Tags } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { TABLE, WORKER } from '../adapters/aws/table-definition.js';
+import { TABLE } from '../adapters/aws/table-definition.js';
+import { LEASE_MS, WORKER_TIMEOUT_S } from '../engine/limits.js';
 import { discoverModelIds, generatedEntry, projectPath, type HandlerKind } from './agents-module.js';
 import { withDefaults, type LogbookConfig } from './config.js';
 import { DataKey } from './constructs/data-key.js';
@@ -103,7 +104,7 @@ export class Logbook extends Construct {
       ...appEnv,
       description: 'Logbook worker: one step of one run per SQS tick',
       serviceName: SERVICE_NAMES.worker,
-      timeout: Duration.seconds(WORKER.timeoutSeconds),
+      timeout: Duration.seconds(WORKER_TIMEOUT_S),
       memorySize: config.workerMemoryMb,
       // Required: the worker enqueues its own next tick, and AWS would stop that SQS → Lambda →
       // SQS chain after about 16 hops. Step budgets and the alarms below are the guard instead.
@@ -116,7 +117,7 @@ export class Logbook extends Construct {
       .consumeQueue(this.queue, config.workerMaxConcurrency)
       .bindModels(this.modelIds)
       .bindRetention(config.retention)
-      .bindLease(WORKER.leaseMs);
+      .bindLease(LEASE_MS);
 
     const api = new LogbookFunction(this, 'Api', {
       ...fnDefaults,

@@ -31,7 +31,35 @@ export type Action =
   /** Open attention: nothing happens until a person answers. */
   | { kind: 'park'; reasons: string[] };
 
-/** The next action for a run. Pure: same state and context, same answer. */
+/**
+ * The next action for a run. Pure: same state and context, same answer, live and on resume.
+ *
+ * Priority, first match wins:
+ * 1. the run has an outcome → `done`;
+ * 2. an operator failed it → `fail` (failed_by_operator).
+ * Then every call of the current turn is classified (a call with an open attention is blocked;
+ * once a cancel is recorded no call starts, and rerun/idempotency_key calls are abandoned; a
+ * started call with no result waits for notAfter + grace, then its policy decides), and:
+ * 3. calls that can never run (arguments not JSON, unknown tool) → `reject_calls`, error results
+ *    the model sees;
+ * 4. read-only calls whose attempts ran out → `exhaust_calls`, error results too;
+ * 5. a new attention (no implementation for a pinned tool, an unknown outcome, a keyed write
+ *    started too often) → `attention`, or `park` if that attention is already open;
+ * 6. a cancel is recorded → `wait` while a verify/escalate call may still be running, then
+ *    `cancel` with the calls left unresolved;
+ * 7. a started verify-policy call past its deadline → `verify`;
+ * 8. a run-level attention (missing model or tool version, stalled model) → `park`;
+ * 9. calls to start or restart → `run_tools`, or `fail` (budget_exceeded:deadline) past the deadline;
+ * 10. a started call still inside notAfter + grace → `wait` until the earliest;
+ * 11. calls blocked on an open attention → `park`.
+ * Every call of the turn has a result:
+ * 12. the model gave its answer → `complete`;
+ * 13. the last model call failed for good → `fail` with its code;
+ * 14. two model calls in a row got no response → `attention` (model_stalled);
+ * 15. the pinned model is not available → `attention` (missing_model);
+ * 16. the next call would break a budget → `fail` (budget_exceeded:*);
+ * 17. otherwise → `call_model`, reserving its upper bound first.
+ */
 export function decide(state: RunState, ctx: DecideContext): Action {
   if (state.outcome) return { kind: 'done' };
   if (state.failRequested) {

@@ -27,11 +27,14 @@ export class AppendConflictError extends LogbookError {
   }
 }
 
-/** The same run id was created before with a different request. */
+/**
+ * The same run id was created before with a different request. The message names the run as the
+ * caller named it (its id within the caller's tenant), never the storage key: it reaches clients.
+ */
 export class RunConflictError extends LogbookError {
   readonly code = 'run_conflict';
-  constructor(readonly runKey: string) {
-    super(`run ${runKey} already exists with a different request`);
+  constructor(readonly runId: string) {
+    super(`run ${runId} already exists with a different request`);
   }
 }
 

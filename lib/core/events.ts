@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { bodySchema } from './body.js';
 import { CorruptLogError } from './errors.js';
+import { zodIssuesText } from './zod-issues.js';
 
 /** Version of the event schema written today. Older versions are upcast on read. */
 export const EVENT_SCHEMA_VERSION = 1;
@@ -242,8 +243,8 @@ export function parseEvent(raw: unknown): RunEvent {
   const parsed = eventSchema.safeParse(candidate);
   if (!parsed.success) {
     const seq = (raw as { seq?: unknown } | null)?.seq;
-    const issue = parsed.error.issues[0];
-    const where = issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid';
+    // The first problem is enough to find the event; the count says how broken it is.
+    const where = zodIssuesText(parsed.error, { max: 1 }) || 'invalid';
     throw new CorruptLogError(`event fails validation at ${where}`, typeof seq === 'number' ? seq : undefined);
   }
   return parsed.data;

@@ -11,17 +11,88 @@ export interface Checkpoints {
   appended?(run: RunRef, state: RunState): void | Promise<void>;
 }
 
-export type CheckpointName =
-  | 'before-append'
-  | 'after-append'
-  | 'before-tool'
-  | 'after-tool'
-  | 'before-verify'
-  | 'after-verify'
-  | 'before-model'
-  | 'after-model'
-  | 'before-blob-put'
-  | 'after-blob-put';
+/** Every checkpoint the engine passes, in the order one turn usually passes them. */
+export const CHECKPOINT_NAMES = [
+  'before-blob-put',
+  'after-blob-put',
+  'before-append',
+  'after-append',
+  'before-model',
+  'after-model',
+  'before-tool',
+  'after-tool',
+  'before-verify',
+  'after-verify',
+] as const;
+export type CheckpointName = (typeof CHECKPOINT_NAMES)[number];
+
+/** What a worker that dies at a checkpoint leaves behind, and the rule that carries the run on. */
+export interface CrashRule {
+  leaves: string;
+  recovery: string;
+}
+
+/**
+ * Every crash point and the rule that handles it. A dead worker leaves its lease to expire
+ * (LEASE_MS) and its tick to come back when the visibility it set ends (lease + margin); the next
+ * worker claims with a higher epoch, folds the log and runs the same loop: there is no separate
+ * recovery path, only these rules inside decide() and fold(). A worker that is frozen instead of
+ * dead loses its next conditional append (AppendConflictError) and stops. The crash harness
+ * (lib/testing/crash-harness.ts) crashes at every one of these points, pairs of them and frozen
+ * workers, and checks the invariants; test/unit/engine/checkpoints.test.ts checks this table
+ * names exactly the checkpoints the engine passes.
+ */
+export const CRASH_POINTS: Readonly<Record<CheckpointName, CrashRule>> = {
+  'before-blob-put': {
+    leaves: 'a payload not yet in S3 and the event that would reference it not in the log',
+    recovery: 'as before-append: nothing of this event exists; the next worker writes it again from the same state',
+  },
+  'after-blob-put': {
+    leaves: 'a blob that no event references yet',
+    recovery: 'as before-append; blob keys are content-addressed, so the repeated put lands on the same key and an orphan expires with the bucket lifecycle',
+  },
+  'before-append': {
+    leaves: 'the decision or observation not in the log (a conditional put either landed whole or not at all)',
+    recovery:
+      'a decision (model_started, tool_started, a terminal event) is made again by decide() from the same folded state; ' +
+      'an observation (model_response, tool_result, tool_verified) is lost, which is the started-no-result case of after-model, after-tool or after-verify; ' +
+      'an inbox item whose event was not appended is still in the inbox and is ingested again',
+  },
+  'after-append': {
+    leaves: 'the event in the log; the head, the outcome notice, the inbox item and the next tick possibly not updated',
+    recovery:
+      'the next worker folds the event and continues from it; any lease holder that folds a finished or parked log projects the head and publishes the owed notice (notifiedSeq); ' +
+      'an inbox item read again after its event is ignored by fold; a missing tick is made up by the sweeper, which wakes running runs whose head went quiet',
+  },
+  'before-model': {
+    leaves: 'model_started (the budget reservation) with no model_response',
+    recovery:
+      'the reservation stays spent (a crash never refunds budget); decide() calls the model again with a new reservation, ' +
+      'and after two consecutive model_started with no response it parks the run as model_stalled',
+  },
+  'after-model': {
+    leaves: 'a model call that happened and was billed, with no model_response',
+    recovery: 'as before-model: the reservation already covers the call that was lost',
+  },
+  'before-tool': {
+    leaves: 'tool_started with no tool_result: the call did not run, but nobody can know that',
+    recovery:
+      "started, no result: nothing happens before notAfter + grace; then the tool's policy: rerun runs it again, idempotency_key runs it again with the same key, " +
+      'verify looks (landed: record its result; not landed: rerun; unknown: escalate), escalate parks as unknown_outcome for a person',
+  },
+  'after-tool': {
+    leaves: 'tool_started with no tool_result after the side effect may have happened',
+    recovery: 'as before-tool: the policy exists for exactly this; no policy reruns a call whose effect is not safe to repeat',
+  },
+  'before-verify': {
+    leaves: 'a verify-policy call past its deadline with no tool_verified',
+    recovery: 'decide() asks for verify again (verify only looks)',
+  },
+  'after-verify': {
+    leaves: 'what verify() saw, not recorded',
+    recovery: 'as before-verify: verify runs again and its answer is recorded before anything acts on it',
+  },
+};
 
 /**
  * Thrown from a checkpoint to stop the worker as if its process died. Engine code never catches

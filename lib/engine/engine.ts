@@ -9,6 +9,7 @@ import type { RunHeads } from '../ports/run-heads.js';
 import type { StepQueue } from '../ports/step-queue.js';
 import type { AgentRegistry } from './agents.js';
 import type { Checkpoints } from './checkpoints.js';
+import { LEASE_MS, MARGIN_MS, MAX_CLAIM_ATTEMPTS, MODEL_TIMEOUT_MS } from './limits.js';
 import { PayloadCodec } from './payload-codec.js';
 import { Redactor, type RedactionRule } from './redaction.js';
 import { RunLoader } from './run-loader.js';
@@ -43,12 +44,11 @@ export interface EngineConfig {
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
-  leaseMs: 60_000,
-  // Below the queue's maxReceiveCount (5): a poison run parks before its tick goes to the DLQ.
-  maxClaimAttempts: 3,
+  leaseMs: LEASE_MS,
+  maxClaimAttempts: MAX_CLAIM_ATTEMPTS,
   maxToolAttempts: 3,
-  marginMs: 5_000,
-  modelTimeoutMs: 120_000,
+  marginMs: MARGIN_MS,
+  modelTimeoutMs: MODEL_TIMEOUT_MS,
   retentionCompletedMs: 30 * 86_400_000,
   retentionFailedMs: 90 * 86_400_000,
 };

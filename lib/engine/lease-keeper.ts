@@ -2,6 +2,7 @@ import { LeaseLostError, StopWorkError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { RunHeads } from '../ports/run-heads.js';
 import type { RunRef } from '../ports/run-ref.js';
+import { LEASE_RENEWALS_PER_LEASE } from './limits.js';
 
 export interface LeaseKeeperOptions {
   heads: RunHeads;
@@ -60,7 +61,7 @@ export class LeaseKeeper {
   }
 
   private async run(): Promise<void> {
-    const every = Math.max(1, Math.floor(this.o.ttlMs / 3));
+    const every = Math.max(1, Math.floor(this.o.ttlMs / LEASE_RENEWALS_PER_LEASE));
     while (!this.stopper.signal.aborted) {
       try {
         await this.o.clock.sleep(every, this.stopper.signal);

@@ -1,4 +1,3 @@
-import type { RunState } from '../core/state.js';
 import type { OutcomeDetailType } from '../ports/outcome-publisher.js';
 import type { HeadProjection, RunHead } from '../ports/run-heads.js';
 import type { RunRef } from '../ports/run-ref.js';
@@ -7,10 +6,10 @@ import type { EngineDeps } from './engine.js';
 /**
  * Publish a terminal or parked outcome once per outcome seq (the notice id is runId:seq, so a
  * repeat after a crash is harmless downstream), then raise notifiedSeq on the head. Any lease
- * holder that folds such a log repairs a missing notice.
+ * holder that folds such a log repairs a missing notice. Returns true when a notice was published
+ * (or marked done) now.
  */
-/** Returns true when a notice was published (or marked done) now. */
-export async function publishOutcome(deps: EngineDeps, run: RunRef, state: RunState, head: RunHead, projection: HeadProjection): Promise<boolean> {
+export async function publishOutcome(deps: EngineDeps, run: RunRef, head: RunHead, projection: HeadProjection): Promise<boolean> {
   const outcome = projection.outcome;
   if (!outcome || head.notifiedSeq >= outcome.seq) return false;
   if (!deps.publisher) {
@@ -29,6 +28,5 @@ export async function publishOutcome(deps: EngineDeps, run: RunRef, state: RunSt
     ...(outcome.code ? { code: outcome.code } : {}),
   });
   await deps.heads.markNotified(run, outcome.seq);
-  void state;
   return true;
 }

@@ -1,8 +1,8 @@
 import { resolveBudgets, type BudgetRequest } from '../core/budgets.js';
 import { RunConflictError, ValidationError } from '../core/errors.js';
-import { parseEvent, type EventOf, type Price } from '../core/events.js';
+import { parseEvent, type EventOf } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
-import { RUN_ID_PATTERN, TENANT_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
+import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../ports/run-ref.js';
 import type { RunHead } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from './hash.js';
@@ -23,9 +23,6 @@ export interface StartRunResult {
   status: string;
 }
 
-/** Price used when neither the agent nor the price table knows the model. */
-export type PriceLookup = (modelId: string) => Price | undefined;
-
 const writerEpoch = 0;
 
 /**
@@ -33,7 +30,7 @@ const writerEpoch = 0;
  * carrying a hash of the request), then the head, then the first tick. A retry redoes whatever
  * is missing; the same id with a different request is a RunConflictError.
  */
-export async function startRun(deps: EngineDeps, request: StartRunRequest, priceFor?: PriceLookup): Promise<StartRunResult> {
+export async function startRun(deps: EngineDeps, request: StartRunRequest): Promise<StartRunResult> {
   const { registry, clock, ids, log, heads, queue, codec } = deps;
   if (!TENANT_PATTERN.test(request.tenant)) throw new ValidationError(`invalid tenant`);
   const runId = request.runId ?? ids.inboxId().toLowerCase();
@@ -51,7 +48,8 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest, price
   const now = clock.now();
   // The agent's budgets are its defaults; the request may change them, the ceiling clamps both.
   const budgets = resolveBudgets({ ...agent.budgets, ...request.budgets }, now);
-  const price = agent.model.price ?? priceFor?.(agent.model.id) ?? { inputPerMTokUsd: 0, outputPerMTokUsd: 0 };
+  // Agents built by defineAgents carry the price of their model; a bare registry entry may not.
+  const price = agent.model.price ?? { inputPerMTokUsd: 0, outputPerMTokUsd: 0 };
   const draft = await codec.encodeDraft(run, {
     type: 'run_started',
     tenant: run.tenant,
@@ -75,7 +73,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest, price
   } catch (error) {
     const existing = (await log.readOne(run, 1)) as EventOf<'run_started'> | undefined;
     if (!existing) throw error;
-    if (existing.requestHash !== requestHash) throw new RunConflictError(runKey(run));
+    if (existing.requestHash !== requestHash) throw new RunConflictError(runId);
     created = false;
   }
   const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;

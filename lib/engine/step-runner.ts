@@ -1,7 +1,8 @@
 import { AppendConflictError, CorruptLogError, LeaseHeldError, LeaseLostError, RunNotFoundError, StopWorkError } from '../core/errors.js';
 import { ingestItem } from '../core/ingest.js';
 import type { RunState } from '../core/state.js';
-import type { RunHead } from '../ports/run-heads.js';
+import type { LeaseGrant, RunHead } from '../ports/run-heads.js';
+import type { RunRef } from '../ports/run-ref.js';
 import type { Tick } from '../ports/step-queue.js';
 import type { EngineDeps } from './engine.js';
 import { projectHead } from './head-projection.js';
@@ -44,122 +45,183 @@ export interface StepOptions {
   minTurnMs?: number;
 }
 
+/** Rounds of ingest → turns → project → release before a step gives up releasing (the lease then expires). */
+const MAX_RELEASE_ROUNDS = 5;
+
+type Release = (inboxVersion: number) => Promise<boolean>;
+/** A phase either hands the step on or ends it with a result. */
+type Phase<T> = { next: T } | { done: StepResult };
+
+const idle = (outcome: StepOutcome, extra: Partial<StepResult> = {}): StepResult => ({ outcome, appended: 0, turns: 0, ...extra });
+
 /**
- * One step, as ARCHITECTURE.md's flow: claim the lease, load (cache or snapshot, then a consistent
- * tail read), ingest the inbox, run turns while time allows, project the head, publish outcomes,
- * release the lease (re-ingesting if the inbox moved), and enqueue the next tick only when
- * something was appended and the run is neither done nor parked.
+ * One step, as ARCHITECTURE.md's flow, in named phases:
+ * 1. claim the lease (a live holder elsewhere: busy, come back when its lease ends);
+ * 2. the head gate: a head-level park is answered from the inbox or stays parked, and a run that
+ *    keeps failing before it can make progress parks as poisoned, neither loading the log;
+ * 3. the heartbeat: renew the lease (and the tick's visibility) on its own timer;
+ * 4. load (cache or snapshot, then a consistent tail read); a corrupt log parks on the head;
+ * 5. work: ingest the inbox, run turns while time allows, project the head, publish outcomes and
+ *    release the lease, again while the inbox moved under us;
+ * 6. hand over: enqueue the next tick only when the run is neither done nor parked nor waiting.
+ * A rejected append (fenced) or a lost lease ends the step at once, touching nothing more.
  */
 export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions): Promise<StepResult> {
-  const { heads, clock, config, logger } = deps;
-  const run = { tenant: tick.tenant, runId: tick.runId };
-  let grant;
+  const run: RunRef = { tenant: tick.tenant, runId: tick.runId };
+  const claimed = await claim(deps, run, options.owner);
+  if ('done' in claimed) return claimed.done;
+  const grant = claimed.next;
+  const release: Release = (inboxVersion) => deps.heads.releaseLease(run, { owner: options.owner, epoch: grant.epoch, inboxVersion });
+
+  const gated = await headGate(deps, run, grant, options.owner, release);
+  if ('done' in gated) return gated.done;
+
+  const holder: { session?: RunSession } = {};
+  const lease = heartbeat(deps, run, grant.epoch, options, holder);
+  lease.start();
+  const progress = { turns: 0 };
   try {
-    grant = await heads.claimLease(run, { owner: options.owner, now: clock.now(), ttlMs: config.leaseMs });
+    const state = await loadOrPark(deps, run, gated.next, lease, release);
+    if (!state) return idle('corrupt');
+    const session = new RunSession(deps, run, state, { epoch: grant.epoch, nonce: deps.ids.nonce() }, lease, options.deadlineAt, options.owner);
+    holder.session = session;
+    if (grant.attempts > 1) {
+      // Earlier claims ended abnormally; this one made progress, so the run is not poison.
+      session.onFirstAppend = () => deps.heads.resetAttempts(run, { owner: options.owner, epoch: grant.epoch });
+    }
+    const outcome = await work(session, gated.next, options, progress, release);
+    await lease.stop();
+    return await handOver(session, outcome, grant.epoch, progress.turns);
   } catch (error) {
-    if (error instanceof LeaseHeldError) return { outcome: 'busy', retryAfterMs: Math.max(1000, error.until - clock.now() + 1000), appended: 0, turns: 0 };
-    if (error instanceof RunNotFoundError) return { outcome: 'not_found', appended: 0, turns: 0 };
+    await lease.stop();
+    return stopped(deps, run, holder.session, progress.turns, error);
+  }
+}
+
+/** Phase 1: claim the lease. */
+async function claim(deps: EngineDeps, run: RunRef, owner: string): Promise<Phase<LeaseGrant>> {
+  const { heads, clock, config } = deps;
+  try {
+    return { next: await heads.claimLease(run, { owner, now: clock.now(), ttlMs: config.leaseMs }) };
+  } catch (error) {
+    if (error instanceof LeaseHeldError) return { done: idle('busy', { retryAfterMs: Math.max(1000, error.until - clock.now() + 1000) }) };
+    if (error instanceof RunNotFoundError) return { done: idle('not_found') };
     throw error;
   }
-  const { epoch } = grant;
-  let head: RunHead = grant.head;
-  const release = async (inboxVersion: number) => heads.releaseLease(run, { owner: options.owner, epoch, inboxVersion });
+}
 
+/** Phase 2: head-level parks and poison, decided from the head alone. */
+async function headGate(deps: EngineDeps, run: RunRef, grant: LeaseGrant, owner: string, release: Release): Promise<Phase<RunHead>> {
+  const { heads, clock, config, logger } = deps;
+  const head = grant.head;
   if (head.park) {
-    const handled = await handleHeadPark(deps, run, head, options.owner, epoch);
+    const handled = await handleHeadPark(deps, run, head, owner, grant.epoch);
     if (!handled) {
       await release(head.inboxVersion).catch(() => false);
-      return { outcome: head.park.reason === 'corrupt_log' ? 'corrupt' : 'poisoned', appended: 0, turns: 0 };
+      return { done: idle(head.park.reason === 'corrupt_log' ? 'corrupt' : 'poisoned') };
     }
-    head = (await heads.getHead(run)) ?? head;
-  } else if (grant.attempts > config.maxClaimAttempts) {
+    return { next: (await heads.getHead(run)) ?? head };
+  }
+  if (grant.attempts > config.maxClaimAttempts) {
     // Poison: the run keeps failing before it can make progress. Park without loading the log.
     logger?.error('run poisoned', { ...run, attempts: grant.attempts });
     await heads.setPark(run, { reason: 'poisoned', detail: `${grant.attempts} claims without progress`, at: clock.now() }, 'parked');
     deps.metrics?.count('RunsParked');
     await release(head.inboxVersion).catch(() => false);
-    return { outcome: 'poisoned', appended: 0, turns: 0 };
+    return { done: idle('poisoned') };
   }
+  return { next: head };
+}
 
-  let session: RunSession | undefined;
-  const lease = new LeaseKeeper({
-    heads,
-    clock,
+/** Phase 3: the lease keeper; each renewal also extends the tick and looks for a cancel. */
+function heartbeat(deps: EngineDeps, run: RunRef, epoch: number, options: StepOptions, holder: { session?: RunSession }): LeaseKeeper {
+  return new LeaseKeeper({
+    heads: deps.heads,
+    clock: deps.clock,
     run,
     owner: options.owner,
     epoch,
-    ttlMs: config.leaseMs,
-    marginMs: config.marginMs,
+    ttlMs: deps.config.leaseMs,
+    marginMs: deps.config.marginMs,
     onRenewed: async () => {
       await options.onLeaseRenewed?.();
       // A cancel that arrives during a long tool call aborts rerun/idempotency_key calls now.
+      const session = holder.session;
       if (session && !session.cancel.signal.aborted) {
         const items = await deps.inbox.list(run);
         if (items.some((i) => i.kind === 'cancel')) session.cancel.abort();
       }
     },
   });
-  lease.start();
-  let turns = 0;
+}
+
+/** Phase 4: load the run; a corrupt log cannot hold its own event, so it parks on the head. */
+async function loadOrPark(deps: EngineDeps, run: RunRef, head: RunHead, lease: LeaseKeeper, release: Release): Promise<RunState | undefined> {
   try {
-    let state: RunState;
-    try {
-      ({ state } = await deps.loader.load(run, head));
-    } catch (error) {
-      if (!(error instanceof CorruptLogError)) throw error;
-      // A corrupt log cannot hold its own event: park on the head for a person, no crash loop.
-      logger?.error('corrupt log', { ...run, error: error.message });
-      deps.loader.forget(run);
-      await heads.setPark(run, { reason: 'corrupt_log', detail: error.message, at: clock.now() }, 'parked');
-      deps.metrics?.count('RunsParked');
-      await lease.stop();
-      await release(head.inboxVersion).catch(() => false);
-      return { outcome: 'corrupt', appended: 0, turns: 0 };
-    }
-    session = new RunSession(deps, run, state, { epoch, nonce: deps.ids.nonce() }, lease, options.deadlineAt, options.owner);
-    if (grant.attempts > 1) {
-      // Earlier claims ended abnormally; this one made progress, so the run is not poison.
-      session.onFirstAppend = () => heads.resetAttempts(run, { owner: options.owner, epoch });
-    }
-    let outcome: TurnOutcome = { kind: 'continue' };
-    let inboxVersion = head.inboxVersion;
-    for (let round = 0; round < 5; round++) {
-      inboxVersion = await ingestInbox(session, inboxVersion);
-      outcome = await runTurns(session, options, () => turns++);
-      if (session.cancel.signal.aborted && !session.state.cancel && !session.state.outcome) {
-        // The heartbeat saw a cancel in the inbox: ingest it now and let the loop wind down.
-        inboxVersion = (await heads.getHead(run))?.inboxVersion ?? inboxVersion;
-        inboxVersion = await ingestInbox(session, inboxVersion);
-        outcome = await runTurns(session, options, () => turns++);
-      }
-      head = await finish(deps, session, outcome, head);
-      if (await release(inboxVersion)) break;
-      // New inbox items arrived while we worked: ingest them before letting go.
-      inboxVersion = (await heads.getHead(run))?.inboxVersion ?? inboxVersion;
-    }
-    await lease.stop();
-    const s = session.state;
-    const progressed = session.appended > 0;
-    if (!progressed) deps.metrics?.count('TicksWithoutProgress');
-    if (outcome.kind === 'continue' && !s.outcome) {
-      await deps.queue.enqueue(run, { dedupeId: `${run.runId}:${s.lastSeq}:${epoch}` });
-    }
-    const kind: StepOutcome = outcome.kind === 'continue' ? 'continued' : outcome.kind;
-    return { outcome: kind, appended: session.appended, lastSeq: s.lastSeq, turns, epoch, ...(session.dangling ? { mustExitProcess: true } : {}) };
+    return (await deps.loader.load(run, head)).state;
   } catch (error) {
+    if (!(error instanceof CorruptLogError)) throw error;
+    // Park for a person rather than crash-loop on every delivery.
+    deps.logger?.error('corrupt log', { ...run, error: error.message });
+    deps.loader.forget(run);
+    await deps.heads.setPark(run, { reason: 'corrupt_log', detail: error.message, at: deps.clock.now() }, 'parked');
+    deps.metrics?.count('RunsParked');
     await lease.stop();
-    if (error instanceof AppendConflictError || (session?.fenced && !(error instanceof StopWorkError))) {
-      // Fenced: another writer owns this run now. Stop at once and touch nothing more.
-      deps.loader.forget(run);
-      logger?.warn('append rejected: stopping', { ...run, error: String(error) });
-      return { outcome: 'fenced', appended: session?.appended ?? 0, turns, ...(session?.dangling ? { mustExitProcess: true } : {}) };
-    }
-    if (error instanceof LeaseLostError || error instanceof StopWorkError) {
-      // Our lease is gone (or too stale to act on): stop; the new holder carries on.
-      return { outcome: 'lease_lost', appended: session?.appended ?? 0, turns, ...(session?.dangling ? { mustExitProcess: true } : {}) };
-    }
-    throw error;
+    await release(head.inboxVersion).catch(() => false);
+    return undefined;
   }
+}
+
+/** Phase 5: ingest, turns, project, release; again while new inbox items keep the release from landing. */
+async function work(session: RunSession, claimedHead: RunHead, options: StepOptions, progress: { turns: number }, release: Release): Promise<TurnOutcome> {
+  const { deps, run } = session;
+  const countTurn = () => progress.turns++;
+  let head = claimedHead;
+  let outcome: TurnOutcome = { kind: 'continue' };
+  let inboxVersion = head.inboxVersion;
+  for (let round = 0; round < MAX_RELEASE_ROUNDS; round++) {
+    inboxVersion = await ingestInbox(session, inboxVersion);
+    outcome = await runTurns(session, options, countTurn);
+    if (session.cancel.signal.aborted && !session.state.cancel && !session.state.outcome) {
+      // The heartbeat saw a cancel in the inbox: ingest it now and let the loop wind down.
+      inboxVersion = (await deps.heads.getHead(run))?.inboxVersion ?? inboxVersion;
+      inboxVersion = await ingestInbox(session, inboxVersion);
+      outcome = await runTurns(session, options, countTurn);
+    }
+    head = await finish(deps, session, outcome, head);
+    if (await release(inboxVersion)) break;
+    // New inbox items arrived while we worked: ingest them before letting go.
+    inboxVersion = (await deps.heads.getHead(run))?.inboxVersion ?? inboxVersion;
+  }
+  return outcome;
+}
+
+/** Phase 6: the next tick, only while the run has more to do right away. */
+async function handOver(session: RunSession, outcome: TurnOutcome, epoch: number, turns: number): Promise<StepResult> {
+  const { deps, run } = session;
+  const s = session.state;
+  if (session.appended === 0) deps.metrics?.count('TicksWithoutProgress');
+  if (outcome.kind === 'continue' && !s.outcome) {
+    await deps.queue.enqueue(run, { dedupeId: `${run.runId}:${s.lastSeq}:${epoch}` });
+  }
+  const kind: StepOutcome = outcome.kind === 'continue' ? 'continued' : outcome.kind;
+  return { outcome: kind, appended: session.appended, lastSeq: s.lastSeq, turns, epoch, ...(session.dangling ? { mustExitProcess: true } : {}) };
+}
+
+/** A step cut short: fenced by another writer, or its lease lost; anything else is unexpected. */
+function stopped(deps: EngineDeps, run: RunRef, session: RunSession | undefined, turns: number, error: unknown): StepResult {
+  const partial = { appended: session?.appended ?? 0, turns, ...(session?.dangling ? { mustExitProcess: true } : {}) };
+  if (error instanceof AppendConflictError || (session?.fenced && !(error instanceof StopWorkError))) {
+    // Fenced: another writer owns this run now. Stop at once and touch nothing more.
+    deps.loader.forget(run);
+    deps.logger?.warn('append rejected: stopping', { ...run, error: String(error) });
+    return { outcome: 'fenced', ...partial };
+  }
+  if (error instanceof LeaseLostError || error instanceof StopWorkError) {
+    // Our lease is gone (or too stale to act on): stop; the new holder carries on.
+    return { outcome: 'lease_lost', ...partial };
+  }
+  throw error;
 }
 
 async function ingestInbox(session: RunSession, inboxVersion: number): Promise<number> {
@@ -213,7 +275,7 @@ async function finish(deps: EngineDeps, session: RunSession, outcome: TurnOutcom
   } catch (error) {
     deps.logger?.warn('snapshot failed (not required)', { ...session.run, error: String(error) });
   }
-  if (await publishOutcome(deps, session.run, state, next, projection)) next.notifiedSeq = projection.outcome?.seq ?? next.notifiedSeq;
+  if (await publishOutcome(deps, session.run, next, projection)) next.notifiedSeq = projection.outcome?.seq ?? next.notifiedSeq;
   return next;
 }
 
@@ -221,7 +283,7 @@ async function finish(deps: EngineDeps, session: RunSession, outcome: TurnOutcom
  * A head-level park (poisoned run, corrupt log) is answered through the inbox with a run action:
  * retry clears the park and the attempts counter; fail ends the run on the head.
  */
-async function handleHeadPark(deps: EngineDeps, run: { tenant: string; runId: string }, head: RunHead, owner: string, epoch: number): Promise<boolean> {
+async function handleHeadPark(deps: EngineDeps, run: RunRef, head: RunHead, owner: string, epoch: number): Promise<boolean> {
   const items = await deps.inbox.list(run);
   const action = items.find((i) => i.kind === 'run_action');
   if (!action || action.kind !== 'run_action' || !head.park) return false;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Policy } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import { ConfigError } from '../core/errors.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './limits.js';
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
@@ -27,7 +28,7 @@ export interface ToolSpec<I> {
   input: z.ZodType<I>;
   /** What to do with a call that started and has no result. Default: escalate to a person. */
   policy?: Policy;
-  /** Default 60 s; at most MAX_TOOL_TIMEOUT_MS. */
+  /** Default DEFAULT_TOOL_TIMEOUT_MS; at most MAX_TOOL_TIMEOUT_MS (limits.ts). */
   timeoutMs?: number;
   execute(args: I, ctx: ToolContext): Promise<JsonValue>;
   /** Required for policy `verify`: look whether the side effect of this call landed. */
@@ -40,9 +41,6 @@ export interface ToolDefinition<I = unknown> extends Required<Omit<ToolSpec<I>, 
   inputSchema: Record<string, unknown>;
 }
 
-export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
-/** The worker's Lambda timeout (300 s) minus room to record the result and release. */
-export const MAX_TOOL_TIMEOUT_MS = 240_000;
 const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 
 export function defineTool<I>(spec: ToolSpec<I>): ToolDefinition<I> {

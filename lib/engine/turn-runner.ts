@@ -2,6 +2,7 @@ import { decide, type Action, type DecideContext } from '../core/decide.js';
 import { costOf } from '../core/budgets.js';
 import { errorCode, errorMessage, ModelError } from '../core/errors.js';
 import type { EventDraft } from '../core/events.js';
+import { zodIssuesText } from '../core/zod-issues.js';
 import { rethrowHalt } from './checkpoints.js';
 import type { RunSession } from './run-session.js';
 import { buildModelRequest } from './prompt.js';
@@ -113,7 +114,7 @@ async function runTools(session: RunSession, action: Extract<Action, { kind: 'ru
     // Tools run on the arguments read from the folded event, validated by the implementation.
     const parsed = impl.input.safeParse(await codec.resolve(call.args));
     if (!parsed.success) {
-      const where = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      const where = zodIssuesText(parsed.error);
       await session.append(errorResult(callId, 'invalid_arguments', `arguments do not match ${pinned.name}'s schema: ${where}`, 'validation'));
       continue;
     }

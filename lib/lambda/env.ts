@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
+import { zodIssuesText } from '../core/zod-issues.js';
+import { LEASE_MS, MAX_CLAIM_ATTEMPTS, MAX_CLAIM_ATTEMPTS_LIMIT, VISIBILITY_MARGIN_S } from '../engine/limits.js';
 
 /**
  * Environment of every handler, validated once per cold start. The CDK constructs set these
@@ -18,9 +20,9 @@ export const envSchema = z.object({
   LOGBOOK_S3_ENDPOINT: z.string().url().optional(),
   LOGBOOK_SQS_ENDPOINT: z.string().url().optional(),
   LOGBOOK_EVENTS_ENDPOINT: z.string().url().optional(),
-  LOGBOOK_LEASE_MS: z.coerce.number().int().positive().default(60_000),
-  // Claims without progress before a run parks as poisoned; below the queue's maxReceiveCount (5).
-  LOGBOOK_MAX_ATTEMPTS: z.coerce.number().int().positive().max(4).default(3),
+  LOGBOOK_LEASE_MS: z.coerce.number().int().positive().default(LEASE_MS),
+  /** Claims without progress before a run parks as poisoned; below the queue's receive count (limits.ts). */
+  LOGBOOK_MAX_ATTEMPTS: z.coerce.number().int().positive().max(MAX_CLAIM_ATTEMPTS_LIMIT).default(MAX_CLAIM_ATTEMPTS),
   LOGBOOK_RETENTION_COMPLETED_DAYS: z.coerce.number().int().positive().default(30),
   LOGBOOK_RETENTION_FAILED_DAYS: z.coerce.number().int().positive().default(90),
   AWS_REGION: z.string().default('us-east-1'),
@@ -36,7 +38,7 @@ export const envSchema = z.object({
   /** Grace past a model call's expected end, for the time-left check (ms). */
   LOGBOOK_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
   /** Visibility kept beyond the lease on a tick being processed (s): how soon a crashed step is retried. */
-  LOGBOOK_VISIBILITY_MARGIN_S: z.coerce.number().int().nonnegative().default(10),
+  LOGBOOK_VISIBILITY_MARGIN_S: z.coerce.number().int().nonnegative().default(VISIBILITY_MARGIN_S),
 });
 export type LogbookEnv = z.infer<typeof envSchema>;
 
@@ -44,8 +46,7 @@ export type LogbookEnv = z.infer<typeof envSchema>;
 export function loadEnv(source: Record<string, string | undefined> = process.env): LogbookEnv {
   const parsed = envSchema.safeParse(source);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`);
-    throw new ConfigError(`invalid environment: ${problems.join('; ')}`);
+    throw new ConfigError(`invalid environment: ${zodIssuesText(parsed.error, { root: '(env)' })}`);
   }
   return parsed.data;
 }

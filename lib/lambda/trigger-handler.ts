@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { EventBridgeEvent } from 'aws-lambda';
-import { z } from 'zod';
 import { LogbookError, errorCode, errorMessage } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
+import { zodIssues } from '../core/zod-issues.js';
+import { RunRequestSchema } from '../api/run-request.js';
 import { startRun } from '../engine/start-run.js';
 import { TENANT_PATTERN } from '../ports/run-ref.js';
 import { METRIC, addCount, flushMetrics } from './telemetry.js';
@@ -10,24 +11,11 @@ import type { Runtime } from './wiring.js';
 
 export const RUN_REQUESTED = 'Agent Run Requested';
 
-/** What a user puts in the detail of an `Agent Run Requested` event. No tenant, no run id. */
-export const runRequestedDetailSchema = z
-  .object({
-    agent: z.string().min(1).max(128),
-    version: z.string().min(1).max(64).optional(),
-    input: z.union([z.string().min(1), z.record(z.string(), z.unknown()), z.array(z.unknown())]),
-    budgets: z
-      .object({
-        maxSteps: z.number().int().positive().optional(),
-        maxInputTokens: z.number().int().positive().optional(),
-        maxOutputTokens: z.number().int().positive().optional(),
-        maxCostUsd: z.number().positive().optional(),
-        deadlineSeconds: z.number().int().positive().optional(),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
+/**
+ * What a user puts in the detail of an `Agent Run Requested` event: the API's run request
+ * without a run id (derived from the event id) and without a tenant (the event's account).
+ */
+export const runRequestedDetailSchema = RunRequestSchema;
 
 /** Same event id from the same account → same run, whatever EventBridge redelivers. */
 export function runIdForEvent(tenant: string, eventId: string): string {
@@ -56,7 +44,7 @@ export function triggerHandlerFor(getRuntime: () => Promise<Runtime>) {
       }
       const parsed = runRequestedDetailSchema.safeParse(event.detail);
       if (!parsed.success) {
-        const issues = parsed.error.issues.map((i) => ({ path: `detail.${i.path.join('.')}`, message: i.message }));
+        const issues = zodIssues(parsed.error, { prefix: 'detail' });
         logger.error('event dropped: invalid detail', { eventId: event.id, tenant, issues });
         return { dropped: 'detail' };
       }

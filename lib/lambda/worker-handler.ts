@@ -1,6 +1,7 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseTick } from '../adapters/aws/tick.js';
 import { ValidationError, errorCode, errorMessage } from '../core/errors.js';
+import { tickVisibilitySeconds } from '../engine/limits.js';
 import { runStep, type StepResult } from '../engine/step-runner.js';
 import type { Tick } from '../ports/step-queue.js';
 import { METRIC, addCount, flushMetrics } from './telemetry.js';
@@ -56,7 +57,7 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
   }
   logger.appendKeys({ tenant: tick.tenant, runId: tick.runId });
   // A crashed worker's tick comes back soon after its lease ends.
-  const visibilitySeconds = Math.ceil(engine.config.leaseMs / 1000) + runtime.env.LOGBOOK_VISIBILITY_MARGIN_S;
+  const visibilitySeconds = tickVisibilitySeconds(engine.config.leaseMs, runtime.env.LOGBOOK_VISIBILITY_MARGIN_S);
   const setVisibility = async (seconds: number) => {
     try {
       await visibility.setVisibility(record.receiptHandle, seconds);

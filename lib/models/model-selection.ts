@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
+import { zodIssuesText } from '../core/zod-issues.js';
 import { ZERO_PRICE, defaultPrices, type Price, type PriceTable } from './prices.js';
 
 /** Which model LOGBOOK_MODEL names and its price: no SDK, no clients (safe for any entry point). */
@@ -39,8 +40,7 @@ export function parseModelEnv(env: Record<string, string | undefined>): ModelEnv
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = modelEnvSchema.safeParse(present);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConfigError(`invalid model configuration: ${issues}`);
+    throw new ConfigError(`invalid model configuration: ${zodIssuesText(parsed.error, { root: '(env)' })}`);
   }
   return parsed.data;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { JsonValue } from '../core/json.js';
 import type { ModelRequest, ModelResponse, ModelResponseCall, StopReason } from '../core/messages.js';
+import { zodIssuesText } from '../core/zod-issues.js';
 import { MODEL_ERROR, modelError } from './model-errors.js';
 import { assignWireIds } from './wire-ids.js';
 import { wireSchema } from './wire-schema.js';
@@ -138,8 +139,7 @@ export function parseArguments(raw: string | Record<string, unknown> | null | un
 export function fromChatCompletion(json: unknown): ModelResponse {
   const parsed = chatCompletionSchema.safeParse(json);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw modelError(MODEL_ERROR.invalidResponse, `openai-compatible: unexpected response shape: ${issues}`);
+    throw modelError(MODEL_ERROR.invalidResponse, `openai-compatible: unexpected response shape: ${zodIssuesText(parsed.error)}`);
   }
   const { choices, usage } = parsed.data;
   const [choice] = choices;

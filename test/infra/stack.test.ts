@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { QUEUES, RETENTION, TABLE, WORKER } from '../../lib/adapters/aws/table-definition.js';
+import { QUEUES, RETENTION, TABLE } from '../../lib/adapters/aws/table-definition.js';
+import { MAX_RECEIVE_COUNT, STEP_QUEUE_VISIBILITY_S, WORKER_TIMEOUT_S } from '../../lib/engine/limits.js';
 import { DEFAULTS } from '../../lib/cdk/config.js';
 import { METRICS, SERVICE_NAMES } from '../../lib/cdk/metrics.js';
 import { logicalId, synthLogbook, type Synthesized } from './synth.js';
@@ -94,16 +95,16 @@ describe('payload bucket', () => {
 
 describe('step queue', () => {
   it('is FIFO, KMS-encrypted, with visibility 6 x the worker timeout and a FIFO DLQ after 5 receives', () => {
-    expect(WORKER.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * WORKER.timeoutSeconds);
+    expect(STEP_QUEUE_VISIBILITY_S).toBeGreaterThanOrEqual(6 * WORKER_TIMEOUT_S);
     s.template.hasResourceProperties('AWS::SQS::Queue', {
       QueueName: `Logbook-${QUEUES.steps.name}`,
       FifoQueue: true,
       ContentBasedDeduplication: false,
-      VisibilityTimeout: WORKER.visibilityTimeoutSeconds,
+      VisibilityTimeout: STEP_QUEUE_VISIBILITY_S,
       KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookDataKey'), 'Arn'] },
       RedrivePolicy: {
         deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^LogbookStepsDeadLetter'), 'Arn'] },
-        maxReceiveCount: QUEUES.steps.maxReceiveCount,
+        maxReceiveCount: MAX_RECEIVE_COUNT,
       },
     });
     s.template.hasResourceProperties('AWS::SQS::Queue', {
@@ -147,11 +148,11 @@ describe('functions', () => {
     }
   });
 
-  it('lets only the worker loop through SQS (RecursiveLoop Allow), with the table-definition timeout', () => {
+  it('lets only the worker loop through SQS (RecursiveLoop Allow), with the timeout of limits.ts', () => {
     s.template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: SERVICE_NAMES.worker }) },
       RecursiveLoop: 'Allow',
-      Timeout: WORKER.timeoutSeconds,
+      Timeout: WORKER_TIMEOUT_S,
     });
     const allowing = Object.values(s.template.findResources('AWS::Lambda::Function')).filter(
       (f) => (f.Properties as { RecursiveLoop?: string }).RecursiveLoop === 'Allow',

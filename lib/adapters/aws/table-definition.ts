@@ -28,18 +28,10 @@ export const KEY_ATTRIBUTE_TYPES: Record<string, 'S' | 'N'> = {
   wakeAt: 'N',
 };
 
+/** Queue names; the timings and the receive count are in lib/engine/limits.ts. */
 export const QUEUES = {
-  steps: { name: 'logbook-steps.fifo', maxReceiveCount: 5 },
+  steps: { name: 'logbook-steps.fifo' },
   deadLetter: { name: 'logbook-steps-dlq.fifo' },
-} as const;
-
-export const WORKER = {
-  /** Lambda timeout of the worker. */
-  timeoutSeconds: 300,
-  /** SQS visibility timeout must be at least six times the function timeout. */
-  visibilityTimeoutSeconds: 6 * 300,
-  /** Lease length; the heartbeat renews it (and the tick's visibility) every third of it. */
-  leaseMs: 60_000,
 } as const;
 
 /** Retention defaults (days), configurable per deployment. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from '../../core/errors.js';
+import { zodIssues } from '../../core/zod-issues.js';
 import { RUN_ID_PATTERN, TENANT_PATTERN } from '../../ports/run-ref.js';
 import type { Tick } from '../../ports/step-queue.js';
 
@@ -21,10 +22,7 @@ export function parseTick(body: string): Tick {
   }
   const parsed = tickSchema.safeParse(value);
   if (!parsed.success) {
-    throw new ValidationError(
-      'tick body is not {tenant, runId}',
-      parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-    );
+    throw new ValidationError('tick body is not {tenant, runId}', zodIssues(parsed.error));
   }
   return parsed.data;
 }

@@ -3,7 +3,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { QUEUES, WORKER } from '../../adapters/aws/table-definition.js';
+import { QUEUES } from '../../adapters/aws/table-definition.js';
+import { MAX_RECEIVE_COUNT, STEP_QUEUE_VISIBILITY_S } from '../../engine/limits.js';
 
 export interface QueueAccess {
   /** SendMessage: enqueue a wake-up tick. */
@@ -49,14 +50,14 @@ export class StepQueue extends Construct {
     this.queue = new sqs.Queue(this, 'Queue', {
       ...common,
       queueName: queueName(stack, QUEUES.steps.name),
-      visibilityTimeout: Duration.seconds(WORKER.visibilityTimeoutSeconds),
+      visibilityTimeout: Duration.seconds(STEP_QUEUE_VISIBILITY_S),
       // Senders set explicit dedupe ids that name the sender (design: "SQS dedupe ids").
       contentBasedDeduplication: false,
       // High-throughput FIFO: limits apply per run (message group), not per queue. Safe because
       // every dedupe id starts with the run id, which is also the message group id.
       deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
       fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: QUEUES.steps.maxReceiveCount },
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
   }
 

@@ -84,6 +84,8 @@ describe('POST /runs', () => {
     const other = await call('POST', '/runs', { body: { agent: 'support', input: 'b', runId: 'r-2' } });
     expect(other.status).toBe(409);
     expect(other.body?.error.code).toBe('run_conflict');
+    // The caller's run id, never the storage key (`RUN#<tenant>#<runId>`) with the tenant in it.
+    expect(other.body?.error.message).toBe('run r-2 already exists with a different request');
   });
 
   it('answers 400 with the path of each bad field', async () => {
@@ -164,6 +166,21 @@ describe('cancel and resolve', () => {
     await drain();
     expect((await call('GET', '/runs/r-5')).body?.status).toBe('cancelled');
     expect((await call('POST', '/runs/r-5/cancel', { body: { reason: 'again' } })).status).toBe(409);
+  });
+
+  it('never names the storage key or the tenant in a 409', async () => {
+    await call('POST', '/runs', { body: { agent: 'support', input: 'a', runId: 'ops-1' } });
+    await drain();
+    const refusals = [
+      await call('POST', '/runs', { body: { agent: 'support', input: 'b', runId: 'ops-1' } }),
+      await call('POST', '/runs/ops-1/cancel', { body: {} }),
+      await call('POST', '/runs/ops-1/resolve', { body: { callId: '3-0', outcome: 'succeeded' } }),
+      await call('POST', '/runs/ops-1/resolve', { body: { action: 'retry' } }),
+    ];
+    for (const res of refusals) {
+      expect(res.status).toBe(409);
+      expect(res.body?.error.message).not.toMatch(/RUN#|acme/);
+    }
   });
 
   it('refuses a resolution with no open attention on that call (409) and validates the body (400)', async () => {

@@ -22,6 +22,7 @@ const run = {
   usage: { steps: 3, inputTokens: 500, outputTokens: 100, costUsd: 0.003 },
   summary: 'issue_refund (13-0) started with no result',
   attention: [{ seq: 15, reason: 'unknown_outcome', callId: '13-0', detail: 'issue_refund (13-0) started with no result' }],
+  budgets: { maxSteps: 50, maxInputTokens: 2_000_000, maxOutputTokens: 200_000, maxCostUsd: 10, deadlineAt: Date.UTC(2099, 0, 1) },
 };
 
 /** A client whose calls are recorded instead of sent. */
@@ -60,6 +61,21 @@ describe('logbook runs', () => {
     const text = io.stdout.join('\n');
     expect(text).toContain('needs attention');
     expect(text).toContain('logbook runs resolve r-1 --call 13-0 --outcome succeeded|failed|rerun');
+  });
+
+  it('shows each budget as used of its limit, and the deadline', async () => {
+    const io = capture();
+    await runsCommand(['show', 'r-1'], io, fakeClient([]));
+    const lines = io.stdout.join('\n').split('\n');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^steps\s+3 of 50$/),
+        expect.stringMatching(/^input tokens\s+500 of 2,000,000$/),
+        expect.stringMatching(/^output tokens\s+100 of 200,000$/),
+        expect.stringMatching(/^cost\s+\$0\.0030 of \$10\.00$/),
+        expect.stringMatching(/^deadline\s+2099-01-01 00:00:00Z \(in \d+d \d+h\)$/),
+      ]),
+    );
   });
 
   it('prints events and passes --after/--limit', async () => {
@@ -111,6 +127,30 @@ describe('logbook runs', () => {
       expect(await main(argv, io), argv.join(' ')).toBe(2);
       expect(io.stderr[0]).toMatch(/^logbook: /);
     }
+  });
+
+  it('names an unknown flag and lists the flags that command takes', async () => {
+    const list = capture();
+    expect(await main(['runs', 'list', '--bogus', '--limit', '5'], list)).toBe(2);
+    expect(list.stderr[0]).toBe('logbook: unknown option --bogus for `logbook runs list`; it takes: --status S, --limit N, --cursor C, --api URL, --json, --help');
+    // A flag of another command is just as unknown here: `show` takes only the shared ones.
+    const show = capture();
+    expect(await main(['runs', 'show', 'r-1', '--limit', '5', '-x'], show)).toBe(2);
+    expect(show.stderr[0]).toBe('logbook: unknown options --limit, -x for `logbook runs show`; it takes: --api URL, --json, --help');
+    const dev = capture();
+    expect(await main(['dev', '--agents', 'a.ts', '--agent', 'b.ts'], dev)).toBe(2);
+    expect(dev.stderr[0]).toBe(
+      'logbook: unknown option --agent for `logbook dev`; it takes: --agents FILE, --port N, --dynamo auto|dynalite|dynamodb-local, --work-dir DIR, --workers N, --json',
+    );
+    const missing = capture();
+    expect(await main(['runs', 'events', 'r-1', '--after'], missing)).toBe(2);
+    expect(missing.stderr[0]).toMatch(/^logbook: .*'--after <value>'.* \(`logbook runs events`\)$/);
+  });
+
+  it('finds the command word after the shared flags', async () => {
+    const calls: unknown[][] = [];
+    expect(await runsCommand(['--api', 'http://127.0.0.1:1', 'list', '--status', 'parked'], capture(), fakeClient(calls))).toBe(0);
+    expect(calls[0]).toEqual(['list', { status: 'parked' }]);
   });
 
   it('reports an unreachable API with exit code 1', async () => {

@@ -1,0 +1,62 @@
+/**
+ * Every number that the engine, the adapters, the Lambda environment and the CDK constructs must
+ * agree on, in one place. Numbers that follow from others are computed here, never restated:
+ * change the worker timeout and the longest tool, the queue's visibility and the checks in
+ * test/unit/engine/limits.test.ts follow.
+ */
+
+/** Lambda timeout of the worker function (seconds, as Lambda takes it). */
+export const WORKER_TIMEOUT_S = 300;
+export const WORKER_TIMEOUT_MS = WORKER_TIMEOUT_S * 1000;
+
+/**
+ * Lease length. The heartbeat renews it (and the tick's visibility) every third of it, so a
+ * crashed worker's run is free again at most one lease after its last renewal.
+ */
+export const LEASE_MS = 60_000;
+export const LEASE_RENEWALS_PER_LEASE = 3;
+
+/** Kept free before the lease or the invocation ends: no model or tool call starts inside it. */
+export const MARGIN_MS = 5_000;
+
+/** Upper bound of one model call, for the time-left check before it starts. */
+export const MODEL_TIMEOUT_MS = 120_000;
+
+/**
+ * Room an invocation needs besides the tool call itself: claim, load, ingest, append the started
+ * marker and the result, project, publish, release. It sets the longest tool a fresh
+ * invocation can still run to its deadline.
+ */
+export const TOOL_ROOM_MS = 60_000;
+/** The longest `timeoutMs` a tool may declare. */
+export const MAX_TOOL_TIMEOUT_MS = WORKER_TIMEOUT_MS - TOOL_ROOM_MS;
+export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+
+/**
+ * Deliveries of a tick before SQS moves it to the dead-letter queue. AWS asks for at least 5
+ * when a Lambda function consumes the queue.
+ */
+export const MAX_RECEIVE_COUNT = 5;
+/**
+ * Claims without progress before a run parks as poisoned. Each delivery claims once, so a limit
+ * below the receive count parks a poison run on a delivery before its tick reaches the DLQ.
+ */
+export const MAX_CLAIM_ATTEMPTS = 3;
+/** The highest poison limit a deployment may configure (LOGBOOK_MAX_ATTEMPTS). */
+export const MAX_CLAIM_ATTEMPTS_LIMIT = MAX_RECEIVE_COUNT - 1;
+
+/**
+ * The step queue's visibility timeout: AWS wants at least six times the function timeout for a
+ * Lambda event source, because its poller retries throttled invocations within it.
+ */
+export const STEP_QUEUE_VISIBILITY_S = 6 * WORKER_TIMEOUT_S;
+/**
+ * A worker shortens its tick's visibility to lease + this (seconds) first thing, and keeps it
+ * there with every renewal: a crashed step's tick comes back soon after its lease ends.
+ */
+export const VISIBILITY_MARGIN_S = 10;
+
+/** The visibility a worker gives the tick it is processing, for a lease of `leaseMs`. */
+export function tickVisibilitySeconds(leaseMs: number, marginS: number = VISIBILITY_MARGIN_S): number {
+  return Math.ceil(leaseMs / 1000) + marginS;
+}
