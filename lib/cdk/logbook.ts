@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CfnOutput, Duration, Tags } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, Tags } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { TABLE, WORKER } from '../adapters/aws/table-definition.js';
@@ -41,6 +41,9 @@ export interface LogbookProps extends Partial<LogbookConfig> {
   readonly depsLockFilePath?: string;
 }
 
+/** The construct id whose outputs and resource names carry no extra prefix. */
+const DEFAULT_ID = 'Logbook';
+
 /**
  * One Logbook deployment for an application's agents: the run table, the payload bucket, the FIFO
  * step queue and its DLQ, the worker, API, trigger and sweeper functions, the HTTP API, the event
@@ -69,15 +72,19 @@ export class Logbook extends Construct {
     const projectRoot = resolve(root ?? process.cwd());
     const lock = lockFile ?? join(projectRoot, 'package-lock.json');
     const depsLockFilePath = existsSync(lock) ? lock : undefined;
-    const agentsModule = projectPath(projectRoot, agents);
+    const agentsModule = projectPath(projectRoot, agents, 'agents');
     const entries = Object.fromEntries(
       (['worker', 'api', 'trigger', 'sweeper'] as const).map((kind) => [
         kind,
-        handlers?.[kind] ? projectPath(projectRoot, handlers[kind]) : generatedEntry(projectRoot, agentsModule, kind),
+        handlers?.[kind] ? projectPath(projectRoot, handlers[kind], `handlers.${kind}`) : generatedEntry(projectRoot, agentsModule, kind),
       ]),
     ) as Record<HandlerKind, string>;
-    this.modelIds = models ?? discoverModelIds(agentsModule, environment);
+    this.modelIds = models ?? discoverModelIds(agentsModule, environment, projectRoot);
     const durable = { removalPolicy: config.removalPolicy };
+    // Named resources (queues, bus) carry the stack name, and the construct id unless it is the
+    // default `Logbook`, so a second deployment in the same stack or account never collides.
+    const stackName = Stack.of(this).stackName;
+    const namePrefix = id === DEFAULT_ID ? stackName : `${stackName}-${id}`;
     Tags.of(this).add('app', 'logbook');
 
     this.key = new DataKey(this, 'DataKey', durable);
@@ -87,7 +94,7 @@ export class Logbook extends Construct {
       ...durable,
       expirationDays: config.retention.eventsDays + config.maxRunDays,
     });
-    this.queue = new StepQueue(this, 'Steps', { key: this.key.key, ...durable });
+    this.queue = new StepQueue(this, 'Steps', { key: this.key.key, ...durable, namePrefix });
 
     const fnDefaults = {
       logRetention: config.logRetention,
@@ -187,6 +194,7 @@ export class Logbook extends Construct {
       sweepEvery: config.sweepEvery,
       key: this.key.key,
       removalPolicy: config.removalPolicy,
+      busName: namePrefix,
     });
     worker.bindEventBus(this.events.bus);
 
@@ -200,7 +208,6 @@ export class Logbook extends Construct {
       alarmEmail: config.alarmEmail,
     });
 
-
     const outputs: [string, string, string?][] = [
       ['ApiUrl', this.api.url, 'HTTP API base URL (SigV4 or JWT)'],
       ['TableName', this.table.tableName],
@@ -212,7 +219,7 @@ export class Logbook extends Construct {
     for (const [name, value, description] of outputs) {
       const output = new CfnOutput(this, name, { value, ...(description ? { description } : {}) });
       // Stable output names (`ApiUrl`), prefixed only when a stack holds a second deployment.
-      output.overrideLogicalId(id === 'Logbook' ? name : `${id}${name}`);
+      output.overrideLogicalId(id === DEFAULT_ID ? name : `${id}${name}`);
     }
   }
 }
