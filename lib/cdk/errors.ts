@@ -44,3 +44,14 @@ export class AgentsModuleLoadError extends LogbookError {
     );
   }
 }
+
+/** A pinned `bedrock:` model id that is neither a model id, an inference profile id nor a Bedrock ARN. */
+export class BedrockModelIdError extends LogbookError {
+  readonly code = 'bedrock_model_id_invalid';
+  constructor(
+    readonly modelId: string,
+    detail: string,
+  ) {
+    super(`Logbook: cannot grant bedrock:InvokeModel for bedrock:${modelId}: ${detail}`);
+  }
+}

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import { CURRENTLY_RECOMMENDED_FLAGS } from 'aws-cdk-lib/cx-api';
 import { Logbook } from 'logbook/cdk';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generatedEntryDir } from '../../lib/cdk/agents-module.js';
-import { AgentsModuleInvalidError, AgentsModuleLoadError, ProjectFileNotFoundError } from '../../lib/cdk/errors.js';
+import { AgentsModuleInvalidError, AgentsModuleLoadError, BedrockModelIdError, ProjectFileNotFoundError } from '../../lib/cdk/errors.js';
 import { TRIAGE_MODEL, WRITER_MODEL } from '../fixtures/apps/bedrock-agents/agents.js';
 import { DRAFTS_MODEL, NOTES_MODEL } from '../fixtures/apps/scripted-agents/agents.js';
 import { asArray, describeResource } from './synth.js';
@@ -114,6 +114,43 @@ describe('Logbook in a user\'s own stack, no handler files', () => {
       const vars = (fn.Properties as { Environment: { Variables: Record<string, unknown> } }).Environment.Variables;
       for (const name of ['LOGBOOK_TABLE', 'LOGBOOK_BUCKET', 'LOGBOOK_QUEUE_URL']) expect(vars[name], name).toBeDefined();
     }
+  });
+});
+
+describe('Bedrock model ARNs', () => {
+  it('grants an ARN as written, a system profile ARN with its model in any region, and warns about what an application profile routes to', () => {
+    const u = userApp();
+    const profile = 'arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.anthropic.claude-3-7-sonnet-20250219-v1:0';
+    const appProfile = 'arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/a1b2c3d4e5f6';
+    const model = 'arn:aws:bedrock:eu-west-1::foundation-model/amazon.nova-pro-v1:0';
+    const logbook = new Logbook(u.stack, 'Agents', { agents: SCRIPTED_AGENTS, models: [`bedrock:${model}`, `bedrock:${profile}`, `bedrock:${appProfile}`] });
+    // What the application profile routes to, granted by the app as the warning says.
+    logbook.functions.worker.bindModels([TRIAGE_MODEL]);
+    const { template, nagViolations } = u.synth();
+    expect(nagViolations).toEqual([]);
+    const resources = bedrockStatements(template).flatMap(({ policy, statement }) => {
+      expect(policy).toMatch(/^AgentsWorkerRole/);
+      return asArray(statement.Resource).map(describeResource);
+    });
+    expect(resources.sort()).toEqual(
+      [
+        model,
+        profile,
+        'arn:aws:bedrock:*::foundation-model/anthropic.claude-3-7-sonnet-20250219-v1:0',
+        appProfile,
+        'arn:Ref:AWS::Partition:bedrock:Ref:AWS::Region::foundation-model/anthropic.claude-3-haiku-20240307-v1:0',
+      ].sort(),
+    );
+    const warnings = Annotations.fromStack(u.stack).findWarning('*', Match.stringLikeRegexp('application-inference-profile'));
+    expect(warnings).toHaveLength(1);
+    expect(String(warnings[0]?.entry.data)).toContain("logbook.functions.worker.bindModels(['bedrock:<foundation model id>'])");
+  });
+
+  it('refuses what is neither a model id nor a Bedrock ARN', () => {
+    const error = thrown(() => new Logbook(userApp().stack, 'Agents', { agents: SCRIPTED_AGENTS, models: ['bedrock:arn:aws:s3:::my-bucket/x'] }));
+    expect(error).toBeInstanceOf(BedrockModelIdError);
+    expect(error.code).toBe('bedrock_model_id_invalid');
+    expect(error.message).toBe('Logbook: cannot grant bedrock:InvokeModel for bedrock:arn:aws:s3:::my-bucket/x: not a Bedrock model id, inference profile id or ARN');
   });
 });
 
