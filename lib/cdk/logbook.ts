@@ -29,11 +29,16 @@ export interface LogbookProps extends Partial<LogbookConfig> {
    */
   readonly handlers?: Partial<Readonly<Record<HandlerKind, string>>>;
   /**
-   * Model ids the agents pin, for the worker's IAM (`bedrock:<id>` gets bedrock:InvokeModel on
-   * exactly that model). Default: read from the agents module at synth time.
+   * Model ids the agents pin, for the worker's IAM (`bedrock:<id>`, an inference profile id or a
+   * Bedrock ARN, gets bedrock:InvokeModel on exactly that model). Default: read from the agents
+   * module at synth time, by loading it once in a child process with `environment` set.
    */
   readonly models?: readonly string[];
-  /** Environment for the worker, API and trigger functions (the application's own settings). */
+  /**
+   * Environment for the worker, API and trigger functions (the application's own settings), also
+   * set while the agents module is loaded at synth time. Lambda shows these values to anyone who
+   * can read the function's configuration: pass secrets by name (a Secrets Manager id), not value.
+   */
   readonly environment?: Readonly<Record<string, string>>;
   /** Where package.json and node_modules are. Default: the current directory (where `cdk` runs). */
   readonly projectRoot?: string;

@@ -144,6 +144,38 @@ describe.skipIf(!target)('the deployed artifact (cdk.out bundles) on the emulato
     if (outdir) rmSync(outdir, { recursive: true, force: true });
   });
 
+  /** One API and one worker sandbox for the tests that drive runs (started on first use). */
+  let running: Promise<{ api: Sandbox; worker: Sandbox }> | undefined;
+  const apiAndWorker = async () => {
+    running ??= Promise.all([sandbox('logbook-api'), sandbox('logbook-worker')]).then(([api, worker]) => ({ api, worker }));
+    const { api, worker } = await running;
+    const call = (method: string, path: string, authorizer: unknown, body?: unknown) => api.invoke<ApiResponse>(apiEvent(method, path, authorizer, body));
+    return { call, worker };
+  };
+
+  /**
+   * Plays the SQS event source mapping (batch size 1): receive a tick, invoke the worker, delete
+   * the message unless the worker reported it as a batch item failure; until `done`.
+   */
+  async function deliverTicks(worker: Sandbox, done: () => Promise<boolean>): Promise<{ invocations: number; itemFailures: number }> {
+    const queueArn = `arn:aws:sqs:us-east-1:000000000000:${stack.resources.names.queue}`;
+    const { queueUrl } = stack.resources;
+    let invocations = 0;
+    let itemFailures = 0;
+    for (let polls = 0; polls < 60 && !(await done()); polls++) {
+      const received = await stack.clients.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['All'] }),
+      );
+      const message = received.Messages?.[0];
+      if (!message) continue;
+      const response = await worker.invoke<SQSBatchResponse>({ Records: [recordOf(message, queueArn)] });
+      invocations++;
+      if (response.batchItemFailures.some((f) => f.itemIdentifier === message.MessageId)) itemFailures++;
+      else await stack.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
+    }
+    return { invocations, itemFailures };
+  }
+
   it('wrote one bundle per function; none holds emulator, CDK, dev-kit or CLI code', () => {
     expect(Object.keys(functions).sort()).toEqual(['logbook-api', 'logbook-sweeper', 'logbook-trigger', 'logbook-worker']);
     for (const f of Object.values(functions)) {
@@ -187,9 +219,7 @@ describe.skipIf(!target)('the deployed artifact (cdk.out bundles) on the emulato
   });
 
   it('runs a run started through the API bundle to completion on the worker bundle', async () => {
-    const [api, worker] = await Promise.all([sandbox('logbook-api'), sandbox('logbook-worker')]);
-    const call = (method: string, path: string, authorizer: unknown, body?: unknown) =>
-      api.invoke<ApiResponse>(apiEvent(method, path, authorizer, body));
+    const { call, worker } = await apiAndWorker();
     const request = { agent: 'notes', runId: 'artifact-1', input: 'Where is order o-1?' };
 
     // Phase 1: start the run (the API writes run_started, the head and the first tick).
@@ -199,23 +229,10 @@ describe.skipIf(!target)('the deployed artifact (cdk.out bundles) on the emulato
     expect((await call('POST', '/runs', IAM_CALLER, request)).statusCode).toBe(200);
 
     // Phase 2: be the event source mapping until the run is done.
-    const queueArn = `arn:aws:sqs:us-east-1:000000000000:${stack.resources.names.queue}`;
-    let invocations = 0;
-    let itemFailures = 0;
-    let status = 'running';
-    for (let polls = 0; polls < 60 && (status === 'running' || status === 'waiting'); polls++) {
-      const received = await stack.clients.sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: stack.resources.queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['All'] }),
-      );
-      const message = received.Messages?.[0];
-      if (message) {
-        const response = await worker.invoke<SQSBatchResponse>({ Records: [recordOf(message, queueArn)] });
-        invocations++;
-        if (response.batchItemFailures.some((f) => f.itemIdentifier === message.MessageId)) itemFailures++;
-        else await stack.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: stack.resources.queueUrl, ReceiptHandle: message.ReceiptHandle }));
-      }
-      status = json<{ status: string }>(await call('GET', '/runs/artifact-1', IAM_CALLER)).status;
-    }
+    const { invocations, itemFailures } = await deliverTicks(worker, async () => {
+      const { status } = json<{ status: string }>(await call('GET', '/runs/artifact-1', IAM_CALLER));
+      return status !== 'running' && status !== 'waiting';
+    });
 
     // Phase 3: what the API bundle reports, the log, the side effects, the outcome event.
     const view = json<{ status: string; result: unknown; usage: { steps: number } }>(await call('GET', '/runs/artifact-1', IAM_CALLER));
@@ -247,5 +264,35 @@ describe.skipIf(!target)('the deployed artifact (cdk.out bundles) on the emulato
     const logs = readFileSync(join(workDir, 'logbook-worker.log'), 'utf8') + readFileSync(join(workDir, 'logbook-api.log'), 'utf8');
     expect(logs).not.toContain(request.input);
     expect(logs).not.toContain(NOTES_ANSWER);
+  });
+
+  it('the trigger bundle starts a run from an Agent Run Requested event, and the sweeper bundle runs a sweep', async () => {
+    const { call, worker } = await apiAndWorker();
+    const [trigger, sweeper] = await Promise.all([sandbox('logbook-trigger'), sandbox('logbook-sweeper')]);
+    const account = '444455556666';
+    const event = {
+      version: '0',
+      id: 'evt-artifact-1',
+      'detail-type': 'Agent Run Requested',
+      source: 'com.example.crm',
+      account,
+      time: new Date().toISOString(),
+      region: 'us-east-1',
+      resources: [],
+      detail: { agent: 'notes', input: 'Where is order o-1? (from the CRM)' },
+    };
+    const started = await trigger.invoke<{ runId: string; created: boolean }>(event);
+    expect(started).toMatchObject({ runId: expect.stringMatching(/^eb-[0-9a-f]{40}$/), created: true });
+    // EventBridge delivers at least once: the same event is the same run.
+    expect(await trigger.invoke(event)).toEqual({ runId: started.runId, created: false });
+
+    const caller = { iam: { accountId: account } };
+    const view = async () => json<{ status: string; result?: unknown }>(await call('GET', `/runs/${started.runId}`, caller));
+    const delivered = await deliverTicks(worker, async () => (await view()).status === 'completed');
+    expect(delivered).toEqual({ invocations: 1, itemFailures: 0 });
+    expect(await view()).toMatchObject({ status: 'completed', result: NOTES_ANSWER });
+
+    // Nothing is due: the sweep reads the sweeper index and wakes no run.
+    expect(await sweeper.invoke({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} })).toEqual({ woken: 0 });
   });
 });
