@@ -12,6 +12,8 @@ export interface InitTimings {
   warmMs: number;
   initMs: number;
   readyAtMs: number;
+  /** CPU (user + system) the process used from its start to ready. */
+  cpuMs: number;
 }
 
 type Reply = { type: 'ready'; timings: InitTimings } | { type: 'result'; id: number; response: unknown } | { type: 'error'; id: number; message: string };

@@ -213,7 +213,7 @@ describe.skipIf(!target)('the deployed artifact (cdk.out bundles) on the emulato
     const m = (k: keyof InitTimings) => median(timings.map((t) => t[k])).toFixed(0);
     console.log(
       `[artifact] worker cold start, median of ${COLD_STARTS}: node boot ${m('bootMs')} ms, import index.mjs ${m('importMs')} ms, ` +
-        `warm() ${m('warmMs')} ms; import + warm ${m('initMs')} ms; ready ${m('readyAtMs')} ms after process start`,
+        `warm() ${m('warmMs')} ms; import + warm ${m('initMs')} ms; ready ${m('readyAtMs')} ms after process start, using ${m('cpuMs')} ms of CPU`,
     );
     expect(timings).toHaveLength(COLD_STARTS);
   });
