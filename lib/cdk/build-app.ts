@@ -24,11 +24,7 @@ export interface LogbookAppOptions extends Omit<LogbookProps, keyof LogbookConfi
  */
 export function buildLogbookApp(options: LogbookAppOptions): { app: App; stack: LogbookStack } {
   const { appProps, config, stackName: name, description, env, environment, ...logbook } = options;
-  const app = new App({
-    ...appProps,
-    // Server access logs are granted by bucket policy, not the legacy ACL.
-    context: { '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true, ...appProps?.context },
-  });
+  const app = new App(appProps);
   const fromContext = configFromContext((key) => app.node.tryGetContext(key));
   const stackName = name ?? (app.node.tryGetContext('stackName') as string | undefined) ?? 'Logbook';
   const account = process.env.CDK_DEFAULT_ACCOUNT;

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CfnOutput, Duration, Tags } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, Tags } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { TABLE } from '../adapters/aws/table-definition.js';
@@ -30,17 +30,25 @@ export interface LogbookProps extends Partial<LogbookConfig> {
    */
   readonly handlers?: Partial<Readonly<Record<HandlerKind, string>>>;
   /**
-   * Model ids the agents pin, for the worker's IAM (`bedrock:<id>` gets bedrock:InvokeModel on
-   * exactly that model). Default: read from the agents module at synth time.
+   * Model ids the agents pin, for the worker's IAM (`bedrock:<id>`, an inference profile id or a
+   * Bedrock ARN, gets bedrock:InvokeModel on exactly that model). Default: read from the agents
+   * module at synth time, by loading it once in a child process with `environment` set.
    */
   readonly models?: readonly string[];
-  /** Environment for the worker, API and trigger functions (the application's own settings). */
+  /**
+   * Environment for the worker, API and trigger functions (the application's own settings), also
+   * set while the agents module is loaded at synth time. Lambda shows these values to anyone who
+   * can read the function's configuration: pass secrets by name (a Secrets Manager id), not value.
+   */
   readonly environment?: Readonly<Record<string, string>>;
   /** Where package.json and node_modules are. Default: the current directory (where `cdk` runs). */
   readonly projectRoot?: string;
   /** Default: package-lock.json in projectRoot when it exists. */
   readonly depsLockFilePath?: string;
 }
+
+/** The construct id whose outputs and resource names carry no extra prefix. */
+const DEFAULT_ID = 'Logbook';
 
 /**
  * One Logbook deployment for an application's agents: the run table, the payload bucket, the FIFO
@@ -70,15 +78,19 @@ export class Logbook extends Construct {
     const projectRoot = resolve(root ?? process.cwd());
     const lock = lockFile ?? join(projectRoot, 'package-lock.json');
     const depsLockFilePath = existsSync(lock) ? lock : undefined;
-    const agentsModule = projectPath(projectRoot, agents);
+    const agentsModule = projectPath(projectRoot, agents, 'agents');
     const entries = Object.fromEntries(
       (['worker', 'api', 'trigger', 'sweeper'] as const).map((kind) => [
         kind,
-        handlers?.[kind] ? projectPath(projectRoot, handlers[kind]) : generatedEntry(projectRoot, agentsModule, kind),
+        handlers?.[kind] ? projectPath(projectRoot, handlers[kind], `handlers.${kind}`) : generatedEntry(projectRoot, agentsModule, kind),
       ]),
     ) as Record<HandlerKind, string>;
-    this.modelIds = models ?? discoverModelIds(agentsModule, environment);
+    this.modelIds = models ?? discoverModelIds(agentsModule, environment, projectRoot);
     const durable = { removalPolicy: config.removalPolicy };
+    // Named resources (queues, bus) carry the stack name, and the construct id unless it is the
+    // default `Logbook`, so a second deployment in the same stack or account never collides.
+    const stackName = Stack.of(this).stackName;
+    const namePrefix = id === DEFAULT_ID ? stackName : `${stackName}-${id}`;
     Tags.of(this).add('app', 'logbook');
 
     this.key = new DataKey(this, 'DataKey', durable);
@@ -88,7 +100,7 @@ export class Logbook extends Construct {
       ...durable,
       expirationDays: config.retention.eventsDays + config.maxRunDays,
     });
-    this.queue = new StepQueue(this, 'Steps', { key: this.key.key, ...durable });
+    this.queue = new StepQueue(this, 'Steps', { key: this.key.key, ...durable, namePrefix });
 
     const fnDefaults = {
       logRetention: config.logRetention,
@@ -188,6 +200,7 @@ export class Logbook extends Construct {
       sweepEvery: config.sweepEvery,
       key: this.key.key,
       removalPolicy: config.removalPolicy,
+      busName: namePrefix,
     });
     worker.bindEventBus(this.events.bus);
 
@@ -201,7 +214,6 @@ export class Logbook extends Construct {
       alarmEmail: config.alarmEmail,
     });
 
-
     const outputs: [string, string, string?][] = [
       ['ApiUrl', this.api.url, 'HTTP API base URL (SigV4 or JWT)'],
       ['TableName', this.table.tableName],
@@ -213,7 +225,7 @@ export class Logbook extends Construct {
     for (const [name, value, description] of outputs) {
       const output = new CfnOutput(this, name, { value, ...(description ? { description } : {}) });
       // Stable output names (`ApiUrl`), prefixed only when a stack holds a second deployment.
-      output.overrideLogicalId(id === 'Logbook' ? name : `${id}${name}`);
+      output.overrideLogicalId(id === DEFAULT_ID ? name : `${id}${name}`);
     }
   }
 }

@@ -1,6 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventBridgeEvent } from 'aws-lambda';
@@ -8,40 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type LocalStack } from '../../dev/local/stack.js';
 import { runIdForEvent } from '../../lib/lambda/trigger-handler.js';
 import { endpointsFor, uniquePrefix } from '../setup/emulator-context.js';
+import { fakeEventBridge } from '../setup/fake-eventbridge.js';
 import { eventually } from './runtime-helpers.js';
 
 const endpoints = endpointsFor('dynamodb-local') ?? endpointsFor('dynalite');
-
-interface PutEntry {
-  Source: string;
-  DetailType: string;
-  EventBusName: string;
-  Detail: string;
-}
-
-/** A stand-in for the EventBridge endpoint: the real SDK client talks to it over HTTP. */
-function fakeEventBridge(): Promise<{ server: Server; url: string; entries: PutEntry[] }> {
-  const entries: PutEntry[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
-    req.on('end', () => {
-      if (req.headers['x-amz-target'] === 'AWSEvents.PutEvents') {
-        const parsed = JSON.parse(body) as { Entries: PutEntry[] };
-        entries.push(...parsed.Entries);
-        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
-        res.end(JSON.stringify({ FailedEntryCount: 0, Entries: parsed.Entries.map((_, i) => ({ EventId: `e-${entries.length}-${i}` })) }));
-      } else {
-        res.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' });
-        res.end(JSON.stringify({ __type: 'UnknownOperationException' }));
-      }
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, entries })),
-  );
-}
-
 
 const requested = (id: string, detail: unknown, account = '123456789012'): EventBridgeEvent<string, unknown> => ({
   version: '0',

@@ -1,4 +1,4 @@
-import { Stack, Validations, type Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Annotations, Stack, Validations, type Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -186,17 +186,26 @@ export class LogbookFunction extends Construct {
   }
 
   /**
-   * bedrock:InvokeModel on exactly the Bedrock models the agents pin (`bedrock:<id>`); other ids
-   * (scripted, openai:) need no IAM. Only the worker calls models.
+   * bedrock:InvokeModel on exactly the Bedrock models the agents pin (`bedrock:<id>`, an id,
+   * inference profile id or ARN); other ids (scripted, openai:) need no IAM. Only the worker calls
+   * models. Call it again with `bedrock:<foundation model id>` to add the models an application
+   * inference profile routes to (those cannot be read offline; synth warns).
    */
   bindModels(modelIds: readonly string[]): this {
     const arns = new Set<string>();
     const findings = new Set<string>();
     for (const id of modelIds) {
       if (!id.startsWith('bedrock:')) continue;
-      const { resources, acknowledge } = bedrockModelArns(Stack.of(this), id.slice('bedrock:'.length));
+      const { resources, acknowledge, unknownModels } = bedrockModelArns(Stack.of(this), id.slice('bedrock:'.length));
       for (const r of resources) arns.add(r);
       for (const f of acknowledge) findings.add(f);
+      if (unknownModels) {
+        Annotations.of(this).addWarningV2(
+          'logbook:bedrock-routed-models',
+          `${id} is a Bedrock ${unknownModels}: the worker may invoke it, but not yet the foundation models it routes to, which synth cannot read. ` +
+            "Grant them too: logbook.functions.worker.bindModels(['bedrock:<foundation model id>']).",
+        );
+      }
     }
     if (arns.size === 0) return this;
     // Converse is authorised by bedrock:InvokeModel (there is no separate Converse action).

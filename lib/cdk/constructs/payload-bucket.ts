@@ -31,6 +31,9 @@ export class PayloadBucket extends Construct {
 
   constructor(scope: Construct, id: string, props: PayloadBucketProps) {
     super(scope, id);
+    // Server access logs are granted by a bucket policy, never the legacy log-delivery ACL (which
+    // needs ObjectWriter ownership). Set here, so it holds in any app, whatever its cdk.json says.
+    this.node.setContext('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', true);
     this.accessLogs = new s3.Bucket(this, 'AccessLogs', {
       // Server access log delivery supports SSE-S3 only on the target bucket.
       encryption: s3.BucketEncryption.S3_MANAGED,

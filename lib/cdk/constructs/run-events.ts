@@ -1,4 +1,4 @@
-import { Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -17,6 +17,8 @@ export interface RunEventsProps {
   readonly sweepEvery: Duration;
   readonly key: kms.IKey;
   readonly removalPolicy: RemovalPolicy;
+  /** Name of the bus this construct creates (unless useDefaultEventBus); unique per account and region. */
+  readonly busName: string;
 }
 
 /**
@@ -35,7 +37,7 @@ export class RunEvents extends Construct {
     this.bus = props.useDefaultEventBus
       ? events.EventBus.fromEventBusName(this, 'DefaultBus', 'default')
       : new events.EventBus(this, 'Bus', {
-          eventBusName: Stack.of(this).stackName,
+          eventBusName: props.busName,
           description: 'Logbook: run requests in, run outcomes out',
         });
     this.triggerDeadLetterQueue = new sqs.Queue(this, 'TriggerDeadLetter', {

@@ -1,4 +1,4 @@
-import { Duration, Stack, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -16,12 +16,14 @@ export interface QueueAccess {
 export interface StepQueueProps {
   readonly key: kms.IKey;
   readonly removalPolicy: RemovalPolicy;
+  /** Queue names are `<namePrefix>-logbook-steps.fifo` (and `-dlq.fifo`); unique per account and region. */
+  readonly namePrefix: string;
 }
 
 /** SQS allows 80 characters; FIFO names end in `.fifo`, which QUEUES' names already do. */
-function queueName(stack: Stack, name: string): string {
-  const full = `${stack.stackName}-${name}`;
-  if (full.length > 80) throw new Error(`queue name ${full} is longer than 80 characters: use a shorter stack name`);
+function queueName(prefix: string, name: string): string {
+  const full = `${prefix}-${name}`;
+  if (full.length > 80) throw new Error(`queue name ${full} is longer than 80 characters: use a shorter stack name or construct id`);
   return full;
 }
 
@@ -32,7 +34,6 @@ export class StepQueue extends Construct {
 
   constructor(scope: Construct, id: string, props: StepQueueProps) {
     super(scope, id);
-    const stack = Stack.of(this);
     const common = {
       fifo: true,
       encryption: sqs.QueueEncryption.KMS,
@@ -44,12 +45,12 @@ export class StepQueue extends Construct {
     } as const;
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetter', {
       ...common,
-      queueName: queueName(stack, QUEUES.deadLetter.name),
+      queueName: queueName(props.namePrefix, QUEUES.deadLetter.name),
       retentionPeriod: Duration.days(14),
     });
     this.queue = new sqs.Queue(this, 'Queue', {
       ...common,
-      queueName: queueName(stack, QUEUES.steps.name),
+      queueName: queueName(props.namePrefix, QUEUES.steps.name),
       visibilityTimeout: Duration.seconds(STEP_QUEUE_VISIBILITY_S),
       // Senders set explicit dedupe ids that name the sender (design: "SQS dedupe ids").
       contentBasedDeduplication: false,
