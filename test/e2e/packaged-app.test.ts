@@ -133,7 +133,7 @@ describe('the packaged library, used by a new project', () => {
     for (const cdk of ['aws-cdk-lib', 'constructs', 'cdk-nag', 'esbuild']) expect(manifest.peerDependenciesMeta[cdk]?.optional, cdk).toBe(true);
   });
 
-  it('has no side effects on import: no handles left open, no output, environment and files unchanged', async () => {
+  it('has no side effects on import: no handles left open, no output, environment and files unchanged', { timeout: 2 * MINUTE }, async () => {
     const script = `
       // stdio handles exist before, so that touching them does not count.
       process.stdout; process.stderr;
@@ -161,11 +161,11 @@ describe('the packaged library, used by a new project', () => {
     expect(readdirSync(project).sort()).toEqual(filesBefore);
   });
 
-  it('typechecks against the published .d.ts', async () => {
+  it('typechecks against the published .d.ts', { timeout: 5 * MINUTE }, async () => {
     await run('tsc --noEmit', 'npx', ['tsc', '--noEmit'], project, 4 * MINUTE);
   });
 
-  it("runs the project's crash-harness test, every point holding", async () => {
+  it("runs the project's crash-harness test, every point holding", { timeout: 5 * MINUTE }, async () => {
     const { stdout } = await run('vitest run (crash harness)', 'npx', ['vitest', 'run'], project, 4 * MINUTE);
     const [, points, held, failed] = /crash harness: (\d+) points, (\d+) held, (\d+) failed/.exec(stdout) ?? [];
     console.info(`project crash harness: ${points} points, ${held} held, ${failed} failed`);
@@ -174,7 +174,7 @@ describe('the packaged library, used by a new project', () => {
     expect(stdout).toMatch(/Tests\s+.*1 passed/);
   });
 
-  it("synthesizes offline; the worker bundle holds the user's tools and none of the demo, the dev kit or the CDK", async () => {
+  it("synthesizes offline; the worker bundle holds the user's tools and none of the demo, the dev kit or the CDK", { timeout: 7 * MINUTE }, async () => {
     await run('cdk synth (4 bundles)', 'npx', ['cdk', 'synth', '--quiet', '--no-notices', '--no-version-reporting'], project, 6 * MINUTE);
     const template = JSON.parse(readFileSync(join(project, 'cdk.out/Logbook.template.json'), 'utf8')) as {
       Resources: Record<string, { Type: string; Metadata?: Record<string, string> }>;
@@ -205,7 +205,7 @@ describe('the packaged library, used by a new project', () => {
     console.info(`worker bundle: ${(code.length / 1024).toFixed(0)} KiB, ${sources.length} source files from ${packages.size} packages`);
   });
 
-  it("`logbook dev` runs the user's agent to completion through the API, and SIGTERM stops all of it", async () => {
+  it("`logbook dev` runs the user's agent to completion through the API, and SIGTERM stops all of it", { timeout: 7 * MINUTE }, async () => {
     const t0 = performance.now();
     // node_modules/.bin/logbook is what `npx logbook` runs; started directly so the signal reaches
     // the CLI itself (npm's exec wrapper does not forward SIGTERM to it).
@@ -215,7 +215,14 @@ describe('the packaged library, used by a new project', () => {
     dev.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     dev.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => dev!.on('exit', (code) => resolve(code)));
-    const ready = await eventually(`logbook dev to print its JSON line (stderr: ${tail(stderr, 5)})`, () => (stdout.includes('\n') ? stdout : undefined), 2 * MINUTE);
+    const ready = await eventually(
+      'logbook dev to print its JSON line',
+      () => {
+        if (dev!.exitCode !== null) throw new Error(`logbook dev exited ${dev!.exitCode}:\n${tail(stderr)}`);
+        return stdout.includes('\n') ? stdout : undefined;
+      },
+      2 * MINUTE,
+    );
     timings.push(['logbook dev: ready', performance.now() - t0]);
     const { apiUrl, agents } = JSON.parse(ready.split('\n')[0]!) as { apiUrl: string; agents: string[] };
     expect(apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -255,7 +262,7 @@ describe('the packaged library, used by a new project', () => {
     dev = undefined;
   });
 
-  it('the installed CLI writes the same project', async () => {
+  it('the installed CLI writes the same project', { timeout: 2 * MINUTE }, async () => {
     const second = join(work, 'second');
     // From inside the project, where npx finds the installed package's bin.
     await run('npx logbook init (installed)', 'npx', ['logbook', 'init', second, '--name', 'ops-app', '--logbook', `file:${tarball}`], project, MINUTE);
