@@ -1,8 +1,8 @@
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApiError } from './api-client.js';
 import { isParseArgsError } from './args.js';
+import { INIT_USAGE, initCommand } from './init-command.js';
 import { UsageError, processOutput, type Output } from './output.js';
 import { REPLAY_USAGE, replayCommand } from './replay-command.js';
 import { RUNS_USAGE, runsCommand } from './runs-command.js';
@@ -12,13 +12,15 @@ export const USAGE = `logbook: durable LLM agent runs on AWS serverless, and loc
 
 usage:
   logbook dev --agents FILE [--port N]           the local stack on your agents (emulators, API, worker, sweeper)
-  logbook init DIR                               a new project that depends on logbook
+  logbook init DIR [--name NAME]                 a new project that depends on logbook
   logbook runs ...                               runs of the local API (or --api URL)
   logbook replay-check --agents FILE ...         before a deploy: would these agents strand unfinished runs?
 
 ${REPLAY_USAGE}
 
 ${DEV_USAGE}
+
+${INIT_USAGE}
 
 ${RUNS_USAGE}`;
 
@@ -29,6 +31,8 @@ export async function main(argv: string[], io: Output = processOutput): Promise<
     switch (command) {
       case 'runs':
         return await runsCommand(rest, io);
+      case 'init':
+        return await initCommand(rest, io);
       case 'dev': {
         const { devCommand } = await import('./dev-command.js');
         return await devCommand(rest, io);
@@ -61,6 +65,8 @@ export async function main(argv: string[], io: Output = processOutput): Promise<
 
 /** Run the CLI as a process: exit with the command's code once it is done (servers included). */
 export async function runAsProcess(argv: string[] = process.argv.slice(2)): Promise<never> {
+  // Set here, not on import: importing `logbook/local` leaves the environment alone.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   let code = 1;
   try {
     code = await main(argv);

@@ -1,0 +1,4 @@
+import { createApiHandler } from 'logbook/lambda';
+import agents from '../agents.js';
+
+export const handler = createApiHandler({ agents });

@@ -1,0 +1,3 @@
+import { createSweeperHandler } from 'logbook/lambda';
+
+export const handler = createSweeperHandler();

@@ -1,0 +1,4 @@
+import { createTriggerHandler } from 'logbook/lambda';
+import agents from '../agents.js';
+
+export const handler = createTriggerHandler({ agents });

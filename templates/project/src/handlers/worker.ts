@@ -1,0 +1,4 @@
+import { createWorkerHandler } from 'logbook/lambda';
+import agents from '../agents.js';
+
+export const handler = createWorkerHandler({ agents });

