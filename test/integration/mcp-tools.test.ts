@@ -4,61 +4,22 @@
  * fakes. A "cold start" after a crash is a new mcpServer() (a new connection, as a new process
  * would make) and a new registry, exactly what resolveAgents builds on a fresh container.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { AgentRegistry, defineAgent, type AgentDefinition } from '../../lib/engine/agents.js';
-import { runStep, type StepResult } from '../../lib/engine/step-runner.js';
+import { describe, expect, it } from 'vitest';
+import { ToolOutcomeUnknownError } from '../../lib/core/errors.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import type { ScriptStep } from '../../lib/models/scripted-model.js';
-import { driveRun, type DriveOptions } from '../../lib/testing/driver.js';
 import { scriptedWorld } from '../../lib/testing/scripted-world.js';
-import { spawnWorker, type World } from '../../lib/testing/world.js';
-import { mcpServer, type McpServerTools } from '../../lib/tools/mcp/mcp-tools.js';
-import type { McpToolsOptions, McpTransport } from '../../lib/tools/mcp/options.js';
-import { FixtureDir, killPid } from '../fixtures/mcp/fixture.js';
-import { haltAt, logOf } from '../unit/engine/helpers.js';
+import { toolTestContext } from '../../lib/testing/tool-context.js';
+import { spawnWorker } from '../../lib/testing/world.js';
+import type { McpToolsOptions } from '../../lib/tools/mcp/options.js';
+import { killPid } from '../fixtures/mcp/fixture.js';
+import { cleanUpAfterEach, coldStart, connect, crashFirstStep, drive, fixture, mcpRun } from '../fixtures/mcp/mcp-world.js';
+import { logOf } from '../unit/engine/helpers.js';
 
 /** A tool timeout no test here may reach (vitest gives each test 60 s): waiting it out fails the test. */
 const MUCH_LONGER_THAN_THE_TEST = 200_000;
 
-const opened: McpServerTools[] = [];
-const dirs: FixtureDir[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-  for (const d of dirs.splice(0)) d.cleanup();
-});
-
-function fixture(): FixtureDir {
-  const d = new FixtureDir();
-  dirs.push(d);
-  return d;
-}
-
-async function connect(transport: McpTransport, options: Partial<McpToolsOptions> = {}): Promise<McpServerTools> {
-  const server = await mcpServer({ transport, prefix: 'fx_', timeoutMs: 5_000, ...options });
-  opened.push(server);
-  return server;
-}
-
-/** A world whose agent has the server's tools, with one run started. */
-async function mcpRun(server: McpServerTools, script: ScriptStep[]) {
-  const t = scriptedWorld({ tools: server.tools, script, graceMs: 1_000 });
-  await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
-  return t;
-}
-
-/** What a fresh container builds after a crash or a deploy: the same agent over new tools. */
-function coldStart(world: World, base: AgentDefinition, server: McpServerTools): World {
-  const agent = defineAgent({ ...base, tools: server.tools });
-  return { ...world, registry: new AgentRegistry().register(agent) };
-}
-
-/** driveRun, recording every step's outcome: a crash loop would throw or never settle. */
-async function drive(world: World, run: { tenant: string; runId: string }, options: Partial<DriveOptions> = {}) {
-  const steps: StepResult[] = [];
-  const worker = spawnWorker(world);
-  const done = await driveRun(world, run, { worker: () => worker, onStep: (r) => steps.push(r), ...options });
-  return { ...done, outcomes: steps.map((s) => s.outcome) };
-}
+cleanUpAfterEach();
 
 describe('MCP tools are pinned by the server schema, with policies from annotations', () => {
   it('lists the server tools as Logbook tools: prefixed names, the JSON schema pinned in run_started, annotation policies', async () => {
@@ -68,6 +29,7 @@ describe('MCP tools are pinned by the server schema, with policies from annotati
     expect(Object.fromEntries(server.tools.map((t) => [t.name, t.policy]))).toEqual({
       fx_lookup: 'rerun',
       fx_upsert_note: 'idempotency_key',
+      fx_find_note: 'rerun',
       fx_send_payment: 'escalate',
       fx_inventory: 'rerun',
       fx_broken: 'rerun',
@@ -163,9 +125,7 @@ describe('crashes, deploys and servers that die', () => {
     const dir = fixture();
     const first = await connect(dir.stdio());
     const t = await mcpRun(first, [{ calls: [{ name: 'fx_upsert_note', args: { note: 'once' } }] }, { text: 'saved' }]);
-    const dying = spawnWorker(t.world, haltAt('after-tool:fx_upsert_note'));
-    await expect(runStep(dying.deps, t.storage.queue.take()!.tick, { owner: 'w1', deadlineAt: t.world.clock.now() + 300_000 })).rejects.toThrow('worker halted');
-    dying.kill();
+    await crashFirstStep(t, 'after-tool:fx_upsert_note');
     await first.close(); // the process is gone, and its connection with it
     const world = coldStart(t.world, t.agent, await connect(dir.stdio()));
     const done = await drive(world, t.run);
@@ -178,14 +138,38 @@ describe('crashes, deploys and servers that die', () => {
     ]);
   });
 
+  it('a verify override looks the write up with another tool of the same server: landed, so it is recorded and never repeated', async () => {
+    const dir = fixture();
+    const options: Partial<McpToolsOptions> = {
+      policies: {
+        upsert_note: {
+          policy: 'verify',
+          verify: async (_args, ctx, server) => {
+            const found = (await server.callTool('find_note', { key: ctx.idempotencyKey }, { signal: ctx.signal })) as { found: boolean; id?: string };
+            return found.found ? { status: 'landed', output: `saved ${found.id}` } : { status: 'not_landed' };
+          },
+        },
+      },
+    };
+    const first = await connect(dir.stdio(), options);
+    const t = await mcpRun(first, [{ calls: [{ name: 'fx_upsert_note', args: { note: 'once' } }] }, { text: 'saved' }]);
+    await crashFirstStep(t, 'after-tool:fx_upsert_note');
+    await first.close();
+    const world = coldStart(t.world, t.agent, await connect(dir.stdio(), options));
+    expect((await drive(world, t.run)).head.status).toBe('completed');
+    const { state, types } = await logOf(world, t.run);
+    expect(types).toContain('tool_verified');
+    expect(state.calls['3-0']).toMatchObject({ attempt: 1, result: { ok: true, source: 'verify', output: { kind: 'inline', value: 'saved n-1' } } });
+    expect(dir.calls('upsert_note')).toHaveLength(1);
+    expect(dir.calls('find_note').map((c) => c.args)).toEqual([{ key: 't:r:3-0' }]);
+  });
+
   it('the server changes a tool schema between a crash and the resume: the run parks naming the pinned schema, nothing substituted', async () => {
     const dir = fixture();
     const before = await connect(dir.stdio());
     const t = await mcpRun(before, [{ calls: [{ name: 'fx_lookup', args: { id: 'a1' } }] }, { text: 'found' }]);
     const pinnedHash = t.agent.pinnedTools.find((p) => p.name === 'fx_lookup')!.schemaHash;
-    const dying = spawnWorker(t.world, haltAt('after-append:model_response'));
-    await expect(runStep(dying.deps, t.storage.queue.take()!.tick, { owner: 'w1', deadlineAt: t.world.clock.now() + 300_000 })).rejects.toThrow('worker halted');
-    dying.kill();
+    await crashFirstStep(t, 'after-append:model_response');
     await before.close();
     dir.variant('v2'); // the server is upgraded: lookup now also requires `region`
     const after = await connect(dir.stdio());
@@ -287,5 +271,33 @@ describe('crashes, deploys and servers that die', () => {
     // Connection refused: provably not sent, so an error result at once (no unknown, no wait).
     expect(await run(runs[2]!)).toMatchObject({ attempt: 1, result: { ok: false, errorCode: 'mcp_server_unavailable' } });
     expect(dir.calls('lookup')).toHaveLength(2);
+  });
+});
+
+describe('aborts and timeouts', () => {
+  it('an engine abort (timeout, cancel, lost lease) cancels the request on the server', async () => {
+    const dir = fixture();
+    const server = await connect(dir.stdio());
+    const lookup = server.tools.find((t) => t.name === 'fx_lookup')!;
+    dir.hang(true);
+    const ctx = toolTestContext();
+    const call = lookup.execute({ id: 'a1' }, ctx);
+    await dir.waitForCall('lookup');
+    ctx.abort(new Error('cancel'));
+    await expect(call).rejects.toThrow('cancel');
+    for (let i = 0; i < 200 && !dir.ledger().some((e) => e.ev === 'cancelled'); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(dir.ledger().filter((e) => e.ev === 'cancelled')).toEqual([expect.objectContaining({ tool: 'lookup' })]);
+    // The connection survives a cancelled call.
+    dir.hang(false);
+    await expect(lookup.execute({ id: 'a2' }, toolTestContext())).resolves.toBe('item a2');
+    expect(server.connects).toBe(1);
+  });
+
+  it('a call that outlives its timeout has an unknown outcome (it may still land), never an error result', async () => {
+    const dir = fixture();
+    const server = await connect(dir.stdio(), { timeoutMs: 300 });
+    dir.hang(true);
+    const payment = server.tools.find((t) => t.name === 'fx_send_payment')!;
+    await expect(payment.execute({ amountCents: 1 }, toolTestContext())).rejects.toBeInstanceOf(ToolOutcomeUnknownError);
   });
 });
