@@ -49,13 +49,15 @@ export function discoverModelIds(agentsModule: string, environment: Readonly<Rec
     let agents = mod.default ?? mod.agents;
     if (typeof agents === 'function') agents = await agents();
     if (!agents || !Array.isArray(agents.modelIds)) throw new Error('its default export is not defineAgents(...)');
-    process.stdout.write(JSON.stringify(agents.modelIds));
+    // Exit at once: an agents module may hold connections open (MCP servers) that never end.
+    // Exit at once: an agents module may hold connections open (MCP servers) that never end.
+    process.stdout.write(JSON.stringify(agents.modelIds), () => process.exit(0));
   `;
   try {
     const out = execFileSync(
       process.execPath,
       [...(LOGBOOK_FROM_SOURCE ? ['--conditions=logbook-source'] : []), '--import', import.meta.resolve('tsx'), '--input-type=module', '-e', script],
-      { cwd: dirname(agentsModule), env: { ...process.env, ...environment, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: dirname(agentsModule), env: { ...process.env, ...environment, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 },
     );
     const ids = JSON.parse(out) as unknown;
     if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) throw new Error(`unexpected output ${out}`);
