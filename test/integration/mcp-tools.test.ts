@@ -1,7 +1,7 @@
 /**
  * MCP servers as durable tools, against real MCP servers (the SDK's McpServer, test/fixtures/mcp/)
  * over stdio and Streamable HTTP on 127.0.0.1, with runs driven through the engine on the memory
- * fakes. A "cold start" after a crash is a new mcpServer() (a new connection, as a new process
+ * fakes. A "cold start" after a crash is a new connectMcpServer() (a new connection, as a new process
  * would make) and a new registry, exactly what resolveAgents builds on a fresh container.
  */
 import { describe, expect, it } from 'vitest';

@@ -66,8 +66,11 @@ export class McpConnection {
    * unavailable. Everything else that is not a result says the tool may have run.
    */
   async callTool(name: string, args: Record<string, unknown>, meta: Record<string, unknown>, options: { signal?: AbortSignal; timeoutMs: number }): Promise<CallToolResult> {
+    // A reconnect must fail before the call's own timeout does: refused in time is an error
+    // result, while the engine's timeout would leave an unsent call "unknown".
+    const connectTimeoutMs = Math.max(1, Math.min(this.options.connectTimeoutMs, Math.floor(options.timeoutMs / 2)));
     for (let sent = 0; ; sent++) {
-      const client = await this.connected();
+      const client = await this.connected(connectTimeoutMs);
       this.inFlight++;
       try {
         return await client.request({ method: 'tools/call', params: { name, arguments: args, _meta: meta } }, CallToolResultSchema, {
@@ -99,10 +102,10 @@ export class McpConnection {
     await client?.close().catch(() => undefined);
   }
 
-  private connected(): Promise<Client> {
+  private connected(timeoutMs = this.options.connectTimeoutMs): Promise<Client> {
     if (this.closed) return Promise.reject(new McpServerUnavailableError(this.label, 'the connection was closed by the application'));
     if (!this.live) {
-      const attempt = this.open();
+      const attempt = this.open(timeoutMs);
       this.live = attempt;
       attempt.catch(() => {
         if (this.live === attempt) this.live = undefined;
@@ -111,7 +114,7 @@ export class McpConnection {
     return this.live;
   }
 
-  private async open(): Promise<Client> {
+  private async open(timeoutMs: number): Promise<Client> {
     const client = new Client(this.options.clientInfo, { capabilities: {} });
     client.onclose = () => this.forget(client);
     client.onerror = (error) => {
@@ -119,7 +122,7 @@ export class McpConnection {
       if (this.inFlight > 0 && isStreamBreak(error)) void client.close().catch(() => undefined);
     };
     try {
-      await client.connect(this.transport(), { timeout: this.options.connectTimeoutMs });
+      await client.connect(this.transport(), { timeout: timeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
       throw new McpServerUnavailableError(this.label, errorMessage(error), { cause: error });

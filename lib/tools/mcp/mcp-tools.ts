@@ -19,11 +19,11 @@ export type { McpServerTools } from './server-tools.js';
  * invocation tries again). See McpToolsOptions for policies, names and timeouts.
  */
 export async function mcpTools(options: McpToolsOptions): Promise<ToolDefinition<Record<string, unknown>>[]> {
-  return (await mcpServer(options)).tools;
+  return (await connectMcpServer(options)).tools;
 }
 
 /** As mcpTools(), with the server's name and a close() (tests, and hosts that shut down cleanly). */
-export async function mcpServer(options: McpToolsOptions): Promise<McpServerTools> {
+export async function connectMcpServer(options: McpToolsOptions): Promise<McpServerTools> {
   checkOptions(options);
   // Loaded on first use, so an application without MCP servers never loads the SDK or Ajv.
   const { openMcpServer } = await import('./server-tools.js');

@@ -65,7 +65,11 @@ export interface McpToolsOptions {
   trustAnnotations?: boolean;
   /** Per call, default 60 s; at most MAX_TOOL_TIMEOUT_MS. Also bounds the SDK's own request timeout. */
   timeoutMs?: number;
-  /** Bound on connecting and initializing (and listing at cold start). Default 10 s. */
+  /**
+   * Bound on connecting and initializing, and on listing at cold start. Default 10 s. A reconnect
+   * during a call is also held to half the call's timeout, so a server that is down gives an
+   * error result before the engine would have to treat the call as unknown.
+   */
   connectTimeoutMs?: number;
   /** How this client introduces itself in `initialize`. Default `logbook`. */
   clientInfo?: { name: string; version: string };

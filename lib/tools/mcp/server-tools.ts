@@ -9,7 +9,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS, describeTransport, MCP_META_KEYS, type McpC
 import { policyFor } from './policy.js';
 import { toolOutput } from './result.js';
 
-/** What `mcpServer()` returns: the server's tools as Logbook tools, over one kept connection. */
+/** What `connectMcpServer()` returns: the server's tools as Logbook tools, over one kept connection. */
 export interface McpServerTools {
   tools: ToolDefinition<Record<string, unknown>>[];
   /** `name@version` from the server's `initialize`; the version of every tool it lists. */

@@ -1,9 +1,11 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError } from '../../../lib/core/errors.js';
-import { McpToolError } from '../../../lib/tools/mcp/errors.js';
+import { McpConnection } from '../../../lib/tools/mcp/connection.js';
+import { McpServerUnavailableError, McpToolError } from '../../../lib/tools/mcp/errors.js';
 import { classifyCallFailure, isStreamBreak } from '../../../lib/tools/mcp/failures.js';
 import { mcpTools } from '../../../lib/tools/mcp/mcp-tools.js';
 import { logbookToolNames } from '../../../lib/tools/mcp/names.js';
@@ -126,5 +128,25 @@ describe('options', () => {
   it('a server that cannot be reached at cold start is McpServerUnavailableError, with no partial tools', async () => {
     await expect(mcpTools({ transport: { url: 'http://127.0.0.1:9/mcp' }, connectTimeoutMs: 2_000 })).rejects.toMatchObject({ code: 'mcp_server_unavailable' });
     await expect(mcpTools({ transport: { command: '/nonexistent/mcp-server' }, connectTimeoutMs: 2_000 })).rejects.toMatchObject({ code: 'mcp_server_unavailable' });
+  });
+});
+
+describe('connections', () => {
+  it('a reconnect during a call gives up within half the call timeout: a server that accepts and never answers is unavailable, not a hung call', async () => {
+    // Accepts TCP connections and never writes a byte.
+    const sockets: Socket[] = [];
+    const blackHole = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+    const { port } = blackHole.address() as { port: number };
+    // A connect bound far beyond the test's own timeout: only the call's bound can end it in time.
+    const connection = new McpConnection({ transport: { url: `http://127.0.0.1:${port}/mcp` }, label: 'black-hole', connectTimeoutMs: 200_000, clientInfo: { name: 't', version: '1' } });
+    try {
+      await expect(connection.callTool('anything', {}, {}, { timeoutMs: 1_000 })).rejects.toBeInstanceOf(McpServerUnavailableError);
+      expect(connection.connects).toBe(0);
+    } finally {
+      await connection.close();
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => blackHole.close(resolve));
+    }
   });
 });
