@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/adapters/memory/manual-clock.js';
 import { AgentRegistry, defineAgent } from '../../lib/engine/agents.js';
-import { ScriptedModel, StaticModelResolver } from '../../lib/models/scripted-model.js';
+import { ScriptedModel, StaticModelResolver, type ScriptStep } from '../../lib/models/scripted-model.js';
 import { runCrashHarness, type SideEffectRecord } from '../../lib/testing/crash-harness.js';
 import { memoryStorage, type World } from '../../lib/testing/world.js';
 import { connectMcpServer, type McpServerTools } from '../../lib/tools/mcp/mcp-tools.js';
@@ -24,7 +24,7 @@ afterAll(async () => {
   dir.cleanup();
 });
 
-const script = [
+const script: ScriptStep[] = [
   { calls: [{ name: 'fx_lookup', args: { id: 'a1' } }, { name: 'fx_upsert_note', args: { note: 'customer called' } }] },
   { calls: [{ name: 'fx_send_payment', args: { amountCents: 1299 } }] },
   { text: 'looked up, noted, paid' },
