@@ -50,7 +50,6 @@ export function discoverModelIds(agentsModule: string, environment: Readonly<Rec
     if (typeof agents === 'function') agents = await agents();
     if (!agents || !Array.isArray(agents.modelIds)) throw new Error('its default export is not defineAgents(...)');
     // Exit at once: an agents module may hold connections open (MCP servers) that never end.
-    // Exit at once: an agents module may hold connections open (MCP servers) that never end.
     process.stdout.write(JSON.stringify(agents.modelIds), () => process.exit(0));
   `;
   try {
