@@ -25,3 +25,8 @@ export { startRun, type StartRunRequest } from './engine/start-run.js';
 export { runStep, type StepResult } from './engine/step-runner.js';
 export { requestCancel, requestResolution, requestRunAction, type Resolution } from './engine/requests.js';
 export { sweep } from './engine/sweep.js';
+// Tools from MCP servers (the SDK is loaded on first use, not by importing this module).
+export type { JsonSchemaInput } from './engine/tools.js';
+export { mcpTools, connectMcpServer, type McpServerTools } from './tools/mcp/mcp-tools.js';
+export { MCP_META_KEYS, type McpToolsOptions, type McpTransport, type McpHttpTransport, type McpStdioTransport, type McpPolicyOverride, type McpCaller, type McpListedTool } from './tools/mcp/options.js';
+export { McpServerUnavailableError, McpToolError, McpRequestError } from './tools/mcp/errors.js';

@@ -21,11 +21,20 @@ export interface ToolContext {
 
 export type VerifyOutcome = { status: 'landed'; output: JsonValue } | { status: 'not_landed' } | { status: 'unknown' };
 
+/**
+ * Arguments described by a JSON Schema rather than zod (tools listed from an MCP server): the
+ * schema is pinned and sent to the model as given, and `validate` checks the model's arguments.
+ */
+export interface JsonSchemaInput<I = unknown> {
+  jsonSchema: Record<string, unknown>;
+  validate(args: unknown): { ok: true; value: I } | { ok: false; issues: readonly { path: readonly (string | number)[]; message: string }[] };
+}
+
 export interface ToolSpec<I> {
   name: string;
   version: string;
   description: string;
-  input: z.ZodType<I>;
+  input: z.ZodType<I> | JsonSchemaInput<I>;
   /** What to do with a call that started and has no result. Default: escalate to a person. */
   policy?: Policy;
   /** Default DEFAULT_TOOL_TIMEOUT_MS; at most MAX_TOOL_TIMEOUT_MS (limits.ts). */
@@ -35,7 +44,9 @@ export interface ToolSpec<I> {
   verify?(args: I, ctx: ToolContext): Promise<VerifyOutcome>;
 }
 
-export interface ToolDefinition<I = unknown> extends Required<Omit<ToolSpec<I>, 'verify'>> {
+export interface ToolDefinition<I = unknown> extends Required<Omit<ToolSpec<I>, 'verify' | 'input'>> {
+  /** Always a zod schema: a JSON Schema input is wrapped so the engine validates both alike. */
+  input: z.ZodType<I>;
   verify?: ToolSpec<I>['verify'];
   /** JSON Schema of the input, as pinned in run_started and sent to the model. */
   inputSchema: Record<string, unknown>;
@@ -51,7 +62,28 @@ export function defineTool<I>(spec: ToolSpec<I>): ToolDefinition<I> {
   if (timeoutMs <= 0 || timeoutMs > MAX_TOOL_TIMEOUT_MS) {
     throw new ConfigError(`tool ${spec.name}: timeoutMs must be in (0, ${MAX_TOOL_TIMEOUT_MS}]`);
   }
-  const inputSchema = z.toJSONSchema(spec.input, { target: 'draft-2020-12' }) as Record<string, unknown>;
+  const { input, inputSchema } = isJsonSchemaInput(spec.input) ? fromJsonSchema(spec.input) : fromZod(spec.input);
+  return { ...spec, input, policy, timeoutMs, inputSchema, verify: spec.verify };
+}
+
+function isJsonSchemaInput<I>(input: z.ZodType<I> | JsonSchemaInput<I>): input is JsonSchemaInput<I> {
+  // Duck-typed, not instanceof: an application may bring its own copy of zod.
+  return typeof (input as { safeParse?: unknown }).safeParse !== 'function' && typeof (input as JsonSchemaInput<I>).validate === 'function';
+}
+
+function fromZod<I>(input: z.ZodType<I>): { input: z.ZodType<I>; inputSchema: Record<string, unknown> } {
+  const inputSchema = z.toJSONSchema(input, { target: 'draft-2020-12' }) as Record<string, unknown>;
   delete inputSchema.$schema;
-  return { ...spec, policy, timeoutMs, inputSchema, verify: spec.verify };
+  return { input, inputSchema };
+}
+
+/** The dialect marker is dropped as for zod tools: providers reject it, and the validator already knows it. */
+function fromJsonSchema<I>(spec: JsonSchemaInput<I>): { input: z.ZodType<I>; inputSchema: Record<string, unknown> } {
+  const inputSchema = structuredClone(spec.jsonSchema);
+  delete inputSchema.$schema;
+  const input = z.custom<I>().superRefine((value, ctx) => {
+    const result = spec.validate(value);
+    if (!result.ok) for (const issue of result.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: [...issue.path] });
+  });
+  return { input, inputSchema };
 }

@@ -1,0 +1,31 @@
+import type { ToolDefinition } from '../../engine/tools.js';
+import { checkOptions, type McpToolsOptions } from './options.js';
+import type { McpServerTools } from './server-tools.js';
+
+export type { McpServerTools } from './server-tools.js';
+
+/**
+ * The tools of an MCP server as Logbook tools, for an agent's `tools: [...]`. Call it in an
+ * async agents factory, which runs once per cold start: that is where the connection is made
+ * and it is kept for the warm container.
+ *
+ * ```ts
+ * export default async () => defineAgents({
+ *   agents: [defineAgent({ ..., tools: [...(await mcpTools({ transport: { command: 'node', args: ['server.js'] } }))] })],
+ * });
+ * ```
+ *
+ * A server that cannot be reached at cold start throws McpServerUnavailableError (the next
+ * invocation tries again). See McpToolsOptions for policies, names and timeouts.
+ */
+export async function mcpTools(options: McpToolsOptions): Promise<ToolDefinition<Record<string, unknown>>[]> {
+  return (await connectMcpServer(options)).tools;
+}
+
+/** As mcpTools(), with the server's name and a close() (tests, and hosts that shut down cleanly). */
+export async function connectMcpServer(options: McpToolsOptions): Promise<McpServerTools> {
+  checkOptions(options);
+  // Loaded on first use, so an application without MCP servers never loads the SDK or Ajv.
+  const { openMcpServer } = await import('./server-tools.js');
+  return openMcpServer(options);
+}
