@@ -54,8 +54,9 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
   const { heads, clock, config, logger } = deps;
   const run = { tenant: tick.tenant, runId: tick.runId };
   let grant;
+  const claimedAt = clock.now();
   try {
-    grant = await heads.claimLease(run, { owner: options.owner, now: clock.now(), ttlMs: config.leaseMs });
+    grant = await heads.claimLease(run, { owner: options.owner, now: claimedAt, ttlMs: config.leaseMs });
   } catch (error) {
     if (error instanceof LeaseHeldError) return { outcome: 'busy', retryAfterMs: Math.max(1000, error.until - clock.now() + 1000), appended: 0, turns: 0 };
     if (error instanceof RunNotFoundError) return { outcome: 'not_found', appended: 0, turns: 0 };
@@ -89,6 +90,7 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
     owner: options.owner,
     epoch,
     ttlMs: config.leaseMs,
+    grantedAt: claimedAt,
     marginMs: config.marginMs,
     onRenewed: async () => {
       await options.onLeaseRenewed?.();

@@ -1,3 +1,4 @@
+import { StaleLeaseError } from '../core/errors.js';
 import type { ToolContext } from '../engine/tools.js';
 
 export interface ToolTestContextOptions {
@@ -8,6 +9,10 @@ export interface ToolTestContextOptions {
   /** Default `<tenant>:<runId>:<callId>`, exactly as the engine builds it. */
   idempotencyKey?: string;
   fencingToken?: number;
+  /** Default: an hour from now. */
+  notAfter?: number;
+  /** What ctx.leaseFresh() answers (default: always fresh); ctx.assertLeaseFresh() throws when false. */
+  leaseFresh?: () => boolean;
 }
 
 /** A ToolContext for calling one tool's execute() or verify() in a unit test, with an abort the test controls. */
@@ -26,6 +31,7 @@ export function toolTestContext(options: ToolTestContextOptions = {}): ToolTestC
   const runId = options.runId ?? 'test-run';
   const callId = options.callId ?? '3-0';
   const controller = new AbortController();
+  const leaseFresh = options.leaseFresh ?? (() => true);
   return {
     tenant,
     runId,
@@ -33,7 +39,12 @@ export function toolTestContext(options: ToolTestContextOptions = {}): ToolTestC
     attempt: options.attempt ?? 1,
     idempotencyKey: options.idempotencyKey ?? `${tenant}:${runId}:${callId}`,
     fencingToken: options.fencingToken ?? 1,
+    notAfter: options.notAfter ?? Date.now() + 3_600_000,
     signal: controller.signal,
+    leaseFresh,
+    assertLeaseFresh: () => {
+      if (!leaseFresh()) throw new StaleLeaseError(`${tenant}/${runId}`, 'the test says the lease is stale');
+    },
     abort: (reason?: unknown) => controller.abort(reason ?? new Error('aborted by the test')),
   };
 }
