@@ -8,7 +8,7 @@ export interface SupportToolOptions {
   /** How long each tool's own work takes before it calls its service (the demo's --tool-delay). */
   toolDelayMs?: number;
   /** Replaces the delay: the tool's own work (tests freeze a call here, before its lease check). */
-  work?: (tool: string, signal: AbortSignal) => Promise<void>;
+  work?: (tool: string, ctx: ToolContext) => Promise<void>;
 }
 
 const stampOf = (ctx: ToolContext): CallStamp => ({ key: ctx.idempotencyKey, token: ctx.fencingToken, notAfter: ctx.notAfter });
@@ -27,7 +27,7 @@ export function supportTools(services: SupportServices, options: SupportToolOpti
           signal.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
         })
       : Promise.resolve();
-  const work = (tool: string, signal: AbortSignal) => (options.work ? options.work(tool, signal) : delay(signal));
+  const work = (tool: string, ctx: ToolContext) => (options.work ? options.work(tool, ctx) : delay(ctx.signal));
   return [
     defineTool({
       name: 'search_orders',
@@ -37,7 +37,7 @@ export function supportTools(services: SupportServices, options: SupportToolOpti
       policy: 'rerun',
       timeoutMs: 10_000,
       async execute({ customer }, ctx) {
-        await work('search_orders', ctx.signal);
+        await work('search_orders', ctx);
         return { orders: await services.searchOrders(customer, ctx.idempotencyKey) };
       },
     }),
@@ -49,7 +49,7 @@ export function supportTools(services: SupportServices, options: SupportToolOpti
       policy: 'idempotency_key',
       timeoutMs: 10_000,
       async execute({ subject, body }, ctx) {
-        await work('create_ticket', ctx.signal);
+        await work('create_ticket', ctx);
         ctx.assertLeaseFresh();
         return services.createTicket(subject, body, stampOf(ctx));
       },
@@ -62,7 +62,7 @@ export function supportTools(services: SupportServices, options: SupportToolOpti
       policy: 'verify',
       timeoutMs: 10_000,
       async execute({ to, subject, body }, ctx) {
-        await work('send_email', ctx.signal);
+        await work('send_email', ctx);
         ctx.assertLeaseFresh();
         return services.sendEmail(to, subject, body, stampOf(ctx));
       },
@@ -80,7 +80,7 @@ export function supportTools(services: SupportServices, options: SupportToolOpti
       policy: 'escalate',
       timeoutMs: 10_000,
       async execute({ orderId, amountCents }, ctx) {
-        await work('issue_refund', ctx.signal);
+        await work('issue_refund', ctx);
         ctx.assertLeaseFresh();
         return services.refund(orderId, amountCents, stampOf(ctx));
       },
