@@ -66,10 +66,13 @@ const HTTP_CODES: Record<number, string> = {
 };
 
 /** HTTP status of a Logbook error; unknown errors are 500 and never echo their message. */
-export function statusOf(error: unknown): 400 | 404 | 409 | 429 | 500 | 503 {
+export function statusOf(error: unknown): 400 | 404 | 409 | 413 | 429 | 500 | 503 {
   switch (errorCode(error)) {
     case 'validation_error':
       return 400;
+    // Only a request's own content makes an item too large (a resolution's result, say).
+    case 'item_too_large':
+      return 413;
     case 'run_not_found':
       return 404;
     case 'run_conflict':

@@ -94,8 +94,8 @@ function deepJson(r: Rng): string {
   return `{"agent":"support","input":${open.repeat(levels)}1${close.repeat(levels)}}`;
 }
 
-function hostileBody(r: Rng): { body: string | Uint8Array; what: string } {
-  switch (r.int(12)) {
+function hostileBody(r: Rng, ctx: FuzzContext): { body: string | Uint8Array; what: string } {
+  switch (r.int(13)) {
     case 0:
       return { body: deepJson(r), what: 'deep nesting' };
     case 1: {
@@ -112,6 +112,11 @@ function hostileBody(r: Rng): { body: string | Uint8Array; what: string } {
       return { body: r.pick(['', ' ', 'null', '[]', '{', '{"agent":', '"x"', '1e400', '{"input":"\\ud800","agent":"support"}', '{"agent":"support","input":"\\u0000"}']), what: 'odd JSON' };
     case 6:
       return { body: JSON.stringify({ agent: 'support', input: randomJson(r, 6), budgets: randomJson(r, 2) }), what: 'random start fields' };
+    case 7: {
+      // Under the body limit, over DynamoDB's item limit once stored in the inbox.
+      const size = r.pick([350_000, 450_000, 900_000]);
+      return { body: JSON.stringify({ callId: ctx.parked.callId, outcome: 'succeeded', result: { note: 'z'.repeat(size) } }), what: `huge result ${size}` };
+    }
     default:
       return { body: JSON.stringify(randomJson(r, 5)), what: 'random JSON' };
   }
@@ -204,7 +209,7 @@ export function fuzzRequest(r: Rng, ctx: FuzzContext): FuzzRequest {
         what.push(`content-type ${req.headers['content-type']}`);
         break;
       default: {
-        const hostile = hostileBody(r);
+        const hostile = hostileBody(r, ctx);
         req.body = hostile.body;
         if (!req.headers['content-type']) req.headers['content-type'] = 'application/json';
         what.push(`body ${hostile.what}`);
