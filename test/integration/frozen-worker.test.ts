@@ -5,7 +5,7 @@
 // on waking and send nothing) and with the request already in flight (the service must refuse its
 // lower fencing token). Either way: 0 duplicate effects, the run completes with a contiguous log,
 // and nothing the frozen worker tried to write after the takeover landed.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +34,7 @@ async function events(runId: string): Promise<LoggedEvent[]> {
   return (await stack.runtime.engine.log.read({ tenant: 'local', runId }, { afterSeq: 0 })).events as LoggedEvent[];
 }
 
-/** Freeze the worker process the moment the run's send_email call has started. */
+/** Freeze the worker process once the run's send_email call has started (and is held, see the fixture). */
 async function freezeInsideSendEmail(runId: string): Promise<{ pid: number; epoch: number; callId: string }> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
@@ -64,7 +64,7 @@ describe.skipIf(!endpoints)('a worker process frozen (SIGSTOP) inside a call pas
       concurrency: 3,
       sweepEveryMs: 1_000,
       agentsModule: 'test/integration/frozen-worker.fixture.ts',
-      env: { SUPPORT_LEDGER_FILE: join(workDir, 'ledger.jsonl') },
+      env: { SUPPORT_LEDGER_FILE: join(workDir, 'ledger.jsonl'), FROZEN_GO_DIR: workDir },
     });
     client = new LogbookClient(stack.apiUrl);
   });
@@ -97,7 +97,9 @@ describe.skipIf(!endpoints)('a worker process frozen (SIGSTOP) inside a call pas
         return ['completed', 'failed', 'parked'].includes(view.status) ? view : undefined;
       });
     }
-    for (const f of frozen) {
+    // Let the held calls go on once their process runs again, and resume it.
+    for (const [i, f] of frozen.entries()) {
+      writeFileSync(join(workDir, `go-${runs[i]!.runId}`), '');
       process.kill(f.pid, 'SIGCONT');
       stopped.delete(f.pid);
     }
