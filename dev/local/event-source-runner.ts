@@ -37,7 +37,7 @@ export interface RunnerStats {
   deleted: number;
 }
 
-type Pending = { id: number; resolve: (r: InvokeOutcome) => void; timer: NodeJS.Timeout; child: ChildProcess };
+type Pending = { id: number; resolve: (r: InvokeOutcome) => void; timer: NodeJS.Timeout; child: ChildProcess; body: string };
 type InvokeOutcome = { kind: 'response'; response: SQSBatchResponse } | { kind: 'error'; message: string } | { kind: 'died'; signal: string | null };
 
 const HOST = fileURLToPath(sibling('worker-host', import.meta.url));
@@ -112,7 +112,7 @@ class Sandbox {
         this.runner.stats.timeouts++;
         this.kill();
       }, this.options.timeoutMs + 1_000);
-      this.pending = { id, resolve, timer, child };
+      this.pending = { id, resolve, timer, child, body: event.Records[0]?.body ?? '' };
       this.busySince = Date.now();
       child.send({ type: 'invoke', id, event, timeoutMs: this.options.timeoutMs });
     });
@@ -120,6 +120,12 @@ class Sandbox {
 
   get busy(): boolean {
     return this.pending !== undefined;
+  }
+
+  /** The process handling a message now, and that message's body. */
+  get busyWith(): { pid: number; body: string } | undefined {
+    const p = this.pending;
+    return p?.child.pid !== undefined ? { pid: p.child.pid, body: p.body } : undefined;
   }
 
   /** kill -9, as a crashed host or a Lambda timeout would. */
@@ -195,6 +201,11 @@ export class LocalEventSourceRunner {
 
   get busyWorkers(): number {
     return this.sandboxes.filter((s) => s.busy).length;
+  }
+
+  /** Worker processes handling a message now, with the tick they hold (a test may SIGSTOP one). */
+  busyProcesses(): { pid: number; body: string }[] {
+    return this.sandboxes.flatMap((s) => (s.busyWith ? [s.busyWith] : []));
   }
 
   private async loop(sandbox: Sandbox): Promise<void> {

@@ -1,18 +1,33 @@
 import { z } from 'zod';
-import { ScriptedModel, defineAgent, defineTool, type AgentDefinition, type ModelRequest, type Price, type ScriptStep } from 'logbook';
-import type { SupportServices } from './services.js';
+import { ScriptedModel, defineAgent, defineTool, type AgentDefinition, type ModelRequest, type Price, type ScriptStep, type ToolContext } from 'logbook';
+import type { CallStamp, SupportServices } from './services.js';
 
 export const SUPPORT_MODEL_ID = 'scripted:support-v1';
 
-/** The articles' support agent: one tool per side-effect policy. */
-export function supportTools(services: SupportServices, options: { toolDelayMs?: number } = {}) {
-  const pause = (signal: AbortSignal) =>
+export interface SupportToolOptions {
+  /** How long each tool's own work takes before it calls its service (the demo's --tool-delay). */
+  toolDelayMs?: number;
+  /** Replaces the delay: the tool's own work (tests freeze a call here, before its lease check). */
+  work?: (tool: string, ctx: ToolContext) => Promise<void>;
+}
+
+const stampOf = (ctx: ToolContext): CallStamp => ({ key: ctx.idempotencyKey, token: ctx.fencingToken, notAfter: ctx.notAfter });
+
+/**
+ * The articles' support agent: one tool per side-effect policy. Every write checks, right before
+ * its request leaves, that this worker still holds the run by the wall clock (a worker frozen past
+ * its lease stops here when it wakes), and sends its key, fencing token and deadline, so a request
+ * already in flight when the worker froze is refused by the service.
+ */
+export function supportTools(services: SupportServices, options: SupportToolOptions = {}) {
+  const delay = (signal: AbortSignal) =>
     options.toolDelayMs
       ? new Promise<void>((resolve, reject) => {
           const t = setTimeout(resolve, options.toolDelayMs);
           signal.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
         })
       : Promise.resolve();
+  const work = (tool: string, ctx: ToolContext) => (options.work ? options.work(tool, ctx) : delay(ctx.signal));
   return [
     defineTool({
       name: 'search_orders',
@@ -22,8 +37,8 @@ export function supportTools(services: SupportServices, options: { toolDelayMs?:
       policy: 'rerun',
       timeoutMs: 10_000,
       async execute({ customer }, ctx) {
-        await pause(ctx.signal);
-        return { orders: services.searchOrders(customer, ctx.idempotencyKey) };
+        await work('search_orders', ctx);
+        return { orders: await services.searchOrders(customer, ctx.idempotencyKey) };
       },
     }),
     defineTool({
@@ -34,8 +49,9 @@ export function supportTools(services: SupportServices, options: { toolDelayMs?:
       policy: 'idempotency_key',
       timeoutMs: 10_000,
       async execute({ subject, body }, ctx) {
-        await pause(ctx.signal);
-        return services.createTicket(subject, body, ctx.idempotencyKey);
+        await work('create_ticket', ctx);
+        ctx.assertLeaseFresh();
+        return services.createTicket(subject, body, stampOf(ctx));
       },
     }),
     defineTool({
@@ -46,11 +62,13 @@ export function supportTools(services: SupportServices, options: { toolDelayMs?:
       policy: 'verify',
       timeoutMs: 10_000,
       async execute({ to, subject, body }, ctx) {
-        await pause(ctx.signal);
-        return services.sendEmail(to, subject, body, ctx.idempotencyKey);
+        await work('send_email', ctx);
+        ctx.assertLeaseFresh();
+        return services.sendEmail(to, subject, body, stampOf(ctx));
       },
       async verify(_args, ctx) {
-        const found = services.findEmail(ctx.idempotencyKey);
+        // The lookup raises the key's fence to our token: an older worker's late send is refused.
+        const found = await services.findEmail(stampOf(ctx));
         return found ? { status: 'landed', output: found } : { status: 'not_landed' };
       },
     }),
@@ -62,8 +80,9 @@ export function supportTools(services: SupportServices, options: { toolDelayMs?:
       policy: 'escalate',
       timeoutMs: 10_000,
       async execute({ orderId, amountCents }, ctx) {
-        await pause(ctx.signal);
-        return services.refund(orderId, amountCents, ctx.idempotencyKey);
+        await work('issue_refund', ctx);
+        ctx.assertLeaseFresh();
+        return services.refund(orderId, amountCents, stampOf(ctx));
       },
     }),
   ];
@@ -96,8 +115,9 @@ export function supportScript(customer = 'c_77'): ScriptStep[] {
   ];
 }
 
-export interface SupportAgentOptions {
-  toolDelayMs?: number;
+export interface SupportAgentOptions extends SupportToolOptions {
+  /** Default `support`. */
+  name?: string;
   version?: string;
   /** A real model (from LOGBOOK_MODEL) instead of the scripted one. */
   model?: { id: string; price: Price };
@@ -105,7 +125,7 @@ export interface SupportAgentOptions {
 
 export function supportAgent(services: SupportServices, options: SupportAgentOptions = {}): AgentDefinition {
   return defineAgent({
-    name: 'support',
+    name: options.name ?? 'support',
     version: options.version ?? '1.0.0',
     model: options.model
       ? { id: options.model.id, maxOutputTokens: 1024, price: options.model.price }

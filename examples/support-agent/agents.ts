@@ -11,7 +11,8 @@ import { SupportServices } from './services.js';
 
 export function createSupportAgents(env: Record<string, string | undefined> = process.env): Agents {
   const ledger = env.SUPPORT_LEDGER_FILE ? new FileLedger(env.SUPPORT_LEDGER_FILE) : new MemoryLedger();
-  const services = new SupportServices(ledger);
+  // The services' latency is how long a write is in flight after the tool's lease check.
+  const services = new SupportServices(ledger, { latencyMs: Number(env.SUPPORT_SERVICE_LATENCY_MS ?? 0) });
   const modelName = env.LOGBOOK_MODEL?.trim() ?? '';
   const real = modelName === '' || modelName.startsWith('scripted') ? undefined : selectedModel(env);
   const toolDelayMs = Number(env.SUPPORT_TOOL_DELAY_MS ?? 0);

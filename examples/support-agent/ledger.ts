@@ -1,6 +1,6 @@
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 
-/** One side effect a fake downstream service performed (or deduplicated). */
+/** One side effect a fake downstream service performed (or deduplicated, or refused). */
 export interface SideEffect {
   service: 'orders' | 'tickets' | 'email' | 'payments';
   op: string;
@@ -8,16 +8,23 @@ export interface SideEffect {
   key: string;
   runId: string;
   callId: string;
-  /** False when the service recognised the key and did nothing. */
+  /** False when the service recognised the key and did nothing, or refused the request. */
   applied: boolean;
   /** true for reads: repeating them is harmless. */
   readOnly: boolean;
+  /** The fencing token the request carried (email and payments keep the highest one per key). */
+  token?: number;
   detail: Record<string, unknown>;
 }
 
 export interface Ledger {
   record(effect: SideEffect): void;
   all(): SideEffect[];
+  /**
+   * Run `fn` (which reads and records) with no other writer in between, as a real service checks
+   * and stores a request in one transaction. Across processes for the file ledger.
+   */
+  atomically<T>(fn: () => T): T;
 }
 
 export class MemoryLedger implements Ledger {
@@ -28,11 +35,20 @@ export class MemoryLedger implements Ledger {
   all(): SideEffect[] {
     return structuredClone(this.effects);
   }
+  atomically<T>(fn: () => T): T {
+    return fn(); // one process, synchronous fn: nothing can run in between
+  }
 }
+
+const LOCK_WAIT_MS = 10_000;
+const nap = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * A ledger that survives a killed worker process: one JSON line per effect, appended
- * synchronously so an effect that happened is on disk before the tool returns.
+ * synchronously so an effect that happened is on disk before the tool returns. Worker processes
+ * share it, so check-then-record runs under a lock file holding the holder's pid: a lock whose
+ * holder is dead (a SIGKILLed worker) is broken; a frozen holder is waited for, as a real
+ * database would keep a frozen client's transaction lock.
  */
 export class FileLedger implements Ledger {
   constructor(private readonly path: string) {}
@@ -45,6 +61,44 @@ export class FileLedger implements Ledger {
       .split('\n')
       .filter((l) => l.trim() !== '')
       .map((l) => JSON.parse(l) as SideEffect);
+  }
+  atomically<T>(fn: () => T): T {
+    const lock = `${this.path}.lock`;
+    const giveUpAt = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        const fd = openSync(lock, 'wx');
+        writeSync(fd, String(process.pid));
+        closeSync(fd);
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        if (holderIsDead(lock)) rmSync(lock, { force: true });
+        else if (Date.now() > giveUpAt) throw new Error(`ledger ${this.path} stayed locked for ${LOCK_WAIT_MS} ms`);
+        else Atomics.wait(nap, 0, 0, 2);
+      }
+    }
+    try {
+      return fn();
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
+}
+
+function holderIsDead(lock: string): boolean {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(lock, 'utf8'));
+  } catch {
+    return false; // just released, or not written yet: try again
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 

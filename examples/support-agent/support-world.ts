@@ -11,11 +11,13 @@ export interface SupportWorld extends World {
 
 /** A fresh world running the demo support agent on in-memory storage (or the storage given). */
 export function supportWorld(storage: WorldStorage = memoryStorage(), ledger: Ledger = new MemoryLedger()): SupportWorld {
-  const services = new SupportServices(ledger);
+  const clock = new ManualClock();
+  // The services check request deadlines on the world's clock, as a real service on synced time.
+  const services = new SupportServices(ledger, { now: () => clock.now() });
   const registry = new AgentRegistry().register(supportAgent(services));
   return {
     storage,
-    clock: new ManualClock(),
+    clock,
     registry,
     models: new StaticModelResolver({ [SUPPORT_MODEL_ID]: supportModel() }),
     ledger,

@@ -1,6 +1,9 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { methodNotAllowed } from 'hono/method-not-allowed';
 import { errorCode } from '../core/errors.js';
+import { DEFAULT_BODY_LIMITS, jsonBodyGuard, payloadTooLarge, type BodyLimits } from './body-guard.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
 import { serveOpenApiDocument } from './openapi.js';
 import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runEventsRoute, startRunRoute } from './routes.js';
@@ -18,6 +21,8 @@ export interface ApiOptions {
   /** Who is calling: from the authorizer on Lambda, the local tenant on the local server. */
   caller(c: Context): Caller | undefined;
   logger?: ApiLogger;
+  /** Body size and JSON nesting limits (default 1 MiB, 64 levels). */
+  limits?: Partial<BodyLimits>;
 }
 
 export type ApiEnv = { Variables: { caller: Caller } };
@@ -28,9 +33,13 @@ const API_VERSION = '0.1.0';
 /**
  * The HTTP API as one Hono app: the Lambda handler and the local Node server run this same code.
  * Bodies, paths and queries are validated by zod; a bad one is a 400 naming each bad field.
+ * Nothing a client sends is a 5xx: an unknown path is a 404, a known path with another method a
+ * 405 with Allow, a body over the limit a 413, a wrong media type a 415, JSON that is not UTF-8,
+ * too deep or carries `__proto__` a 400 (test/integration/api-fuzz.test.ts holds it to that).
  */
 export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   const { service, logger } = options;
+  const limits: BodyLimits = { ...DEFAULT_BODY_LIMITS, ...options.limits };
   const app = new OpenAPIHono<ApiEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {
@@ -50,11 +59,23 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   });
   app.notFound((c) => c.json<ApiErrorBody>({ error: { code: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404));
 
+  // Outermost: a 404 for a path that exists with other methods becomes a 405 naming them.
+  app.use(
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, methods) =>
+        c.json<ApiErrorBody>({ error: { code: 'method_not_allowed', message: `${c.req.method} is not allowed here; use ${methods.join(', ')}` } }, 405, { Allow: methods.join(', ') }),
+    }),
+  );
+  // Before anything reads a body: stops at the limit while streaming, never buffering more.
+  app.use(bodyLimit({ maxSize: limits.maxBodyBytes, onError: (c) => payloadTooLarge(c, limits) }));
   app.use('/runs', authenticate(options));
   app.use('/runs/*', authenticate(options));
+  app.use('/runs', jsonBodyGuard(limits));
+  app.use('/runs/*', jsonBodyGuard(limits));
   // The cancel body is optional: an empty body sent as JSON means "no reason", not malformed JSON.
   app.use('/runs/:runId/cancel', async (c, next) => {
-    if (c.req.method === 'POST' && (await c.req.raw.clone().text()).trim() === '') {
+    if (c.req.method === 'POST' && (await c.req.text()).trim() === '') {
       const headers = new Headers(c.req.raw.headers);
       headers.delete('content-type');
       c.req.raw = new Request(c.req.raw.url, { method: 'POST', headers });

@@ -46,11 +46,19 @@ export function engineRunService(deps: EngineDeps): RunService {
       return { runId: out.runId, created: out.created, status: out.status as RunView['status'] };
     },
     async list(caller, query) {
-      const page = await deps.heads.listRuns(caller.tenant, {
-        limit: query.limit,
-        ...(query.status ? { status: query.status } : {}),
-        ...(query.cursor ? { cursor: query.cursor } : {}),
-      });
+      const page = await deps.heads
+        .listRuns(caller.tenant, {
+          limit: query.limit,
+          ...(query.status ? { status: query.status } : {}),
+          ...(query.cursor ? { cursor: query.cursor } : {}),
+        })
+        .catch((error: unknown) => {
+          // The store names the option (`cursor`); the API names the request part (`query.cursor`).
+          if (error instanceof ValidationError) {
+            throw new ValidationError(error.message, error.issues.map((i) => ({ path: `query.${i.path}`, message: i.message })));
+          }
+          throw error;
+        });
       return { runs: page.runs.map(runSummary), ...(page.cursor ? { cursor: page.cursor } : {}) };
     },
     async get(caller, runId) {

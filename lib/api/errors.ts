@@ -24,11 +24,24 @@ export function issuesOf(error: ZodError, target: string): ApiIssue[] {
   return zodIssues(error, { prefix: TARGET_NAMES[target] ?? target });
 }
 
+/** Codes for the refusals Hono and its validators raise as HTTPException. */
+const HTTP_CODES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
 /** HTTP status of a Logbook error; unknown errors are 500 and never echo their message. */
-export function statusOf(error: unknown): 400 | 404 | 409 | 429 | 500 | 503 {
+export function statusOf(error: unknown): 400 | 404 | 409 | 413 | 429 | 500 | 503 {
   switch (errorCode(error)) {
     case 'validation_error':
       return 400;
+    // Only a request's own content makes an item too large (a resolution's result, say).
+    case 'item_too_large':
+      return 413;
     case 'run_not_found':
       return 404;
     case 'run_conflict':
@@ -49,7 +62,8 @@ export function statusOf(error: unknown): 400 | 404 | 409 | 429 | 500 | 503 {
 export function errorResponse(c: Context, error: unknown): Response {
   if (error instanceof HTTPException) {
     const status = error.status;
-    const code = status === 400 ? 'invalid_request' : status === 401 ? 'unauthorized' : 'http_error';
+    if (status >= 500) return c.json<ApiErrorBody>({ error: { code: 'internal_error', message: 'internal error' } }, 500);
+    const code = HTTP_CODES[status] ?? 'http_error';
     return c.json<ApiErrorBody>({ error: { code, message: error.message || 'request refused' } }, status);
   }
   const status = statusOf(error);

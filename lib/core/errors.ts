@@ -68,6 +68,22 @@ export class LeaseLostError extends LogbookError {
   }
 }
 
+/**
+ * By the wall clock this worker can no longer be sure it still holds the run: its lease was lost,
+ * its last successful renewal is older than the lease minus the safety margin (a frozen or starved
+ * process), or the call is past its deadline. Thrown by `ctx.assertLeaseFresh()` right before an
+ * irreversible act: nothing was done, and the call's policy decides (another worker may own it).
+ */
+export class StaleLeaseError extends LogbookError {
+  readonly code = 'lease_stale';
+  constructor(
+    readonly runKey: string,
+    readonly reason: string,
+  ) {
+    super(`${runKey}: ${reason}`);
+  }
+}
+
 /** The log cannot be folded: invalid event, gap in seq, or impossible order. */
 export class CorruptLogError extends LogbookError {
   readonly code = 'corrupt_log';

@@ -11,6 +11,11 @@ export interface LeaseKeeperOptions {
   owner: string;
   epoch: number;
   ttlMs: number;
+  /**
+   * The `now` the claim was made with: the lease runs from then, not from when this keeper was
+   * built (a process frozen between the claim and here must not think its lease is young).
+   */
+  grantedAt?: number;
   /** Called after each successful renewal (the worker extends the tick's visibility here). */
   onRenewed?: () => Promise<void>;
   /** Margin kept free before the lease ends and before the invocation ends. */
@@ -19,7 +24,9 @@ export interface LeaseKeeperOptions {
 
 /**
  * Renews the lease on its own timer, independent of slow tool calls, and aborts `signal` when the
- * lease is lost so in-flight calls stop. `assertFresh` guards every model and tool start.
+ * lease is lost so in-flight calls stop. `assertFresh` guards every model and tool start;
+ * `staleness()` is the same wall-clock test without the time-left part, for tools to ask right
+ * before their irreversible moment (a frozen process sees its renewals are old when it wakes).
  */
 export class LeaseKeeper {
   private readonly stopper = new AbortController();
@@ -28,7 +35,7 @@ export class LeaseKeeper {
   private loop: Promise<void> | undefined;
 
   constructor(private readonly o: LeaseKeeperOptions) {
-    this.lastRenewedAt = o.clock.now();
+    this.lastRenewedAt = o.grantedAt ?? o.clock.now();
   }
 
   get signal(): AbortSignal {
@@ -48,13 +55,22 @@ export class LeaseKeeper {
     await this.loop;
   }
 
+  /**
+   * Why this worker can no longer trust its lease, or undefined while it can: lost, or the last
+   * successful renewal is older than the lease minus the margin. No I/O: the clock only.
+   */
+  staleness(): string | undefined {
+    if (this.lost) return 'lease lost';
+    const age = this.o.clock.now() - this.lastRenewedAt;
+    if (age > this.o.ttlMs - this.o.marginMs) return `last lease renewal ${age} ms ago is too old (lease ${this.o.ttlMs} ms, margin ${this.o.marginMs} ms)`;
+    return undefined;
+  }
+
   /** Before a model or tool call: the lease must be fresh and the invocation must have time left. */
   assertFresh(callTimeoutMs: number, invocationDeadline: number): void {
     const now = this.o.clock.now();
-    if (this.lost) throw new StopWorkError('lease lost');
-    if (now - this.lastRenewedAt > this.o.ttlMs - this.o.marginMs) {
-      throw new StopWorkError(`last lease renewal ${now - this.lastRenewedAt} ms ago is too old`);
-    }
+    const stale = this.staleness();
+    if (stale) throw new StopWorkError(stale);
     if (invocationDeadline - now < callTimeoutMs + this.o.marginMs) {
       throw new StopWorkError(`only ${invocationDeadline - now} ms left for a call of up to ${callTimeoutMs} ms`);
     }

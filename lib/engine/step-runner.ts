@@ -68,7 +68,9 @@ const idle = (outcome: StepOutcome, extra: Partial<StepResult> = {}): StepResult
  */
 export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions): Promise<StepResult> {
   const run: RunRef = { tenant: tick.tenant, runId: tick.runId };
-  const claimed = await claim(deps, run, options.owner);
+  // The lease is timed from the claim: a process frozen after claiming must not think it young.
+  const claimedAt = deps.clock.now();
+  const claimed = await claim(deps, run, options.owner, claimedAt);
   if ('done' in claimed) return claimed.done;
   const grant = claimed.next;
   const release: Release = (inboxVersion) => deps.heads.releaseLease(run, { owner: options.owner, epoch: grant.epoch, inboxVersion });
@@ -77,7 +79,7 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
   if ('done' in gated) return gated.done;
 
   const holder: { session?: RunSession } = {};
-  const lease = heartbeat(deps, run, grant.epoch, options, holder);
+  const lease = heartbeat(deps, run, grant.epoch, claimedAt, options, holder);
   lease.start();
   const progress = { turns: 0 };
   try {
@@ -99,10 +101,10 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
 }
 
 /** Phase 1: claim the lease. */
-async function claim(deps: EngineDeps, run: RunRef, owner: string): Promise<Phase<LeaseGrant>> {
+async function claim(deps: EngineDeps, run: RunRef, owner: string, now: number): Promise<Phase<LeaseGrant>> {
   const { heads, clock, config } = deps;
   try {
-    return { next: await heads.claimLease(run, { owner, now: clock.now(), ttlMs: config.leaseMs }) };
+    return { next: await heads.claimLease(run, { owner, now, ttlMs: config.leaseMs }) };
   } catch (error) {
     if (error instanceof LeaseHeldError) return { done: idle('busy', { retryAfterMs: Math.max(1000, error.until - clock.now() + 1000) }) };
     if (error instanceof RunNotFoundError) return { done: idle('not_found') };
@@ -134,13 +136,14 @@ async function headGate(deps: EngineDeps, run: RunRef, grant: LeaseGrant, owner:
 }
 
 /** Phase 3: the lease keeper; each renewal also extends the tick and looks for a cancel. */
-function heartbeat(deps: EngineDeps, run: RunRef, epoch: number, options: StepOptions, holder: { session?: RunSession }): LeaseKeeper {
+function heartbeat(deps: EngineDeps, run: RunRef, epoch: number, grantedAt: number, options: StepOptions, holder: { session?: RunSession }): LeaseKeeper {
   return new LeaseKeeper({
     heads: deps.heads,
     clock: deps.clock,
     run,
     owner: options.owner,
     epoch,
+    grantedAt,
     ttlMs: deps.config.leaseMs,
     marginMs: deps.config.marginMs,
     onRenewed: async () => {

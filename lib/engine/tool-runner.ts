@@ -1,4 +1,4 @@
-import { errorCode, errorMessage, StopWorkError, ToolOutcomeUnknownError } from '../core/errors.js';
+import { errorCode, errorMessage, StaleLeaseError, StopWorkError, ToolOutcomeUnknownError } from '../core/errors.js';
 import type { PinnedTool } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { CallState } from '../core/state.js';
@@ -24,8 +24,15 @@ export interface PreparedCall {
 /** How long a tool that ignores its abort signal may keep running before the process must exit. */
 const ABORT_GRACE_MS = 2_000;
 
-export function toolContext(session: RunSession, call: CallState, attempt: number, signal: AbortSignal): ToolContext {
+export function toolContext(session: RunSession, call: CallState, attempt: number, signal: AbortSignal, notAfter: number): ToolContext {
   const { tenant, runId } = session.run;
+  const staleness = (): string | undefined => {
+    if (session.fenced) return 'an append of this worker was rejected';
+    const stale = session.lease.staleness();
+    if (stale) return stale;
+    const now = session.deps.clock.now();
+    return now >= notAfter ? `call ${call.callId} is ${now - notAfter} ms past its deadline` : undefined;
+  };
   return {
     tenant,
     runId,
@@ -33,7 +40,13 @@ export function toolContext(session: RunSession, call: CallState, attempt: numbe
     attempt,
     idempotencyKey: `${tenant}:${runId}:${call.callId}`,
     fencingToken: session.writer.epoch,
+    notAfter,
     signal,
+    leaseFresh: () => staleness() === undefined,
+    assertLeaseFresh: () => {
+      const stale = staleness();
+      if (stale) throw new StaleLeaseError(`${tenant}/${runId}`, stale);
+    },
   };
 }
 
@@ -64,12 +77,13 @@ export async function executeCall(session: RunSession, p: PreparedCall, cancelSi
     // A worker frozen before this point may have lost its run: never act on a stale lease.
     if (session.lease.lost || session.fenced) throw new ToolAbort('lease_lost');
     session.lease.assertFresh(0, Number.MAX_SAFE_INTEGER);
-    const output = await settleOrAbort(session, p.impl.execute(p.args, toolContext(session, p.call, p.attempt, controller.signal)), controller.signal);
+    const notAfter = p.call.notAfter ?? deps.clock.now() + p.pinned.timeoutMs;
+    const ctx = toolContext(session, p.call, p.attempt, controller.signal, notAfter);
+    const output = await settleOrAbort(session, p.impl.execute(p.args, ctx), controller.signal);
     record = { ok: true, output, source: 'tool' };
   } catch (error) {
     rethrowHalt(error);
-    const why =
-      error instanceof ToolAbort ? error.why : error instanceof StopWorkError ? 'lease_lost' : controller.signal.aborted ? (controller.signal.reason as ToolAbort).why : undefined;
+    const why = error instanceof ToolAbort ? error.why : controller.signal.aborted ? (controller.signal.reason as ToolAbort).why : staleWhy(session, error);
     if (why === 'cancel' && p.pinned.policy === 'rerun') {
       record = { ok: false, output: { error: 'cancelled', message: 'run cancelled while the call was running' }, source: 'cancel', errorCode: 'cancelled' };
     } else if (why !== undefined || error instanceof ToolOutcomeUnknownError) {
@@ -98,6 +112,17 @@ export async function executeCall(session: RunSession, p: PreparedCall, cancelSi
   }
 }
 
+/**
+ * A failure seen by a worker that may have lost its run is not the call's outcome: the tool said
+ * its lease was stale, the engine stopped it, or the lease went stale while it ran (a downstream
+ * that refused our fencing token is the usual cause). Such a call is left to its policy, decided
+ * by whoever holds the run now; a success is still recorded, since it is true whoever writes it.
+ */
+function staleWhy(session: RunSession, error: unknown): 'lease_lost' | undefined {
+  if (error instanceof StaleLeaseError || error instanceof StopWorkError) return 'lease_lost';
+  return session.fenced || session.lease.staleness() !== undefined ? 'lease_lost' : undefined;
+}
+
 /** Look whether a started verify-policy call landed, and record what verify() saw. */
 export async function verifyCall(session: RunSession, p: Omit<PreparedCall, 'attempt'>): Promise<void> {
   const { deps } = session;
@@ -108,14 +133,17 @@ export async function verifyCall(session: RunSession, p: Omit<PreparedCall, 'att
     () => undefined,
   );
   let outcome: VerifyOutcome;
+  const notAfter = deps.clock.now() + p.pinned.timeoutMs;
   try {
     await deps.checkpoints?.at('before-verify', `${p.pinned.name}#${p.call.callId}`);
     const verify = p.impl.verify;
     outcome = verify
-      ? await settleOrAbort(session, verify(p.args, toolContext(session, p.call, p.call.attempt, controller.signal)), controller.signal)
+      ? await settleOrAbort(session, verify(p.args, toolContext(session, p.call, p.call.attempt, controller.signal, notAfter)), controller.signal)
       : { status: 'unknown' };
   } catch (error) {
     rethrowHalt(error);
+    // A stale worker's failed look proves nothing: stop, and let the run's holder look again.
+    if (staleWhy(session, error)) throw new StopWorkError(`verify of ${p.call.callId} failed on a stale lease`);
     outcome = { status: 'unknown' };
   } finally {
     stopTimer.abort();

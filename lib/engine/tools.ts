@@ -13,10 +13,32 @@ export interface ToolContext {
   attempt: number;
   /** `<tenant>:<runId>:<callId>`: hand it to services that dedupe. Same on every attempt. */
   idempotencyKey: string;
-  /** The lease epoch of the worker running the call; a downstream may reject lower tokens. */
+  /**
+   * The lease epoch of the worker running the call: it only grows, and a worker that took the run
+   * over has a higher one. Pass it downstream with the idempotency key; a careful service keeps
+   * the highest token seen per key and refuses lower ones, so a stale worker's late request fails.
+   */
   fencingToken: number;
+  /**
+   * Epoch ms after which this call is over (its `notAfter`; for verify(), verify's own timeout).
+   * After it, plus the agent's grace, another worker may apply the policy. A downstream that
+   * honours request deadlines should refuse the request once this has passed.
+   */
+  notAfter: number;
   /** Aborted on timeout, on cancel (rerun and idempotency_key tools) and when the lease is lost. */
   signal: AbortSignal;
+  /**
+   * True while this worker still holds the run by the wall clock: its lease is not lost, its last
+   * renewal is younger than the lease minus the margin, and `notAfter` has not passed. No I/O.
+   * A process that was frozen (SIGSTOP, a long GC pause, a starved host) sees false when it wakes.
+   */
+  leaseFresh(): boolean;
+  /**
+   * Throws StaleLeaseError (code `lease_stale`) unless leaseFresh(). Call it right before the
+   * irreversible moment: the call then did nothing and is left to its policy, never recorded as
+   * a failure by this worker.
+   */
+  assertLeaseFresh(): void;
 }
 
 export type VerifyOutcome = { status: 'landed'; output: JsonValue } | { status: 'not_landed' } | { status: 'unknown' };

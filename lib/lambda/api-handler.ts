@@ -30,6 +30,22 @@ export function apiHandlerFor(getRuntime: () => Promise<Runtime>) {
       });
       lambdaHandler = handle(app);
     }
-    return lambdaHandler(event as unknown as Parameters<ReturnType<typeof handle>>[0], context);
+    const result = (await lambdaHandler(event as unknown as Parameters<ReturnType<typeof handle>>[0], context)) as AdapterResult;
+    return asJsonError(result);
   };
+}
+
+type AdapterResult = { statusCode: number; headers?: Record<string, string>; body: string; isBase64Encoded?: boolean };
+
+/**
+ * The app answers every error as JSON with a code. Only Hono's Lambda adapter answers in plain
+ * text, when it cannot even build a Request from the event (a GET with a body, a header value
+ * fetch refuses): give that the same shape as every other refusal.
+ */
+function asJsonError(result: AdapterResult): AdapterResult {
+  const type = Object.entries(result.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? '';
+  if (result.statusCode < 400 || type.includes('json')) return result;
+  const code = result.statusCode === 400 ? 'invalid_request' : 'internal_error';
+  const message = result.statusCode === 400 ? 'the request could not be read' : 'internal error';
+  return { statusCode: result.statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: { code, message } }), isBase64Encoded: false };
 }

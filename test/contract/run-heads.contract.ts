@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseHeldError, LeaseLostError, RunNotFoundError } from '../../lib/core/errors.js';
+import { LeaseHeldError, LeaseLostError, RunNotFoundError, ValidationError } from '../../lib/core/errors.js';
 import type { HeadProjection, RunHead } from '../../lib/ports/run-heads.js';
 import type { RunRef } from '../../lib/ports/run-ref.js';
 import { cancelItem, DAY, newHead, newRun, settle, type StoreTarget, type StoreUnderTest } from './fixtures.js';
@@ -222,6 +222,24 @@ export function runHeadsContract(target: StoreTarget): void {
       expect(ids((await sut.store.listRuns(tenant, { limit: 10, status: 'running' })).runs)).toEqual(['list-2', 'list-1', 'list-0']);
       expect((await sut.store.listRuns(`${tenant}-other`, { limit: 10 })).runs).toEqual([]);
       expect((await sut.store.listRuns(tenant, { limit: 1 })).runs[0]).toEqual(await sut.store.getHead(runs[4]!));
+    });
+
+    it('refuses forged cursors and cursors of another listing; a cursor never leaves the caller\'s tenant', async () => {
+      const tenant = newRun().tenant;
+      const other = newRun().tenant;
+      for (const [t, prefix] of [[tenant, 'mine'], [other, 'theirs']] as const) {
+        for (let i = 0; i < 3; i++) await sut.store.createHead(newHead({ tenant: t, runId: `${prefix}-${i}` }, now + i * 1000));
+      }
+      const forged = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      for (const cursor of ['%%%', 'e30', forged({ pk: `RUN#${other}#theirs-1`, sk: 'HEAD', tenantPk: `TENANT#${other}`, tenantSk: 'x' }), forged({ v: 1, s: null, c: 1, r: 'x', tenant: other })]) {
+        await expect(sut.store.listRuns(tenant, { limit: 2, cursor }), cursor).rejects.toBeInstanceOf(ValidationError);
+      }
+      const page = await sut.store.listRuns(other, { limit: 1 });
+      await expect(sut.store.listRuns(other, { limit: 1, status: 'running', cursor: page.cursor })).rejects.toBeInstanceOf(ValidationError);
+      // Another tenant's cursor names a position, never a key: it pages through the caller's own runs.
+      const mine = await sut.store.listRuns(tenant, { limit: 10, cursor: page.cursor });
+      expect(mine.runs.length).toBeGreaterThan(0);
+      expect(mine.runs.every((r) => r.tenant === tenant)).toBe(true);
     });
   });
 }

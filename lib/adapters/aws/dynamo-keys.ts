@@ -1,4 +1,3 @@
-import { ValidationError } from '../../core/errors.js';
 import type { RunStatus } from '../../ports/run-heads.js';
 import { runKey, type RunRef } from '../../ports/run-ref.js';
 import { TABLE } from './table-definition.js';
@@ -67,21 +66,4 @@ export function ttlSeconds(epochMs: number): number {
 export function isExpired(item: Record<string, unknown>, nowMs: number): boolean {
   const ttl = item[TTL];
   return typeof ttl === 'number' && ttl * 1000 <= nowMs;
-}
-
-/** Opaque pagination cursor from a LastEvaluatedKey. */
-export function encodeCursor(key: Record<string, unknown> | undefined): string | undefined {
-  return key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
-}
-
-export function decodeCursor(cursor: string | undefined): Record<string, unknown> | undefined {
-  if (!cursor) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    value = undefined;
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ValidationError('invalid cursor');
-  return value as Record<string, unknown>;
 }

@@ -1,12 +1,19 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { ListRunsOptions, RunHead } from '../../ports/run-heads.js';
 import type { DynamoContext } from './dynamo-context.js';
-import { A, itemToHead, sweepAttributes, type Item } from './dynamo-head-item.js';
-import { PK, SK, decodeCursor, encodeCursor, isExpired, statusPk, sweepPk, tenantPk } from './dynamo-keys.js';
+import { A, itemToHead, sweepAttributes } from './dynamo-head-item.js';
+import { ValidationError } from '../../core/errors.js';
+import { decodeListCursor, encodeListCursor } from '../list-cursor.js';
+import { errorName } from './aws-errors.js';
+import { HEAD_SK, PK, SK, isExpired, pk, statusPk, sweepPk, tenantPk, tenantSk } from './dynamo-keys.js';
 import { repairSweep } from './dynamo-sweep.js';
 import { TABLE } from './table-definition.js';
 
-/** Runs of a tenant, newest first, optionally in one status (GSIs byTenant / byTenantStatus). */
+/**
+ * Runs of a tenant, newest first, optionally in one status (GSIs byTenant / byTenantStatus). The
+ * cursor names only a position (see list-cursor.ts): the start key is rebuilt here from the
+ * caller's tenant and status, so no client-made key ever reaches DynamoDB.
+ */
 export async function listRuns(
   ctx: DynamoContext,
   tenant: string,
@@ -15,47 +22,45 @@ export async function listRuns(
   const index = options.status === undefined ? TABLE.gsi.byTenant : TABLE.gsi.byTenantStatus;
   const partition = options.status === undefined ? tenantPk(tenant) : statusPk(tenant, options.status);
   const runs: RunHead[] = [];
-  let startKey = decodeCursor(options.cursor);
-  let last: Item | undefined;
+  const position = options.cursor === undefined ? undefined : decodeListCursor(options.cursor, options.status);
+  let startKey: Record<string, unknown> | undefined = position && {
+    [PK]: pk({ tenant, runId: position.runId }),
+    [SK]: HEAD_SK,
+    [index.partitionKey]: partition,
+    [index.sortKey]: tenantSk(position.createdAt, position.runId),
+  };
   do {
     // One more than still wanted: if it comes back, there is a next page (and a cursor).
     const want = options.limit - runs.length + 1;
-    const page = await ctx.send('listRuns', () =>
-      ctx.doc.send(
-        new QueryCommand({
-          TableName: ctx.table,
-          IndexName: index.name,
-          KeyConditionExpression: '#p = :p',
-          ExpressionAttributeNames: { '#p': index.partitionKey },
-          ExpressionAttributeValues: { ':p': partition },
-          ExclusiveStartKey: startKey,
-          Limit: want,
-        }),
-      ),
-    );
+    const page = await ctx
+      .send('listRuns', () =>
+        ctx.doc.send(
+          new QueryCommand({
+            TableName: ctx.table,
+            IndexName: index.name,
+            KeyConditionExpression: '#p = :p',
+            ExpressionAttributeNames: { '#p': index.partitionKey },
+            ExpressionAttributeValues: { ':p': partition },
+            ExclusiveStartKey: startKey,
+            Limit: want,
+          }),
+        ),
+      )
+      .catch((error: unknown) => {
+        // Only the cursor is the caller's: a key DynamoDB refuses is a bad cursor, not a 500.
+        if (position && errorName(error) === 'ValidationException') throw new ValidationError('invalid cursor', [{ path: 'cursor', message: 'not a cursor this API issued' }]);
+        throw error;
+      });
     ctx.countRead(page.ScannedCount ?? page.Items?.length);
     for (const item of page.Items ?? []) {
       if (isExpired(item, ctx.now())) continue;
-      if (runs.length === options.limit) return { runs, cursor: cursorAt(last, index) };
+      const last = runs.at(-1);
+      if (runs.length === options.limit && last) return { runs, cursor: encodeListCursor(last, options.status) };
       runs.push(itemToHead(item));
-      last = item;
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return { runs };
-}
-
-function cursorAt(
-  item: Item | undefined,
-  index: { partitionKey: string; sortKey: string },
-): string | undefined {
-  if (!item) return undefined;
-  return encodeCursor({
-    [PK]: item[PK],
-    [SK]: item[SK],
-    [index.partitionKey]: item[index.partitionKey],
-    [index.sortKey]: item[index.sortKey],
-  });
 }
 
 /**

@@ -15,6 +15,7 @@ import type {
 } from '../../ports/run-heads.js';
 import { runKey, type RunRef } from '../../ports/run-ref.js';
 import { sweepEntry } from '../../ports/sweep-index.js';
+import { decodeListCursor, encodeListCursor, isAfter } from '../list-cursor.js';
 
 interface RunRecord {
   events: Map<number, unknown>;
@@ -216,10 +217,12 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
       .filter((h): h is RunHead => h !== undefined && h.tenant === tenant)
       .filter((h) => options.status === undefined || h.status === options.status)
       .sort((a, b) => b.createdAt - a.createdAt || (a.runId < b.runId ? -1 : 1));
-    const start = options.cursor ? Number(options.cursor) : 0;
-    const page = all.slice(start, start + options.limit);
-    const next = start + options.limit < all.length ? String(start + options.limit) : undefined;
-    return next ? { runs: copy(page), cursor: next } : { runs: copy(page) };
+    // The same opaque cursor as the DynamoDB store: a position in the caller's list, validated.
+    const position = options.cursor === undefined ? undefined : decodeListCursor(options.cursor, options.status);
+    const rest = position ? all.filter((h) => isAfter(h, position)) : all;
+    const page = rest.slice(0, options.limit);
+    const last = page.at(-1);
+    return rest.length > options.limit && last ? { runs: copy(page), cursor: encodeListCursor(last, options.status) } : { runs: copy(page) };
   }
 
   async listDue(shard: number, now: number, limit: number): Promise<RunHead[]> {

@@ -53,7 +53,7 @@ beforeEach(() => {
   const store = new MemoryStore();
   queue = new MemoryStepQueue();
   clock = new ManualClock(Date.UTC(2026, 10, 1));
-  const services = new SupportServices(new MemoryLedger());
+  const services = new SupportServices(new MemoryLedger(), { now: () => clock.now() });
   deps = createEngine({
     log: store,
     heads: store,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, startRun, type ToolContext } from 'logbook';
+import { StaleLeaseError, defineTool, startRun, type ToolContext } from 'logbook';
 import { driveRun, effectLog, scriptedWorld, ToolAbort, toolTestContext } from 'logbook/testing';
 
 /** The contexts the engine itself hands a tool, captured from a real run. */
@@ -33,9 +33,16 @@ describe('toolTestContext', () => {
   it('builds the idempotency key and fencing token exactly as the engine does, with the same fields', async () => {
     const [live] = await engineContexts();
     if (!live) throw new Error('the probe tool never ran');
-    const test = toolTestContext({ tenant: 'acme', runId: 'run-7', callId: live.ctx.callId, attempt: live.ctx.attempt, fencingToken: live.ctx.fencingToken });
-    const { abort, retry, signal, ...plain } = test;
-    const { signal: liveSignal, ...livePlain } = live.ctx;
+    const test = toolTestContext({
+      tenant: 'acme',
+      runId: 'run-7',
+      callId: live.ctx.callId,
+      attempt: live.ctx.attempt,
+      fencingToken: live.ctx.fencingToken,
+      notAfter: live.ctx.notAfter,
+    });
+    const { abort, retry, expireLease, signal, leaseFresh, assertLeaseFresh, ...plain } = test;
+    const { signal: liveSignal, leaseFresh: liveFresh, assertLeaseFresh: liveAssert, ...livePlain } = live.ctx;
     expect(plain).toEqual(livePlain);
     expect(live.ctx.idempotencyKey).toBe('acme:run-7:3-0');
     // The fencing token is the lease epoch of the worker that ran the call.
@@ -43,7 +50,8 @@ describe('toolTestContext', () => {
     expect(live.ctx.fencingToken).toBe(live.epoch);
     // Every field the engine hands a tool is in the test context too (a field added to
     // ToolContext fails here, and fails the typecheck of tool-context.ts).
-    expect(Object.keys(test).filter((k) => k !== 'abort' && k !== 'retry').sort()).toEqual(Object.keys(live.ctx).sort());
+    expect(Object.keys(test).filter((k) => !['abort', 'retry', 'expireLease'].includes(k)).sort()).toEqual(Object.keys(live.ctx).sort());
+    expect([typeof leaseFresh, typeof assertLeaseFresh, typeof liveFresh, typeof liveAssert, typeof expireLease]).toEqual(Array(5).fill('function'));
     expect(signal).toBeInstanceOf(AbortSignal);
     expect(liveSignal).toBeInstanceOf(AbortSignal);
     expect(typeof abort).toBe('function');
@@ -82,6 +90,46 @@ describe('toolTestContext', () => {
     const call = slow.execute({}, ctx);
     ctx.abort('cancel');
     await expect(call).rejects.toBeInstanceOf(ToolAbort);
+  });
+
+  it('answers the lease checks as the engine does: expired, lost, or past notAfter', () => {
+    let t = 1_000;
+    const ctx = toolTestContext({ now: () => t, notAfter: 5_000 });
+    expect(ctx.leaseFresh()).toBe(true);
+    expect(() => ctx.assertLeaseFresh()).not.toThrow();
+    t = 5_000;
+    expect(ctx.leaseFresh()).toBe(false);
+    expect(() => ctx.assertLeaseFresh()).toThrow(StaleLeaseError);
+    expect(() => ctx.assertLeaseFresh()).toThrow('test-tenant/test-run: call 3-0 is 0 ms past its deadline');
+    const frozen = toolTestContext();
+    frozen.expireLease('frozen past the lease');
+    expect(frozen.signal.aborted).toBe(false); // nobody told the frozen worker
+    expect(() => frozen.assertLeaseFresh()).toThrow(expect.objectContaining({ code: 'lease_stale', reason: 'frozen past the lease' }));
+    const lost = toolTestContext();
+    lost.abort('lease_lost');
+    expect(lost.leaseFresh()).toBe(false);
+    // A successor worker's attempt has a fresh lease and a new deadline.
+    const next = frozen.retry();
+    expect(next.leaseFresh()).toBe(true);
+  });
+
+  it('lets a test show that a tool checks its lease right before the irreversible moment', async () => {
+    const ledger = effectLog();
+    const charge = defineTool({
+      name: 'charge',
+      version: '1',
+      description: 'irreversible',
+      input: z.object({ amount: z.number() }),
+      async execute({ amount }, ctx) {
+        ctx.assertLeaseFresh();
+        return ledger.write('charge', ctx.idempotencyKey, amount).applied;
+      },
+    });
+    const ctx = toolTestContext();
+    ctx.expireLease();
+    await expect(charge.execute({ amount: 5 }, ctx)).rejects.toBeInstanceOf(StaleLeaseError);
+    expect(ledger.all()).toEqual([]);
+    expect(await charge.execute({ amount: 5 }, ctx.retry())).toBe(true);
   });
 
   it('retry() is the next attempt of the same call: same key, attempt + 1, higher fencing token, fresh signal', async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { headToItem, itemToHead, sweepAttributes } from '../../../../lib/adapters/aws/dynamo-head-item.js';
 import { HeadUpdate } from '../../../../lib/adapters/aws/dynamo-heads-write.js';
-import { decodeCursor, encodeCursor, eventSk, isExpired, seqOfSk, tenantSk } from '../../../../lib/adapters/aws/dynamo-keys.js';
+import { eventSk, isExpired, seqOfSk, tenantSk } from '../../../../lib/adapters/aws/dynamo-keys.js';
+import { decodeListCursor, encodeListCursor } from '../../../../lib/adapters/list-cursor.js';
 import { sweepFixFor } from '../../../../lib/adapters/aws/dynamo-sweep.js';
 import { ValidationError } from '../../../../lib/core/errors.js';
 import type { RunHead } from '../../../../lib/ports/run-heads.js';
@@ -49,10 +50,23 @@ describe('DynamoDB keys', () => {
   });
 
   it('round-trips cursors and refuses forged ones', () => {
-    const key = { pk: 'RUN#a#b', sk: 'HEAD', tenantPk: 'TENANT#a', tenantSk: 'x' };
-    expect(decodeCursor(encodeCursor(key))).toEqual(key);
-    expect(decodeCursor(undefined)).toBeUndefined();
-    expect(() => decodeCursor('bm90IGpzb24')).toThrow(ValidationError);
+    const cursor = encodeListCursor({ createdAt: NOW, runId: 'r-1' }, 'running');
+    expect(decodeListCursor(cursor, 'running')).toEqual({ createdAt: NOW, runId: 'r-1' });
+    const forged = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    for (const bad of [
+      'bm90IGpzb24',
+      '%%%',
+      forged({ pk: 'RUN#a#b', sk: 'HEAD', tenantPk: 'TENANT#a', tenantSk: 'x' }),
+      forged({ v: 1, s: null, c: NOW, r: 'a#b' }),
+      forged({ v: 1, s: null, c: -1, r: 'r' }),
+      forged({ v: 1, s: null, c: NOW, r: 'r', extra: 1 }),
+      Buffer.from([0x7b, 0xff, 0x7d]).toString('base64url'),
+    ]) {
+      expect(() => decodeListCursor(bad, undefined), bad).toThrow(ValidationError);
+    }
+    // A cursor belongs to the listing it came from.
+    expect(() => decodeListCursor(cursor, undefined)).toThrow(ValidationError);
+    expect(() => decodeListCursor(cursor, 'completed')).toThrow(ValidationError);
   });
 });
 
