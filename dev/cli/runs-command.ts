@@ -3,9 +3,11 @@ import { LogbookClient, DEFAULT_API } from './api-client.js';
 import { describeEvent } from './event-text.js';
 import { UsageError, type Output } from './output.js';
 import { formatTime, formatUsd, keyValues, table, truncate } from './table.js';
+import { followRun } from './watch-command.js';
 
 export const RUNS_USAGE = `usage:
-  logbook runs start AGENT --input TEXT_OR_JSON [--run-id ID] [--version V] [--budgets JSON]
+  logbook runs start AGENT --input TEXT_OR_JSON [--run-id ID] [--version V] [--budgets JSON] [--watch [--until-done]]
+  logbook runs watch RUN_ID [--after SEQ] [--until-done]   print events as they land; exit 0 completed, 3 failed, 4 cancelled, 5 parked
   logbook runs list [--status S] [--limit N] [--cursor C]
   logbook runs show RUN_ID
   logbook runs events RUN_ID [--after SEQ] [--limit N]
@@ -30,6 +32,8 @@ const OPTIONS = {
   'run-id': { type: 'string' },
   version: { type: 'string' },
   budgets: { type: 'string' },
+  watch: { type: 'boolean', default: false },
+  'until-done': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -86,6 +90,10 @@ export async function runsCommand(argv: string[], io: Output, makeClient = (api:
         ...(values.version ? { version: values.version } : {}),
         ...(values.budgets ? { budgets: parseJsonOption(values.budgets, 'budgets') as Record<string, number> } : {}),
       });
+      if (values.watch) {
+        io.err(`run ${started.runId} ${started.created ? 'created' : 'already exists with this request'}`);
+        return followRun(client, started.runId, io, { json, untilDone: values['until-done'] });
+      }
       if (json) io.out(JSON.stringify(started));
       else io.out(keyValues([['run', started.runId], ['status', started.status], ['created', started.created ? 'yes' : 'no (existing run)']]));
       return 0;
@@ -177,6 +185,8 @@ export async function runsCommand(argv: string[], io: Output, makeClient = (api:
       }
       return 0;
     }
+    case 'watch':
+      return followRun(client, needId(), io, { json, untilDone: values['until-done'], after: intOption(values.after, 'after') ?? 0 });
     case 'cancel': {
       const id = needId();
       const out = await client.cancel(id, values.reason);
