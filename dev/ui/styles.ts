@@ -102,7 +102,7 @@ svg .span.open { fill-opacity: .35; stroke: var(--warn); stroke-dasharray: 4 3; 
 .legend { font-size: .85rem; color: var(--muted); margin: .3rem 0 0; }
 .key { display: inline-block; width: .8rem; height: .8rem; border-radius: 2px; vertical-align: middle; }
 table.timeline { font-size: .9rem; }
-table.timeline td.details { min-width: 24rem; }
+table.timeline td.details { min-width: 20rem; width: 40%; }
 table.timeline .sub { display: block; color: var(--muted); font-size: .8rem; }
 table.timeline .what { display: block; overflow-wrap: anywhere; }
 table.timeline tr.type-attention_required { background: var(--person); }

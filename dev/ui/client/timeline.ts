@@ -4,7 +4,7 @@ import { bodiesOf, bodyView, rawEventView } from './payload.js';
 import { facts, foldEvent, type RunModel } from './run-model.js';
 import type { LogEvent } from './types.js';
 
-const COLUMNS = ['seq', 'time (after previous)', 'event', 'tool / call', 'policy', 'attempt', 'tokens, cost', 'result', 'not after', 'details'];
+const COLUMNS = ['seq', 'time (since previous)', 'event', 'tool call (policy, attempt, not after)', 'tokens, cost', 'result', 'details'];
 
 /** One line saying what an event means (the CLI's `runs events` says the same). */
 export function describe(e: LogEvent): string {
@@ -85,6 +85,7 @@ export class Timeline {
     const f = facts(this.model, e);
     const previous = this.model.previousAt.get(e.seq);
     const result = f.ok === undefined ? '' : f.ok ? 'ok' : 'error';
+    const call = [f.policy, f.attempt ? `attempt ${f.attempt}` : '', f.notAfter ? `not after ${clock(f.notAfter)}` : ''].filter(Boolean).join(' · ');
     const details = h('td', { class: 'details' }, h('span', { class: 'what' }, describe(e)));
     for (const [label, body] of bodiesOf(e)) details.append(bodyView(this.runId, label, body));
     details.append(rawEventView(e));
@@ -94,12 +95,9 @@ export class Timeline {
       h('td', { class: 'num' }, e.seq),
       h('td', { class: 'time' }, clock(e.at), previous === undefined ? '' : h('span', { class: 'sub' }, `+${duration(e.at - previous)}`)),
       h('td', {}, h('code', {}, e.type)),
-      h('td', {}, f.tool ?? ''),
-      h('td', {}, f.policy ?? ''),
-      h('td', { class: 'num' }, f.attempt ?? ''),
+      h('td', {}, f.tool ?? '', call ? h('span', { class: 'sub' }, call) : ''),
       h('td', {}, f.tokens ?? '', f.costUsd === undefined ? '' : h('span', { class: 'sub' }, usd(f.costUsd))),
       h('td', {}, result ? h('span', { class: `badge ${result}` }, result) : ''),
-      h('td', { class: 'time' }, f.notAfter ? clock(f.notAfter) : ''),
       details,
     );
   }
