@@ -146,14 +146,16 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the inspector in a browser', () => 
     await page.keyboard.press('Enter');
     expect(await card.locator('.confirm:not([hidden])').textContent()).toContain(`Records issue_refund (${callId}) as succeeded with the result shown below`);
     expect(posts).toEqual([]);
+    const sentAt = Date.now();
     await page.keyboard.press('Enter');
     await page.locator('dl.facts .status-completed').waitFor({ timeout: 60_000 });
     const resolvedMs = Date.now() - opened;
+    const liveMs = Date.now() - sentAt;
     await expect.poll(() => page.locator('ul.action-log').textContent()).toMatch(/recorded by the worker at seq \d+ \(attention_resolved succeeded/);
     await expect.poll(() => page.locator('.live').textContent()).toMatch(/^Finished: completed/);
     expect(posts).toHaveLength(1);
     expect(navigations).toBe(0);
-    console.info(`inspector: opened the parked run and saw it completed ${resolvedMs} ms later (typing and clicks included)`);
+    console.info(`inspector: opened the parked run and saw it completed ${resolvedMs} ms later, ${liveMs} ms after Send (typing and clicks included)`);
 
     const events = await client.allEvents('ui-park');
     expect(events.find((e) => e.type === 'attention_resolved')).toMatchObject({ callId, outcome: 'succeeded', result: { kind: 'inline', value: { refundId: 'rf_checked_by_hand' } } });
