@@ -77,8 +77,10 @@ export class LogbookClient {
     return (await this.call<RunView>('GET', `/runs/${encodeURIComponent(runId)}`)).data;
   }
 
-  async events(runId: string, after = 0, limit = 100): Promise<EventPage> {
-    return (await this.call<EventPage>('GET', `/runs/${encodeURIComponent(runId)}/events?after=${after}&limit=${limit}`)).data;
+  /** With waitSeconds (at most 20), a long poll: answers when an event after `after` exists, or empty. */
+  async events(runId: string, after = 0, limit = 100, waitSeconds = 0): Promise<EventPage> {
+    const wait = waitSeconds > 0 ? `&waitSeconds=${waitSeconds}` : '';
+    return (await this.call<EventPage>('GET', `/runs/${encodeURIComponent(runId)}/events?after=${after}&limit=${limit}${wait}`)).data;
   }
 
   /** Every event of a run, following pages. */

@@ -57,6 +57,7 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     io.err(`API:      ${stack.apiUrl}   (OpenAPI at ${stack.apiUrl}/openapi.json)`);
     io.err(`Agents:   ${agents.join(', ')}`);
     io.err(`Worker:   ${stack.runner.stats.starts} local Lambda sandbox(es); logs in ${stack.workerLog}`);
+    io.err(`Inspector: ${stack.uiUrl}`);
     io.err(`\nStart a run:  npx logbook runs start ${agents[0]?.split('@')[0] ?? 'AGENT'} --input 'hello'${port !== undefined && port !== 8787 ? ` --api ${stack.apiUrl}` : ''}`);
     io.err('Press Ctrl-C to stop.');
     await new Promise<void>((resolve) => {

@@ -4,9 +4,11 @@ import { describeEvent } from './event-text.js';
 import { UsageError, type Output } from './output.js';
 import { runText } from './run-text.js';
 import { formatTime, formatUsd, keyValues, table, truncate } from './table.js';
+import { followRun } from './watch-command.js';
 
 export const RUNS_USAGE = `usage:
-  logbook runs start AGENT --input TEXT_OR_JSON [--run-id ID] [--version V] [--budgets JSON]
+  logbook runs start AGENT --input TEXT_OR_JSON [--run-id ID] [--version V] [--budgets JSON] [--watch [--until-done]]
+  logbook runs watch RUN_ID [--after SEQ] [--until-done]   print events as they land; exit 0 completed, 3 failed, 4 cancelled, 5 parked
   logbook runs list [--status S] [--limit N] [--cursor C]
   logbook runs show RUN_ID
   logbook runs events RUN_ID [--after SEQ] [--limit N]
@@ -37,7 +39,7 @@ type MakeClient = (api: string) => LogbookClient;
  * A `runs` command: its own flags (any other is refused, naming these) and what it does. The
  * shared flags and positionals are parsed here, typed by the command's flags.
  */
-function command<const F extends FlagSpecs>(flags: F, run: (ctx: Context, values: ParsedArgs<F & typeof COMMON>['values']) => Promise<void>) {
+function command<const F extends FlagSpecs>(flags: F, run: (ctx: Context, values: ParsedArgs<F & typeof COMMON>['values']) => Promise<void | number>) {
   // The command's own flags first: that is the order a usage message lists them in.
   const all = { ...flags, ...COMMON } as F & typeof COMMON;
   return {
@@ -51,8 +53,8 @@ function command<const F extends FlagSpecs>(flags: F, run: (ctx: Context, values
       }
       const [, target, ...rest] = positionals;
       if (rest.length > 0) throw new UsageError(`unexpected arguments: ${rest.join(' ')}`);
-      await run({ client: makeClient(common.api ?? DEFAULT_API), io, json: common.json, target, verb }, values);
-      return 0;
+      // A command may answer with its own exit code (watch: how the run ended).
+      return (await run({ client: makeClient(common.api ?? DEFAULT_API), io, json: common.json, target, verb }, values)) ?? 0;
     },
   };
 }
@@ -88,7 +90,14 @@ function needId(ctx: Context): string {
 
 const COMMANDS = {
   start: command(
-    { input: { type: 'string', value: 'TEXT_OR_JSON' }, 'run-id': { type: 'string', value: 'ID' }, version: { type: 'string', value: 'V' }, budgets: { type: 'string', value: 'JSON' } },
+    {
+      input: { type: 'string', value: 'TEXT_OR_JSON' },
+      'run-id': { type: 'string', value: 'ID' },
+      version: { type: 'string', value: 'V' },
+      budgets: { type: 'string', value: 'JSON' },
+      watch: { type: 'boolean' },
+      'until-done': { type: 'boolean' },
+    },
     async ({ client, io, json, target: agent }, values) => {
       if (!agent) throw new UsageError('logbook runs start needs an AGENT');
       if (values.input === undefined) throw new UsageError('logbook runs start needs --input');
@@ -99,9 +108,16 @@ const COMMANDS = {
         ...(values.version ? { version: values.version } : {}),
         ...(values.budgets ? { budgets: parseJsonOption(values.budgets, 'budgets') as Record<string, number> } : {}),
       });
+      if (values.watch) {
+        io.err(`run ${started.runId} ${started.created ? 'created' : 'already exists with this request'}`);
+        return followRun(client, started.runId, io, { json, untilDone: Boolean(values['until-done']) });
+      }
       if (json) io.out(JSON.stringify(started));
       else io.out(keyValues([['run', started.runId], ['status', started.status], ['created', started.created ? 'yes' : 'no (existing run)']]));
     },
+  ),
+  watch: command({ after: { type: 'string', value: 'SEQ' }, 'until-done': { type: 'boolean' } }, async (ctx, values) =>
+    followRun(ctx.client, needId(ctx), ctx.io, { json: ctx.json, untilDone: Boolean(values['until-done']), after: intOption(values.after, 'after') ?? 0 }),
   ),
   list: command(
     { status: { type: 'string', value: 'S' }, limit: { type: 'string', value: 'N' }, cursor: { type: 'string', value: 'C' } },

@@ -8,6 +8,7 @@ import { LOCAL_CALLER } from '../../lib/api/tenant.js';
 import { sweep } from '../../lib/engine/sweep.js';
 import { safeFields } from '../../lib/lambda/telemetry.js';
 import { createRuntime, type Runtime } from '../../lib/lambda/wiring.js';
+import { createInspectorApp } from '../ui/inspector-app.js';
 import { startEmulators, type EmulatorEndpoints, type Emulators } from './emulators.js';
 import { LocalEventSourceRunner } from './event-source-runner.js';
 import { createResources, resourceNames, type CreatedResources } from './resources.js';
@@ -39,6 +40,8 @@ export interface LocalStackOptions {
 
 export interface LocalStack {
   apiUrl: string;
+  /** The web inspector: `${apiUrl}/ui/`. */
+  uiUrl: string;
   port: number;
   dynamo: string;
   resources: CreatedResources;
@@ -109,6 +112,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       caller: () => LOCAL_CALLER,
       logger: { info() {}, warn: (m, f) => runtime.logger.warn(m, safeFields(f)), error: (m, f) => runtime.logger.error(m, safeFields(f)) },
     });
+    // The web inspector, on the same origin as the API it reads (the deployed API never serves it).
+    app.route('/ui', createInspectorApp({ label: 'local stack' }));
     const server = await new Promise<ReturnType<typeof serve>>((ok, fail) => {
       const s = serve({ fetch: app.fetch, port: options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787), hostname: '127.0.0.1' });
       s.once('listening', () => ok(s));
@@ -159,6 +164,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     return {
       apiUrl: `http://127.0.0.1:${port}`,
+      uiUrl: `http://127.0.0.1:${port}/ui/`,
       port,
       dynamo: emulators?.dynamo ?? 'external',
       resources,

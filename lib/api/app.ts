@@ -6,7 +6,7 @@ import { errorCode } from '../core/errors.js';
 import { DEFAULT_BODY_LIMITS, jsonBodyGuard, payloadTooLarge, type BodyLimits } from './body-guard.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
 import { serveOpenApiDocument } from './openapi.js';
-import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runEventsRoute, startRunRoute } from './routes.js';
+import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runBlobRoute, runEventsRoute, startRunRoute } from './routes.js';
 import type { RunService } from './service.js';
 import type { Caller } from './tenant.js';
 
@@ -107,8 +107,18 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
 
   app.openapi(runEventsRoute, async (c) => {
     const { runId } = c.req.valid('param');
-    const page = await service.events(c.get('caller'), runId, c.req.valid('query'));
+    // The request's signal aborts when the client goes away: a long poll then stops reading.
+    const page = await service.events(c.get('caller'), runId, c.req.valid('query'), c.req.raw.signal);
     return c.json({ runId, ...page }, 200);
+  });
+
+  app.openapi(runBlobRoute, async (c) => {
+    const { runId, sha256 } = c.req.valid('param');
+    const bytes = await service.blob(c.get('caller'), runId, sha256);
+    // The stored bytes, unparsed, so the client can check them against the sha256 it asked for
+    // (hono's typed responses only know parsed JSON, hence the cast).
+    const headers = { 'content-type': 'application/json', 'x-content-type-options': 'nosniff' };
+    return new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers }) as never;
   });
 
   app.openapi(cancelRunRoute, async (c) => {

@@ -3,9 +3,11 @@ import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { EngineDeps } from '../engine/engine.js';
 import { requestCancel, requestResolution, requestRunAction } from '../engine/requests.js';
+import { blobKey } from '../engine/payload-codec.js';
 import { startRun } from '../engine/start-run.js';
-import type { RunHead } from '../ports/run-heads.js';
+import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import { runKey, type RunRef } from '../ports/run-ref.js';
+import { EVENTS_POLL_MS, waitForEvents } from './long-poll.js';
 import { eventView, runSummary, runView } from './run-views.js';
 import type { RunService } from './service.js';
 import type { RunView } from './schemas.js';
@@ -20,8 +22,13 @@ async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<Ru
   }
 }
 
+export interface RunServiceOptions {
+  /** How often a long poll reads the log while it waits (default EVENTS_POLL_MS). */
+  eventsPollMs?: number;
+}
+
 /** The API's RunService over the engine: every call scoped by the caller's tenant. */
-export function engineRunService(deps: EngineDeps): RunService {
+export function engineRunService(deps: EngineDeps, options: RunServiceOptions = {}): RunService {
   const requireHead = async (run: RunRef): Promise<RunHead> => {
     const head = await deps.heads.getHead(run);
     if (!head) throw new RunNotFoundError(runKey(run));
@@ -69,11 +76,25 @@ export function engineRunService(deps: EngineDeps): RunService {
       const terminal = outcomeSeq !== undefined ? await readEvent(deps, run, outcomeSeq) : undefined;
       return runView(head, started?.type === 'run_started' ? started : undefined, terminal);
     },
-    async events(caller, runId, query) {
+    async events(caller, runId, query, signal) {
+      const run = { tenant: caller.tenant, runId };
+      const head = await requireHead(run);
+      const page = await waitForEvents(deps, run, {
+        after: query.after,
+        limit: query.limit,
+        // A finished run gets no more events: nothing to wait for.
+        waitMs: TERMINAL_STATUSES.has(head.status) ? 0 : (query.waitSeconds ?? 0) * 1000,
+        pollMs: options.eventsPollMs ?? EVENTS_POLL_MS,
+        ...(signal ? { signal } : {}),
+      });
+      return { events: page.events.map(eventView), ...(page.nextAfterSeq !== undefined ? { next: page.nextAfterSeq } : {}) };
+    },
+    async blob(caller, runId, sha256) {
       const run = { tenant: caller.tenant, runId };
       await requireHead(run);
-      const page = await deps.log.read(run, { afterSeq: query.after, limit: query.limit });
-      return { events: page.events.map(eventView), ...(page.nextAfterSeq !== undefined ? { next: page.nextAfterSeq } : {}) };
+      // The payload codec's key: the caller's tenant and run are part of it, so no other
+      // tenant's blob can be named.
+      return deps.blobs.get(blobKey(run, sha256));
     },
     async cancel(caller, runId, reason) {
       return requestCancel(deps, { tenant: caller.tenant, runId }, caller.principal, reason);

@@ -1,6 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import {
   AcceptedSchema,
+  BlobContentSchema,
+  BlobParamsSchema,
   CancelBodySchema,
   ErrorSchema,
   EventPageSchema,
@@ -93,4 +95,13 @@ export const resolveRunRoute = createRoute({
     404: errors[404],
     409: json(ErrorSchema, 'no open attention on that call, or rerun before the call deadline'),
   },
+});
+
+export const runBlobRoute = createRoute({
+  method: 'get',
+  path: '/runs/{runId}/blobs/{sha256}',
+  operationId: 'getRunBlob',
+  summary: 'A payload the log holds by reference (`{kind: "blob", sha256}`), as stored: check its sha256',
+  request: { params: BlobParamsSchema },
+  responses: { 200: json(BlobContentSchema, 'the stored JSON'), ...always, 404: json(ErrorSchema, 'no such run or blob for this tenant') },
 });

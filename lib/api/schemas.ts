@@ -119,9 +119,32 @@ export const ListQuerySchema = z.object({
   cursor: z.string().max(2048).optional(),
 });
 
+/** API Gateway gives up on an integration after 30 s: a long poll must answer well before. */
+export const MAX_WAIT_SECONDS = 20;
+
 export const EventsQuerySchema = z.object({
   after: z.coerce.number().int().min(0).default(0),
   limit: z.coerce.number().int().min(1).max(500).default(100),
+  waitSeconds: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_WAIT_SECONDS)
+    .default(0)
+    .openapi({
+      description: `long poll: when no event after \`after\` exists yet, wait up to this many seconds (at most ${MAX_WAIT_SECONDS}) for one, then answer an empty page`,
+    }),
+});
+
+export const BlobContentSchema = z.unknown().openapi({ description: 'the payload as stored, byte for byte: its sha256 is the one in the path' });
+
+/** A payload offloaded to the blob store, named by the sha256 its reference carries. */
+export const BlobParamsSchema = z.object({
+  runId: RunIdSchema.openapi({ param: { name: 'runId', in: 'path' } }),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'a sha256 is 64 lowercase hex digits')
+    .openapi({ param: { name: 'sha256', in: 'path' } }),
 });
 
 export const RunParamsSchema = z.object({

@@ -16,7 +16,18 @@ export interface RunService {
   start(caller: Caller, body: StartRunBody): Promise<StartRunOutcome>;
   list(caller: Caller, query: { status?: RunView['status']; limit: number; cursor?: string }): Promise<{ runs: RunSummary[]; cursor?: string }>;
   get(caller: Caller, runId: string): Promise<RunView>;
-  events(caller: Caller, runId: string, query: { after: number; limit: number }): Promise<{ events: Record<string, unknown>[]; next?: number }>;
+  /**
+   * Events after `after`. With `waitSeconds` > 0 and none there yet, polls the log until one lands,
+   * the wait runs out (an empty page), the run is finished, or `signal` aborts (the client left).
+   */
+  events(
+    caller: Caller,
+    runId: string,
+    query: { after: number; limit: number; waitSeconds?: number },
+    signal?: AbortSignal,
+  ): Promise<{ events: Record<string, unknown>[]; next?: number }>;
+  /** The bytes of a payload the run's log holds by reference; BlobNotFoundError when absent. */
+  blob(caller: Caller, runId: string, sha256: string): Promise<Uint8Array>;
   cancel(caller: Caller, runId: string, reason?: string): Promise<{ inboxId: string }>;
   resolve(caller: Caller, runId: string, body: ResolveBody): Promise<{ inboxId: string }>;
 }

@@ -20,6 +20,11 @@ export interface PayloadCodecOptions {
 }
 
 const encoder = new TextEncoder();
+
+/** Where a run's offloaded payload lives: under its tenant and run, named by its content. */
+export function blobKey(run: RunRef, sha256: string): string {
+  return `blobs/${run.tenant}/${run.runId}/${sha256}.json`;
+}
 const decoder = new TextDecoder();
 
 /**
@@ -49,7 +54,7 @@ export class PayloadCodec {
     const bytes = encoder.encode(json);
     if (!force && bytes.byteLength <= this.inlineLimit) return { kind: 'inline', value: redacted };
     const sha256 = sha256Hex(bytes);
-    const key = `blobs/${run.tenant}/${run.runId}/${sha256}.json`;
+    const key = blobKey(run, sha256);
     await checkpoints?.at('before-blob-put', key);
     await this.options.blobs.put(key, bytes, { contentType: 'application/json' });
     await checkpoints?.at('after-blob-put', key);

@@ -54,6 +54,7 @@ export async function startCommand(argv: string[], io: Output): Promise<number> 
     say(`DynamoDB: ${stack.dynamo}   table ${stack.resources.tableName}, bucket ${stack.resources.bucket}, queue ${stack.resources.names.queue}`);
     say(`API:      ${stack.apiUrl}   (OpenAPI at ${stack.apiUrl}/openapi.json)`);
     say(`Worker:   ${stack.runner.stats.starts} local Lambda sandbox(es); logs in ${stack.workerLog}`);
+    say(`Inspector: ${stack.uiUrl}`);
     const client = new LogbookClient(stack.apiUrl);
     const runId = `demo-${new Date().toISOString().replace(/[-:T.Z]/g, '').slice(0, 14)}`;
     await client.startRun({ agent: 'support', input: DEMO_INPUT, runId });

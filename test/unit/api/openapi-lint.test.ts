@@ -67,6 +67,7 @@ describe('the OpenAPI document', () => {
     expect(ids.sort()).toEqual([
       'GET /runs listRuns',
       'GET /runs/{runId} getRun',
+      'GET /runs/{runId}/blobs/{sha256} getRunBlob',
       'GET /runs/{runId}/events listRunEvents',
       'POST /runs startRun',
       'POST /runs/{runId}/cancel cancelRun',

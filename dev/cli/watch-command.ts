@@ -1,0 +1,121 @@
+import type { RunView } from '../../lib/api/schemas.js';
+import { applyEvent, emptyProgress, progressLine, type RunProgress } from '../local/run-watch.js';
+import type { LogbookClient } from './api-client.js';
+import { describeEvent } from './event-text.js';
+import type { Output } from './output.js';
+import { formatUsd } from './table.js';
+
+/** How a watched run ended, as `runs watch` and `runs start --watch` exit. 1 and 2 stay the CLI's. */
+export const WATCH_EXIT_CODES = { completed: 0, failed: 3, cancelled: 4, parked: 5 } as const;
+
+/** The API's long-poll limit: well inside API Gateway's 30 s. */
+const MAX_WAIT_SECONDS = 20;
+const TERMINAL_EVENTS = new Set(['run_completed', 'run_failed', 'run_cancelled']);
+const TERMINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
+
+/** One event as `npm start` prints it: seq, type, what it means. */
+export function eventLine(event: Record<string, unknown>): string {
+  return `  ${String(event.seq).padStart(3)} ${String(event.type).padEnd(18)} ${describeEvent(event)}`;
+}
+
+export interface FollowOptions {
+  /** Print events after this seq only (default 0: the whole log). */
+  after?: number;
+  /** Keep watching a parked run until it completes, fails or is cancelled. */
+  untilDone?: boolean;
+  /** One JSON line per event, then one JSON summary line. */
+  json?: boolean;
+  /** Raw writes for the live progress line (default stderr); used only when io.tty. */
+  live?: (text: string) => void;
+  /** Long-poll wait per request (default and maximum 20 s). */
+  waitSeconds?: number;
+}
+
+/**
+ * Follow a run through the API's long poll: print each event as it lands, keep a live progress
+ * line on a terminal, and resolve to the exit code of how the run ended (WATCH_EXIT_CODES). A
+ * parked run ends the watch (nothing happens without a person) unless `untilDone`.
+ */
+export async function followRun(client: LogbookClient, runId: string, io: Output, options: FollowOptions = {}): Promise<number> {
+  // Phase 1: the run exists (a 404 is the CLI's exit 1) and who it is.
+  let view = await client.getRun(runId);
+  const progress = emptyProgress(runId);
+  const toolNames = new Map<string, string>();
+  const maxWait = Math.min(options.waitSeconds ?? MAX_WAIT_SECONDS, MAX_WAIT_SECONDS);
+  const live = io.tty && !options.json ? (options.live ?? ((text: string) => void process.stderr.write(text))) : undefined;
+  const status = new StatusLine(live);
+  let after = options.after ?? 0;
+  let wait = maxWait;
+  // Once caught up with the log, look at the head even if the events say nothing: a run parked
+  // as poisoned or with a corrupt log has its park on the head only.
+  let headChecked = false;
+  io.err(`watching ${runId} (${view.agent.name}@${view.agent.version}, ${view.status}); Ctrl-C stops the watch, not the run`);
+
+  // Phase 2: long-poll the log; look at the head when the log goes quiet or says the run stopped.
+  for (;;) {
+    const page = await client.events(runId, after, 500, wait);
+    if (page.events.length > 0) {
+      status.clear();
+      for (const event of page.events) {
+        io.out(options.json ? JSON.stringify(event) : eventLine(event));
+        applyEvent(progress, event, toolNames);
+        after = Math.max(after, Number(event.seq ?? after));
+      }
+      status.draw(progressLine(progress, toolNames));
+    }
+    if (page.next !== undefined) continue;
+    const ended = TERMINAL_EVENTS.has(progress.lastEvent ?? '');
+    if (!ended && page.events.length > 0 && progress.status !== 'parked' && headChecked) continue;
+    view = await client.getRun(runId);
+    headChecked = true;
+    // The head is projected after a step's last append, so it may lag what the events said.
+    const finalStatus = ended ? progress.status : view.status;
+    if (TERMINAL_STATUSES.has(finalStatus) || (finalStatus === 'parked' && !options.untilDone)) {
+      status.clear();
+      return finish(io, { ...view, status: finalStatus as RunView['status'] }, progress, options.json === true);
+    }
+    // The events say parked but the head has not caught up: look again soon, not in 20 s.
+    wait = progress.status === 'parked' && view.status !== 'parked' ? 1 : maxWait;
+  }
+}
+
+/** Phase 3: how it ended, for people (stderr) or scripts (one JSON line on stdout). */
+function finish(io: Output, view: RunView, progress: RunProgress, json: boolean): number {
+  const code = WATCH_EXIT_CODES[view.status as keyof typeof WATCH_EXIT_CODES] ?? 1;
+  if (json) {
+    io.out(JSON.stringify({ runId: view.runId, status: view.status, exitCode: code, usage: view.usage, result: view.result, failure: view.failure, attention: view.attention }));
+    return code;
+  }
+  io.err(
+    `\nStatus: ${view.status} after ${progress.turns} turns, ${progress.toolsDone} tool calls, ` +
+      `${view.usage.inputTokens} input + ${view.usage.outputTokens} output tokens (${formatUsd(view.usage.costUsd)})`,
+  );
+  if (view.result !== undefined) io.err(`Answer: ${typeof view.result === 'string' ? view.result : JSON.stringify(view.result)}`);
+  if (view.failure) io.err(`Failure: ${view.failure.code}: ${view.failure.message}`);
+  for (const a of view.attention) io.err(`Needs attention: ${a.reason}${a.callId ? ` on ${a.callId}` : ''}: ${a.detail}`);
+  if (view.status === 'parked') {
+    const call = view.attention.find((a) => a.callId)?.callId;
+    io.err(
+      call
+        ? `Resolve with: logbook runs resolve ${view.runId} --call ${call} --outcome succeeded|failed|rerun [--result JSON]`
+        : `Resolve with: logbook runs resolve ${view.runId} --action retry|fail`,
+    );
+  }
+  return code;
+}
+
+/** The one live line on a terminal, redrawn in place; event lines are printed above it. */
+class StatusLine {
+  private shown = false;
+  constructor(private readonly write: ((text: string) => void) | undefined) {}
+  draw(text: string): void {
+    if (!this.write) return;
+    this.write(`\r\x1b[2K${text}`);
+    this.shown = true;
+  }
+  clear(): void {
+    if (!this.write || !this.shown) return;
+    this.write('\r\x1b[2K');
+    this.shown = false;
+  }
+}

@@ -1,0 +1,56 @@
+/** Numbers, times and sizes as people read them. No DOM here: unit tests import it. */
+
+export function usd(value: number): string {
+  return `$${value.toFixed(value < 1 ? 4 : 2)}`;
+}
+
+export function int(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+export function bytes(size: number): string {
+  if (size < 1024) return `${size} B`;
+  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KB`;
+  return `${(size / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** A duration: 850 ms, 4.2 s, 3 min 5 s, 2 h 10 min. */
+export function duration(ms: number): string {
+  const sign = ms < 0 ? '-' : '';
+  const a = Math.abs(ms);
+  if (a < 1000) return `${sign}${Math.round(a)} ms`;
+  if (a < 60_000) return `${sign}${(a / 1000).toFixed(a < 10_000 ? 1 : 0)} s`;
+  if (a < 3_600_000) return `${sign}${Math.floor(a / 60_000)} min ${Math.floor((a % 60_000) / 1000)} s`;
+  return `${sign}${Math.floor(a / 3_600_000)} h ${Math.floor((a % 3_600_000) / 60_000)} min`;
+}
+
+/** Wall-clock time of an epoch-ms or ISO timestamp, in UTC with milliseconds (log-like). */
+export function clock(at: number | string): string {
+  const d = new Date(at);
+  return Number.isNaN(d.getTime()) ? '' : d.toISOString().slice(11, 23);
+}
+
+export function dateTime(at: number | string): string {
+  const d = new Date(at);
+  return Number.isNaN(d.getTime()) ? '' : `${d.toISOString().slice(0, 19).replace('T', ' ')}Z`;
+}
+
+/** "in 12 s" / "4 s ago". */
+export function relative(at: number, now: number): string {
+  const d = at - now;
+  return d >= 0 ? `in ${duration(d)}` : `${duration(-d)} ago`;
+}
+
+export function short(hash: string, n = 12): string {
+  return hash.length > n ? `${hash.slice(0, n)}…` : hash;
+}
+
+export function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** A payload value as text: strings as they are, anything else as indented JSON. */
+export function pretty(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value, null, 2) ?? String(value);
+}

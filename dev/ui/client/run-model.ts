@@ -1,0 +1,244 @@
+import type { LogEvent } from './types.js';
+
+/**
+ * What the run page shows, folded from the log as events arrive: each model step with its tokens,
+ * cost and duration, each tool call with its policy, attempts and result, and the calls started
+ * with no result. Pure (no DOM, no clock): the page folds every event once, tests fold fixtures.
+ */
+export interface ModelStep {
+  step: number;
+  startedSeq: number;
+  startedAt: number;
+  endedAt?: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  /** model_failed code, when the call failed. */
+  failed?: string;
+}
+
+export interface ToolAttempt {
+  seq: number;
+  attempt: number;
+  startedAt: number;
+  notAfter: number;
+}
+
+export interface ToolCall {
+  callId: string;
+  name: string;
+  policy?: string;
+  attempts: ToolAttempt[];
+  result?: { seq: number; at: number; ok: boolean; source: string; errorCode?: string };
+  verified?: string;
+}
+
+export interface RunModel {
+  lastSeq: number;
+  startedAt?: number;
+  graceMs: number;
+  policies: Map<string, string>;
+  steps: ModelStep[];
+  calls: Map<string, ToolCall>;
+  /** Open attention as the log says it (the head's list is what the API acts on). */
+  openAttention: Map<number, { seq: number; reason: string; callId?: string; detail: string }>;
+  /** The event that ingested each inbox item (a resolution or cancel sent from anywhere). */
+  ingested: Map<string, LogEvent>;
+  /** run_completed, run_failed or run_cancelled, once logged. */
+  terminal?: LogEvent;
+  /** `at` of the event before each seq: the timeline's "time since the previous event". */
+  previousAt: Map<number, number>;
+  lastAt?: number;
+}
+
+export function emptyModel(): RunModel {
+  return {
+    lastSeq: 0,
+    graceMs: 0,
+    policies: new Map(),
+    steps: [],
+    calls: new Map(),
+    openAttention: new Map(),
+    ingested: new Map(),
+    previousAt: new Map(),
+  };
+}
+
+const num = (v: unknown, fallback = 0): number => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** Fold one event (in seq order; a repeat is ignored). */
+export function foldEvent(m: RunModel, e: LogEvent): void {
+  if (e.seq <= m.lastSeq) return;
+  if (m.lastAt !== undefined) m.previousAt.set(e.seq, m.lastAt);
+  m.lastSeq = e.seq;
+  m.lastAt = e.at;
+  switch (e.type) {
+    case 'run_started': {
+      m.startedAt = e.at;
+      m.graceMs = num(e.graceMs);
+      for (const t of (e.tools as { name?: string; policy?: string }[] | undefined) ?? []) if (t.name && t.policy) m.policies.set(t.name, t.policy);
+      return;
+    }
+    case 'model_started':
+      m.steps.push({ step: num(e.step, m.steps.length + 1), startedSeq: e.seq, startedAt: e.at, inputTokens: 0, outputTokens: 0, costUsd: 0 });
+      return;
+    case 'model_response': {
+      const step = openStep(m);
+      const usage = (e.usage as { inputTokens?: number; outputTokens?: number } | undefined) ?? {};
+      if (step) Object.assign(step, { endedAt: e.at, inputTokens: num(usage.inputTokens), outputTokens: num(usage.outputTokens), costUsd: num(e.costUsd) });
+      for (const c of (e.calls as { callId?: string; name?: string }[] | undefined) ?? []) {
+        if (!c.callId) continue;
+        const name = c.name ?? '?';
+        const policy = m.policies.get(name);
+        m.calls.set(c.callId, { callId: c.callId, name, attempts: [], ...(policy ? { policy } : {}) });
+      }
+      return;
+    }
+    case 'model_failed': {
+      const step = openStep(m);
+      if (step) Object.assign(step, { endedAt: e.at, failed: str(e.code) ?? 'failed' });
+      return;
+    }
+    case 'tool_started': {
+      const call = callOf(m, e);
+      call.attempts.push({ seq: e.seq, attempt: num(e.attempt, call.attempts.length + 1), startedAt: e.at, notAfter: num(e.notAfter) });
+      delete call.result;
+      return;
+    }
+    case 'tool_result': {
+      const errorCode = str(e.errorCode);
+      callOf(m, e).result = { seq: e.seq, at: e.at, ok: e.ok === true, source: str(e.source) ?? 'tool', ...(errorCode ? { errorCode } : {}) };
+      return;
+    }
+    case 'tool_verified':
+      callOf(m, e).verified = str(e.status) ?? 'unknown';
+      return;
+    case 'attention_required': {
+      const callId = str(e.callId);
+      m.openAttention.set(e.seq, { seq: e.seq, reason: str(e.reason) ?? '', detail: str(e.detail) ?? '', ...(callId ? { callId } : {}) });
+      return;
+    }
+    case 'attention_resolved': {
+      m.openAttention.delete(num(e.attentionSeq));
+      remember(m, e);
+      // A person's "succeeded" or "failed" is the call's result (fold settles it the same way).
+      const callId = str(e.callId);
+      if (callId && (e.outcome === 'succeeded' || e.outcome === 'failed')) {
+        callOf(m, e).result = { seq: e.seq, at: e.at, ok: e.outcome === 'succeeded', source: 'human' };
+      }
+      return;
+    }
+    case 'cancel_requested':
+      remember(m, e);
+      return;
+    case 'run_completed':
+    case 'run_failed':
+    case 'run_cancelled':
+      m.terminal = e;
+      remember(m, e);
+      return;
+    default:
+  }
+}
+
+function openStep(m: RunModel): ModelStep | undefined {
+  const last = m.steps.at(-1);
+  return last && last.endedAt === undefined ? last : undefined;
+}
+
+function callOf(m: RunModel, e: LogEvent): ToolCall {
+  const callId = str(e.callId) ?? '?';
+  let call = m.calls.get(callId);
+  if (!call) {
+    call = { callId, name: '?', attempts: [] };
+    m.calls.set(callId, call);
+  }
+  return call;
+}
+
+function remember(m: RunModel, e: LogEvent): void {
+  const inboxId = str(e.inboxId);
+  if (inboxId) m.ingested.set(inboxId, e);
+}
+
+/** Calls whose latest attempt started and has no result: what a crash leaves behind. */
+export function pendingCalls(m: RunModel): (ToolCall & { last: ToolAttempt; appliesAt: number })[] {
+  const out: (ToolCall & { last: ToolAttempt; appliesAt: number })[] = [];
+  for (const call of m.calls.values()) {
+    const last = call.attempts.at(-1);
+    if (!last || call.result) continue;
+    out.push({ ...call, last, appliesAt: last.notAfter + m.graceMs });
+  }
+  return out;
+}
+
+export interface Span {
+  kind: 'model' | 'tool';
+  label: string;
+  start: number;
+  /** Undefined while running: drawn up to now. */
+  end?: number;
+  ok: boolean;
+  /** How long it really ran is unknown (cut off by a crash): drawn dashed. */
+  unknown?: boolean;
+  /** For a call with no result: its deadline, past which it cannot still be running. */
+  notAfter?: number;
+}
+
+/** Model calls and tool attempts as time spans, for the duration strip. */
+export function spans(m: RunModel): Span[] {
+  const out: Span[] = m.steps.map((s) => ({
+    kind: 'model' as const,
+    label: `model step ${s.step}${s.failed ? ` (${s.failed})` : ''}`,
+    start: s.startedAt,
+    ...(s.endedAt !== undefined ? { end: s.endedAt } : {}),
+    ok: !s.failed,
+  }));
+  for (const call of m.calls.values()) {
+    call.attempts.forEach((a, i) => {
+      const label = `${call.name} (${call.callId}) attempt ${a.attempt}`;
+      const last = i === call.attempts.length - 1;
+      if (last && call.result && call.result.source !== 'human') {
+        out.push({ kind: 'tool', label, start: a.startedAt, end: call.result.at, ok: call.result.ok });
+      } else if (last && !call.result) {
+        // Still running, or cut off: it cannot have run past its deadline.
+        out.push({ kind: 'tool', label: `${label}, no result yet`, start: a.startedAt, ok: true, unknown: true, notAfter: a.notAfter });
+      } else {
+        // Superseded by a later attempt or answered by a person: cut off by a crash somewhere
+        // before its deadline; how long it ran is unknown.
+        const end = Math.min(a.notAfter, last ? (call.result?.at ?? a.notAfter) : (call.attempts[i + 1]?.startedAt ?? a.notAfter));
+        out.push({ kind: 'tool', label: `${label}, cut off (outcome unknown)`, start: a.startedAt, end, ok: true, unknown: true });
+      }
+    });
+  }
+  return out.sort((a, b) => a.start - b.start);
+}
+
+/** The columns of one timeline row that depend on earlier events (tool name, policy, tokens). */
+export function facts(m: RunModel, e: LogEvent): { tool?: string; policy?: string; attempt?: number; tokens?: string; costUsd?: number; ok?: boolean; notAfter?: number } {
+  const callId = str(e.callId);
+  const call = callId ? m.calls.get(callId) : undefined;
+  const base = call ? { tool: `${call.name} (${call.callId})`, ...(call.policy ? { policy: call.policy } : {}) } : {};
+  switch (e.type) {
+    case 'model_response': {
+      const usage = (e.usage as { inputTokens?: number; outputTokens?: number } | undefined) ?? {};
+      const calls = ((e.calls as { name?: string }[] | undefined) ?? []).map((c) => c.name ?? '?');
+      return { ...(calls.length ? { tool: calls.join(', ') } : {}), tokens: `${num(usage.inputTokens)} in / ${num(usage.outputTokens)} out`, costUsd: num(e.costUsd) };
+    }
+    case 'model_started': {
+      const reserved = (e.reserved as { costUsd?: number } | undefined) ?? {};
+      return { tokens: `≤ ${num(e.maxOutputTokens)} out reserved`, costUsd: num(reserved.costUsd) };
+    }
+    case 'tool_started':
+      return { ...base, attempt: num(e.attempt), notAfter: num(e.notAfter) };
+    case 'tool_result':
+      return { ...base, ok: e.ok === true };
+    case 'model_failed':
+      return { ok: false };
+    case 'run_failed':
+      return { ok: false };
+    default:
+      return base;
+  }
+}

@@ -1,0 +1,130 @@
+import { ActionLog } from './action-log.js';
+import { ApiError, errorText, events, getRun } from './api.js';
+import { AttentionPanel } from './attention.js';
+import { budgetsView } from './budgets.js';
+import { durationStrip, tokensChart } from './charts.js';
+import { fill, h } from './dom.js';
+import { dateTime, pretty, short, truncate } from './format.js';
+import { pendingView } from './pending.js';
+import { emptyModel } from './run-model.js';
+import { Timeline } from './timeline.js';
+import { TERMINAL, type RunView } from './types.js';
+
+const WAIT_SECONDS = 20;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function statusBadge(status: string): HTMLElement {
+  return h('span', { class: `status status-${status}` }, status === 'parked' ? 'parked: needs a person' : status);
+}
+
+/** Status, agent, pinned model and prompt, the outcome: the facts at the top of the page. */
+function summaryView(view: RunView): HTMLElement {
+  const facts: [string, string | Node][] = [
+    ['Status', statusBadge(view.status)],
+    ['Agent', `${view.agent.name}@${view.agent.version}`],
+  ];
+  if (view.pinned) {
+    facts.push(['Model', view.pinned.model]);
+    facts.push(['Prompt', h('span', {}, `${view.pinned.prompt.version} `, h('code', { class: 'hash', title: view.pinned.prompt.sha256 }, `sha256 ${view.pinned.prompt.sha256}`))]);
+    facts.push(['Tools', view.pinned.tools.map((t) => `${t.name}@${t.version} (${t.policy}, schema ${short(t.schemaHash, 8)})`).join(', ')]);
+  }
+  facts.push(['Created', dateTime(view.createdAt)], ['Updated', dateTime(view.updatedAt)], ['Last seq', String(view.lastSeq)]);
+  if (view.result !== undefined) facts.push(['Answer', h('pre', { class: 'json answer' }, truncate(pretty(view.result), 2000))]);
+  if (view.failure) facts.push(['Failure', `${view.failure.code}: ${view.failure.message}`]);
+  if (view.park) facts.push(['Park', `${view.park.reason}: ${view.park.detail}`]);
+  return h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+}
+
+/**
+ * The run page: the facts, what needs a person with its actions, calls started with no result,
+ * budgets, charts, and the timeline, all kept live by long-polling the log. The head (GET /runs/id)
+ * is read again after new events: it is projected at the end of a step, so it trails the log.
+ */
+export async function runPage(root: HTMLElement, runId: string): Promise<void> {
+  // Phase 1: the skeleton and the first view (a missing or another tenant's run is a 404).
+  const model = emptyModel();
+  const log = new ActionLog();
+  const timeline = new Timeline(runId, model);
+  const attention = new AttentionPanel(runId, model, log);
+  const summary = h('section', { 'aria-label': 'summary' });
+  const live = h('p', { class: 'live', role: 'status' }, 'Loading…');
+  const pending = h('div');
+  const budgets = h('div');
+  const charts = h('section', { 'aria-labelledby': 'charts-title' });
+  const title = h('h1', {}, 'Run ', h('code', {}, runId));
+  fill(root, h('p', {}, h('a', { href: '/ui/' }, '← All runs')), title, live, summary, attention.el, log.el, pending, budgets, charts, timeline.el);
+  document.title = `${runId} · Logbook inspector`;
+
+  let view: RunView;
+  try {
+    view = await getRun(runId);
+  } catch (error) {
+    fill(root, h('p', {}, h('a', { href: '/ui/' }, '← All runs')), title, h('p', { class: 'error', role: 'alert' }, error instanceof ApiError && error.status === 404 ? `No run ${runId} for this tenant.` : errorText(error)));
+    return;
+  }
+
+  const render = () => {
+    const now = Date.now();
+    fill(summary, summaryView(view));
+    attention.render(view, now);
+    log.update(model);
+    fill(pending, pendingView(model, now, TERMINAL.has(view.status)));
+    fill(budgets, budgetsView(view, now));
+    fill(charts, h('h2', { id: 'charts-title' }, 'Tokens, cost and durations'), h('div', { class: 'charts' }, tokensChart(model), durationStrip(model, now)));
+  };
+
+  // The head trails the log: read it now, and once more a moment later to catch the projection.
+  let refreshing: Promise<void> | undefined;
+  const refresh = async () => {
+    refreshing ??= getRun(runId)
+      .then((v) => {
+        view = v;
+        render();
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        refreshing = undefined;
+      });
+    await refreshing;
+  };
+
+  // Phase 2: catch up with the log, page by page.
+  let after = 0;
+  for (;;) {
+    const page = await events(runId, after);
+    timeline.add(page.events);
+    after = model.lastSeq;
+    if (page.next === undefined) break;
+  }
+  render();
+  const timer = setInterval(render, 1_000);
+
+  // Phase 3: follow it. The API does not wait on a finished run, so stop once it is finished.
+  live.textContent = 'Live: following the log.';
+  for (;;) {
+    if (model.terminal && TERMINAL.has(view.status)) break;
+    try {
+      const page = await events(runId, after, { waitSeconds: model.terminal ? 1 : WAIT_SECONDS });
+      live.textContent = 'Live: following the log.';
+      live.className = 'live';
+      if (page.events.length > 0) {
+        timeline.add(page.events);
+        after = model.lastSeq;
+        log.update(model);
+        if (page.next !== undefined) continue;
+        await refresh();
+        setTimeout(() => void refresh(), 1_500);
+      } else {
+        await refresh();
+      }
+    } catch (error) {
+      live.textContent = `Connection lost (${errorText(error)}); trying again in 3 s.`;
+      live.className = 'live error';
+      await sleep(3_000);
+    }
+  }
+  await refresh();
+  clearInterval(timer);
+  render();
+  live.textContent = `Finished: ${view.status}. The log is complete (${model.lastSeq} events).`;
+}

@@ -1,0 +1,104 @@
+import { h } from './dom.js';
+import { clock, duration, truncate, usd } from './format.js';
+import { bodiesOf, bodyView, rawEventView } from './payload.js';
+import { facts, foldEvent, type RunModel } from './run-model.js';
+import type { LogEvent } from './types.js';
+
+const COLUMNS = ['seq', 'time (since previous)', 'event', 'tool call (policy, attempt, not after)', 'tokens, cost', 'result', 'details'];
+
+/** One line saying what an event means (the CLI's `runs events` says the same). */
+export function describe(e: LogEvent): string {
+  const s = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
+  switch (e.type) {
+    case 'run_started': {
+      const agent = e.agent as { name?: string; version?: string } | undefined;
+      return `${s(agent?.name)}@${s(agent?.version)} on ${s((e.model as { id?: string } | undefined)?.id)}`;
+    }
+    case 'model_started':
+      return `step ${s(e.step)}`;
+    case 'model_response': {
+      const calls = (e.calls as { callId?: string; name?: string }[] | undefined) ?? [];
+      return calls.length > 0 ? `asks for ${calls.map((c) => `${s(c.name)} (${s(c.callId)})`).join(', ')}` : `answers (${s(e.stopReason)})`;
+    }
+    case 'model_failed':
+      return `${s(e.code)}: ${truncate(s(e.message), 120)}${e.retryable ? ' (retryable)' : ''}`;
+    case 'tool_result':
+      return `${e.ok ? 'ok' : `error ${s(e.errorCode)}`} from ${s(e.source)}`;
+    case 'tool_verified':
+      return `verify(): ${s(e.status)}`;
+    case 'attention_required':
+      return `${s(e.reason)}: ${s(e.detail)}`;
+    case 'attention_resolved':
+      return `${s(e.outcome)}${e.callId ? ` for ${s(e.callId)}` : ''} by ${s(e.resolvedBy)} (inbox ${s(e.inboxId)})`;
+    case 'cancel_requested':
+      return `by ${s(e.requestedBy)}${e.reason ? `: ${s(e.reason)}` : ''}`;
+    case 'run_failed':
+      return `${s(e.code)}: ${s(e.message)}`;
+    case 'run_cancelled': {
+      const unresolved = (e.unresolved as string[] | undefined) ?? [];
+      return unresolved.length > 0 ? `unresolved: ${unresolved.join(', ')}` : 'nothing unresolved';
+    }
+    default:
+      return '';
+  }
+}
+
+/**
+ * Every event of the run, one row each, appended as events arrive (rows already shown are never
+ * redrawn, so an expanded payload stays open while the run goes on).
+ */
+export class Timeline {
+  readonly el: HTMLElement;
+  private readonly body = h('tbody');
+  private readonly count = h('span', { class: 'muted' }, '0 events');
+
+  constructor(
+    private readonly runId: string,
+    private readonly model: RunModel,
+  ) {
+    const table = h(
+      'table',
+      { class: 'timeline' },
+      h('caption', { class: 'visually-hidden' }, 'Every event of the run, oldest first'),
+      h('thead', {}, h('tr', {}, ...COLUMNS.map((c) => h('th', { scope: 'col' }, c)))),
+      this.body,
+    );
+    this.el = h(
+      'section',
+      { 'aria-labelledby': 'timeline-title' },
+      h('h2', { id: 'timeline-title' }, 'Timeline ', this.count),
+      h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'timeline table, scrolls sideways' }, table),
+    );
+  }
+
+  /** Fold and show new events (the model is folded here, once per event). */
+  add(events: LogEvent[]): void {
+    for (const e of events) {
+      if (e.seq <= this.model.lastSeq) continue;
+      foldEvent(this.model, e);
+      this.body.append(this.row(e));
+    }
+    this.count.textContent = `${this.model.lastSeq} events`;
+  }
+
+  private row(e: LogEvent): HTMLTableRowElement {
+    const f = facts(this.model, e);
+    const previous = this.model.previousAt.get(e.seq);
+    const result = f.ok === undefined ? '' : f.ok ? 'ok' : 'error';
+    const call = [f.policy, f.attempt ? `attempt ${f.attempt}` : '', f.notAfter ? `not after ${clock(f.notAfter)}` : ''].filter(Boolean).join(' · ');
+    const details = h('td', { class: 'details' }, h('span', { class: 'what' }, describe(e)));
+    for (const [label, body] of bodiesOf(e)) details.append(bodyView(this.runId, label, body));
+    details.append(rawEventView(e));
+    return h(
+      'tr',
+      { id: `seq-${e.seq}`, class: `event type-${e.type.replace(/[^a-z_]/g, '')}` },
+      h('td', { class: 'num' }, e.seq),
+      h('td', { class: 'time' }, clock(e.at), previous === undefined ? '' : h('span', { class: 'sub' }, `+${duration(e.at - previous)}`)),
+      h('td', {}, h('code', {}, e.type)),
+      h('td', {}, f.tool ?? '', call ? h('span', { class: 'sub' }, call) : ''),
+      h('td', {}, f.tokens ?? '', f.costUsd === undefined ? '' : h('span', { class: 'sub' }, usd(f.costUsd))),
+      h('td', {}, result ? h('span', { class: `badge ${result}` }, result) : ''),
+      details,
+    );
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The HTTP API's JSON as the inspector reads it. The page knows Logbook only through the API (the
+ * same routes, tenant scoping and validation as every client), so these mirror the wire shapes.
+ */
+export type RunStatus = 'running' | 'waiting' | 'parked' | 'completed' | 'failed' | 'cancelled';
+export const RUN_STATUSES: readonly RunStatus[] = ['running', 'waiting', 'parked', 'completed', 'failed', 'cancelled'];
+export const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
+export interface Usage {
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+export interface RunSummary {
+  runId: string;
+  status: RunStatus;
+  agent: { name: string; version: string };
+  createdAt: string;
+  updatedAt: string;
+  lastSeq: number;
+  usage: Usage;
+  summary?: string;
+}
+
+export interface Attention {
+  seq: number;
+  reason: string;
+  callId?: string;
+  detail: string;
+  rerunNotBefore?: string;
+}
+
+export interface RunView extends RunSummary {
+  pinned?: {
+    model: string;
+    prompt: { version: string; sha256: string };
+    tools: { name: string; version: string; policy: string; schemaHash: string }[];
+  };
+  budgets?: Record<string, number>;
+  result?: unknown;
+  failure?: { code: string; message: string };
+  attention: Attention[];
+  park?: { reason: string; detail: string };
+}
+
+export interface InlineBody {
+  kind: 'inline';
+  value: unknown;
+}
+export interface BlobBody {
+  kind: 'blob';
+  key: string;
+  sha256: string;
+  size: number;
+  summary: string;
+}
+export type Body = InlineBody | BlobBody;
+
+/** One event of the log: `seq`, `type`, `at` and the fields of its type. */
+export type LogEvent = { seq: number; type: string; at: number } & Record<string, unknown>;
+
+export interface EventPage {
+  runId: string;
+  events: LogEvent[];
+  next?: number;
+}
+
+export interface ApiIssue {
+  path: string;
+  message: string;
+}
+
+export function isBody(value: unknown): value is Body {
+  if (!value || typeof value !== 'object') return false;
+  const kind = (value as { kind?: unknown }).kind;
+  return kind === 'inline' || (kind === 'blob' && typeof (value as { sha256?: unknown }).sha256 === 'string');
+}
