@@ -18,6 +18,8 @@ export const echo = defineTool({
   description: 'echo',
   input: z.object({ n: z.number() }),
   policy: 'rerun',
+  // Short: a tool call must fit in what is left of the invocation (the local worker has 60 s).
+  timeoutMs: 5_000,
   execute: async ({ n }) => n,
 });
 
@@ -39,7 +41,11 @@ export function benchRegistry(turns: number): AgentRegistry {
 
 /** A model of `turns` model calls; `onCall` marks each turn boundary for per-turn counting. */
 export function benchModels(turns: number, onCall?: (request: ModelRequest) => void): StaticModelResolver {
-  const client: ModelClient = {
+  return new StaticModelResolver({ [BENCH_MODEL_ID]: benchModel(turns, onCall) });
+}
+
+export function benchModel(turns: number, onCall?: (request: ModelRequest) => void): ModelClient {
+  return {
     // Constant work per call (unlike ScriptedModel, which serialises the whole request to count
     // tokens): what grows with the run here is Logbook's own work, not the fake model's.
     async complete(request, options): Promise<ModelResponse> {
@@ -56,5 +62,4 @@ export function benchModels(turns: number, onCall?: (request: ModelRequest) => v
       };
     },
   };
-  return new StaticModelResolver({ [BENCH_MODEL_ID]: client });
 }

@@ -37,8 +37,8 @@ const { values } = parseArgs({
 });
 
 if (values.scale !== undefined) {
-  await runScale({ runs: Number(values.scale), workers: values.workers ? Number(values.workers) : undefined, dynamo: values.dynamo as 'auto' });
-  process.exit(0);
+  const { ok } = await runScale({ runs: Number(values.scale), workers: values.workers ? Number(values.workers) : undefined, turns: Number(values.turns === '1000' ? 5 : values.turns), dynamo: values.dynamo as 'auto' });
+  process.exit(ok ? 0 : 1);
 }
 
 const TURNS = Number(values.turns);

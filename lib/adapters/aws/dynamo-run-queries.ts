@@ -3,7 +3,7 @@ import type { ListRunsOptions, RunHead } from '../../ports/run-heads.js';
 import type { DynamoContext } from './dynamo-context.js';
 import { A, itemToHead, sweepAttributes, type Item } from './dynamo-head-item.js';
 import { PK, SK, decodeCursor, encodeCursor, isExpired, statusPk, sweepPk, tenantPk } from './dynamo-keys.js';
-import { repairSweep } from './dynamo-sweep.js';
+import { readHeadItem, repairSweep } from './dynamo-sweep.js';
 import { TABLE } from './table-definition.js';
 
 /** Runs of a tenant, newest first, optionally in one status (GSIs byTenant / byTenantStatus). */
@@ -34,11 +34,16 @@ export async function listRuns(
       ),
     );
     ctx.countRead(page.ScannedCount ?? page.Items?.length);
-    for (const item of page.Items ?? []) {
-      if (isExpired(item, ctx.now())) continue;
+    const entries = page.Items ?? [];
+    const heads = await fullHeads(ctx, entries);
+    for (const [i, entry] of entries.entries()) {
+      const item = heads[i];
+      // The index lags the table: a head gone, expired or (for a status listing) moved on is skipped.
+      if (!item || isExpired(item, ctx.now())) continue;
+      if (options.status !== undefined && item.status !== options.status) continue;
       if (runs.length === options.limit) return { runs, cursor: cursorAt(last, index) };
       runs.push(itemToHead(item));
-      last = item;
+      last = entry;
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
@@ -80,8 +85,8 @@ export async function listDue(ctx: DynamoContext, shard: number, now: number, li
       ),
     );
     ctx.countRead(page.ScannedCount ?? page.Items?.length);
-    for (const item of page.Items ?? []) {
-      if (isExpired(item, ctx.now())) continue;
+    for (const item of await fullHeads(ctx, page.Items ?? [])) {
+      if (!item || isExpired(item, ctx.now())) continue;
       const head = itemToHead(item);
       const exact = sweepAttributes(head);
       await repairSweep(ctx, item, 'sweep');
@@ -91,4 +96,12 @@ export async function listDue(ctx: DynamoContext, shard: number, now: number, li
   } while (startKey);
   due.sort((a, b) => a.wakeAt - b.wakeAt);
   return due.slice(0, limit).map((d) => d.head);
+}
+
+/**
+ * The indexes project keys only (TABLE.gsiProjection): read each listed head with a consistent
+ * GetItem, in parallel (GetItem needs no grant beyond the one every role has).
+ */
+function fullHeads(ctx: DynamoContext, entries: Item[]): Promise<(Item | undefined)[]> {
+  return Promise.all(entries.map((entry) => readHeadItem(ctx, entry)));
 }
