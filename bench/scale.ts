@@ -72,7 +72,8 @@ export async function runScale(options: ScaleOptions): Promise<{ ok: boolean }> 
     // Phase 3: turn latencies from the logs.
     const gaps: number[] = [];
     for (const runId of ids) {
-      const res = await fetch(`${stack.apiUrl}/runs/${runId}/events?limit=1000`);
+      const res = await fetch(`${stack.apiUrl}/runs/${runId}/events?limit=100`);
+      if (!res.ok) throw new Error(`events of ${runId}: HTTP ${res.status} ${await res.text()}`);
       const { events } = (await res.json()) as { events: EventView[] };
       const starts = events.filter((e) => e.type === 'model_started').map((e) => e.at);
       for (let i = 1; i < starts.length; i++) gaps.push(starts[i]! - starts[i - 1]!);
