@@ -79,8 +79,8 @@ export async function createTable(dynamodb: DynamoDBClient, tableName: string): 
       { AttributeName: gsi.partitionKey, KeyType: 'HASH' },
       { AttributeName: gsi.sortKey, KeyType: 'RANGE' },
     ],
-    // Listing and sweeping read whole heads from the indexes (the CDK stack projects ALL too).
-    Projection: { ProjectionType: 'ALL' },
+    // As the CDK stack: see TABLE.gsiProjection.
+    Projection: { ProjectionType: TABLE.gsiProjection },
   }));
   try {
     await dynamodb.send(

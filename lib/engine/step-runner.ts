@@ -183,7 +183,11 @@ async function work(session: RunSession, claimedHead: RunHead, options: StepOpti
   let outcome: TurnOutcome = { kind: 'continue' };
   let inboxVersion = head.inboxVersion;
   for (let round = 0; round < MAX_RELEASE_ROUNDS; round++) {
-    inboxVersion = await ingestInbox(session, inboxVersion);
+    // The claimed head says whether anything was put since the last release: no inbox query when
+    // nothing was (an item whose version bump has not landed yet is met by the release condition
+    // or by the tick its sender enqueues after the bump). Later rounds follow a moved version.
+    const nothingNew = round === 0 && head.inboxVersion === head.ingestedInboxVersion;
+    inboxVersion = nothingNew ? inboxVersion : await ingestInbox(session, inboxVersion);
     outcome = await runTurns(session, options, countTurn);
     if (session.cancel.signal.aborted && !session.state.cancel && !session.state.outcome) {
       // The heartbeat saw a cancel in the inbox: ingest it now and let the loop wind down.

@@ -13,6 +13,7 @@ import { scriptedWorld } from '../../lib/testing/scripted-world.js';
 import { spawnWorker, type World } from '../../lib/testing/world.js';
 import { createTestStack, endpointsFor, type DynamoTarget, type TestStack } from '../setup/emulator-context.js';
 import { emulatorStorage } from '../setup/emulator-world.js';
+import { diff, emptyCounters, instrument, snapshot, type Counters } from '../../bench/instrument.js';
 
 const echo = defineTool({ name: 'echo', version: '1', description: 'e', input: z.object({ n: z.number() }), policy: 'rerun', execute: async ({ n }) => n });
 const STEPS = 500;
@@ -25,19 +26,23 @@ interface StepCost {
   requests: number;
   itemsRead: number;
   ms: number;
+  /** From the SDK middleware: what DynamoDB reported for this step. */
+  counted: Counters;
 }
 
 describe.runIf(endpointsFor(target))(`DynamoDB cost of a step on ${target}`, () => {
   let stack: TestStack;
+  const counters = emptyCounters();
   beforeAll(async () => {
     stack = await createTestStack(target, 'step-cost');
+    instrument(stack.clients, counters);
   });
   afterAll(async () => {
     await stack?.dispose();
   });
 
   /** Run `STEPS` one-tool turns, one per step, and record what each step cost. */
-  async function measure(mode: 'cold' | 'warm'): Promise<StepCost[]> {
+  async function measure(mode: 'cold' | 'warm', steps = STEPS, runId = `cost-${mode}`): Promise<StepCost[]> {
     const t = scriptedWorld({
       tools: [echo],
       script: [(req) => ({ calls: [{ name: 'echo', args: { n: req.messages.length } }] })],
@@ -54,10 +59,9 @@ describe.runIf(endpointsFor(target))(`DynamoDB cost of a step on ${target}`, () 
       return { store, worker: spawnWorker(world, undefined, { snapshotEvery: 50 }, { queue }) };
     };
     let current = container();
-    const runId = `cost-${mode}`;
     await startRun(current.worker.deps, { tenant: 't', runId, agent: 'agent', input: 'go' });
     const costs: StepCost[] = [];
-    for (let i = 0; i < STEPS; i++) {
+    for (let i = 0; i < steps; i++) {
       const [message] = await receiver.receive({ waitSeconds: 1 });
       if (!message?.tick) throw new Error(`no tick at step ${i + 1}`);
       if (message.tick.runId !== runId) {
@@ -68,6 +72,7 @@ describe.runIf(endpointsFor(target))(`DynamoDB cost of a step on ${target}`, () 
       }
       if (mode === 'cold' || i % 100 === 0) current = container();
       const before = { ...current.store.stats };
+      const counted = snapshot(counters);
       const started = performance.now();
       await runStep(current.worker.deps, message.tick, {
         owner: current.worker.name,
@@ -78,6 +83,7 @@ describe.runIf(endpointsFor(target))(`DynamoDB cost of a step on ${target}`, () 
         requests: current.store.stats.requests - before.requests,
         itemsRead: current.store.stats.itemsRead - before.itemsRead,
         ms: performance.now() - started,
+        counted: diff(counters, counted),
       });
       await receiver.delete(message.receiptHandle);
     }
@@ -113,4 +119,20 @@ describe.runIf(endpointsFor(target))(`DynamoDB cost of a step on ${target}`, () 
     expect(Math.max(...costs.filter((_, i) => i % 100 !== 0).map((c) => c.itemsRead))).toBeLessThan(10);
     expect(costs[STEPS - 1]!.requests).toBeLessThanOrEqual(costs[19]!.requests);
   }, 300_000);
+
+  // Two levers, counted: the GSIs project keys only, so a step of a running run (whose index keys
+  // do not change) writes no index; and a step whose claimed head shows no new inbox version sends
+  // no inbox query, so its only read is the tail Query.
+  it('a warm step writes no GSI copy and reads only the log tail', async () => {
+    const costs = await measure('warm', 30, 'cost-levers');
+    const steady = costs.slice(1, 29);
+    for (const c of steady) {
+      expect(c.counted.dynamo.reads).toBe(1);
+      if (c.counted.gsiReported) expect(c.counted.dynamo.gsiWru).toBe(0);
+    }
+    // claim, tail Query, 4 event puts (model_started, model_response, tool_started, tool_result),
+    // head projection, lease release.
+    // A snapshot step adds its pointer update.
+    for (const c of steady) expect(c.requests).toBeLessThanOrEqual(8 + (c.counted.s3.puts > 0 ? 1 : 0));
+  }, 120_000);
 });

@@ -1,12 +1,12 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { ListRunsOptions, RunHead } from '../../ports/run-heads.js';
 import type { DynamoContext } from './dynamo-context.js';
-import { A, itemToHead, sweepAttributes } from './dynamo-head-item.js';
+import { A, itemToHead, sweepAttributes, type Item } from './dynamo-head-item.js';
 import { ValidationError } from '../../core/errors.js';
 import { decodeListCursor, encodeListCursor } from '../list-cursor.js';
 import { errorName } from './aws-errors.js';
 import { HEAD_SK, PK, SK, isExpired, pk, statusPk, sweepPk, tenantPk, tenantSk } from './dynamo-keys.js';
-import { repairSweep } from './dynamo-sweep.js';
+import { readHeadItem, repairSweep } from './dynamo-sweep.js';
 import { TABLE } from './table-definition.js';
 
 /**
@@ -52,8 +52,11 @@ export async function listRuns(
         throw error;
       });
     ctx.countRead(page.ScannedCount ?? page.Items?.length);
-    for (const item of page.Items ?? []) {
-      if (isExpired(item, ctx.now())) continue;
+    const entries = page.Items ?? [];
+    for (const item of await fullHeads(ctx, entries)) {
+      // The index lags the table: a head gone, expired or (for a status listing) moved on is skipped.
+      if (!item || isExpired(item, ctx.now())) continue;
+      if (options.status !== undefined && item.status !== options.status) continue;
       const last = runs.at(-1);
       if (runs.length === options.limit && last) return { runs, cursor: encodeListCursor(last, options.status) };
       runs.push(itemToHead(item));
@@ -85,8 +88,8 @@ export async function listDue(ctx: DynamoContext, shard: number, now: number, li
       ),
     );
     ctx.countRead(page.ScannedCount ?? page.Items?.length);
-    for (const item of page.Items ?? []) {
-      if (isExpired(item, ctx.now())) continue;
+    for (const item of await fullHeads(ctx, page.Items ?? [])) {
+      if (!item || isExpired(item, ctx.now())) continue;
       const head = itemToHead(item);
       const exact = sweepAttributes(head);
       await repairSweep(ctx, item, 'sweep');
@@ -96,4 +99,12 @@ export async function listDue(ctx: DynamoContext, shard: number, now: number, li
   } while (startKey);
   due.sort((a, b) => a.wakeAt - b.wakeAt);
   return due.slice(0, limit).map((d) => d.head);
+}
+
+/**
+ * The indexes project keys only (TABLE.gsiProjection): read each listed head with a consistent
+ * GetItem, in parallel (GetItem needs no grant beyond the one every role has).
+ */
+function fullHeads(ctx: DynamoContext, entries: Item[]): Promise<(Item | undefined)[]> {
+  return Promise.all(entries.map((entry) => readHeadItem(ctx, entry)));
 }

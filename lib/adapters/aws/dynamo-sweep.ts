@@ -81,7 +81,8 @@ async function applyFix(ctx: DynamoContext, item: Item, fix: SweepFix): Promise<
   }
 }
 
-async function readHeadItem(ctx: DynamoContext, item: Item): Promise<Item | undefined> {
+/** Consistent read of the head an item (or an index entry, which carries the table keys) names. */
+export async function readHeadItem(ctx: DynamoContext, item: Item): Promise<Item | undefined> {
   const out = await ctx.send('getHead', () =>
     ctx.doc.send(new GetCommand({ TableName: ctx.table, Key: { [PK]: item[PK], [SK]: item[SK] }, ConsistentRead: true })),
   );

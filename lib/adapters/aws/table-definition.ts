@@ -7,6 +7,14 @@ export const TABLE = {
   sortKey: 'sk',
   /** TTL attribute, epoch seconds. */
   ttlAttribute: 'expiresAtSec',
+  /**
+   * The GSIs project keys only: listing and sweeping read each head they return with a consistent
+   * GetItem. With ALL, every head write (claim, projection, release: three per step) was copied
+   * into each index the head is in, 1 write unit per index per write; with KEYS_ONLY an index is
+   * written only when its own keys change (a status change, a sweep-entry repair), which a step
+   * rarely does. A listed or swept head costs one more read unit, paid by the rare reader.
+   */
+  gsiProjection: 'KEYS_ONLY',
   gsi: {
     /** All runs of a tenant, newest first. */
     byTenant: { name: 'byTenant', partitionKey: 'tenantPk', sortKey: 'tenantSk' },

@@ -60,8 +60,8 @@ export class RunTable extends Construct {
         indexName: gsi.name,
         partitionKey: attribute(gsi.partitionKey),
         sortKey: attribute(gsi.sortKey),
-        // Listing and sweeping read head fields (status, lease, wakeAt...): project them all.
-        projectionType: dynamodb.ProjectionType.ALL,
+        // Keys only (see TABLE.gsiProjection): a head write that changes no index key writes no index.
+        projectionType: dynamodb.ProjectionType.KEYS_ONLY,
       });
     }
   }

@@ -1,0 +1,89 @@
+/**
+ * `npm run bench`: what a turn costs, counted on the local emulators with the real adapters and
+ * the real AWS SDK clients, side by side with a floor of three conditional PutItems per turn
+ * (decision, started, result) and that floor plus one FIFO hop. Modes: the worker's shape (turns
+ * back to back in one invocation), one turn per step in a warm container, and a cold container
+ * per step; one run of N turns and R concurrent runs. Requests and capacity units are counted by
+ * middleware on the SDK clients (DynamoDB Local reports consumed capacity, GSI copies included);
+ * cost at list prices is computed from those counts. Times are for the ratios only.
+ *
+ *   npm run bench                          # 1 x 1000 turns and 8 concurrent runs, DynamoDB Local
+ *   npm run bench -- --turns 200 --runs 4  # smaller
+ *   npm run bench -- --write-docs          # also write docs/cost.md from this run's output
+ *   npm run bench -- --scale 100           # 100 concurrent runs on the whole local stack
+ */
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { parseArgs } from 'node:util';
+import { createLocalAwsClients } from '../lib/adapters/aws/aws-clients.js';
+import { startEmulators } from '../dev/local/emulators.js';
+import { createResources, resourceNames } from '../dev/local/resources.js';
+import { emptyCounters, instrument } from './instrument.js';
+import { floor, stepShape, workerShape, type BenchEnv, type ModeResult } from './modes.js';
+import { costDoc } from './cost-doc.js';
+import { figures, quarterRatios } from './report.js';
+import { runScale } from './scale.js';
+
+const { values } = parseArgs({
+  options: {
+    turns: { type: 'string', default: '1000' },
+    runs: { type: 'string', default: '8' },
+    dynamo: { type: 'string', default: 'dynamodb-local' },
+    'snapshot-every': { type: 'string', default: '50' },
+    'write-docs': { type: 'boolean', default: false },
+    scale: { type: 'string' },
+    workers: { type: 'string' },
+  },
+});
+
+if (values.scale !== undefined) {
+  const { ok } = await runScale({ runs: Number(values.scale), workers: values.workers ? Number(values.workers) : undefined, turns: Number(values.turns === '1000' ? 5 : values.turns), dynamo: values.dynamo as 'auto' });
+  process.exit(ok ? 0 : 1);
+}
+
+const TURNS = Number(values.turns);
+const RUNS = Number(values.runs);
+const emulators = await startEmulators({ dynamo: values.dynamo as 'auto' | 'dynalite' | 'dynamodb-local' });
+const clients = createLocalAwsClients(emulators.endpoints);
+const counters = emptyCounters();
+instrument(clients, counters);
+try {
+  const resources = await createResources(emulators.endpoints, resourceNames(`bench-${Date.now()}`));
+  const env: BenchEnv = { clients, counters, tableName: resources.tableName, bucket: resources.bucket, queueUrl: resources.queueUrl, snapshotEvery: Number(values['snapshot-every']) };
+  const perRun = Math.floor(TURNS / RUNS);
+  const log = (s: string) => process.stderr.write(`${s}\n`);
+  const results: { single: ModeResult[]; concurrent: ModeResult[] } = { single: [], concurrent: [] };
+  for (const [key, runs, turns] of [['single', 1, TURNS], ['concurrent', RUNS, perRun]] as const) {
+    const tag = `${key}`;
+    const label = (s: string) => `${s}, ${runs === 1 ? `1 run x ${turns}` : `${runs} runs x ${turns}`}`;
+    log(`${label('floor')}...`);
+    results[key].push(await floor(env, label('floor: 3 puts'), runs, turns, false, `${tag}-a`));
+    log(`${label('floor + hop')}...`);
+    results[key].push(await floor(env, label('floor + FIFO hop'), runs, turns, true, `${tag}-b`));
+    log(`${label('worker')}...`);
+    results[key].push(await workerShape(env, label('worker: turns in one invocation'), runs, turns, tag));
+    log(`${label('warm steps')}...`);
+    results[key].push(await stepShape(env, label('one turn per step, warm'), runs, turns, false, `${tag}-w`));
+    log(`${label('cold steps')}...`);
+    results[key].push(await stepShape(env, label('one turn per step, cold'), runs, turns, true, `${tag}-c`));
+  }
+  const output = costDoc({
+    command: `npm run bench -- --turns ${TURNS} --runs ${RUNS} --dynamo ${values.dynamo}${values['write-docs'] ? ' --write-docs' : ''}`,
+    emulator: emulators.dynamo,
+    cores: cpus().length,
+    gsiReported: counters.gsiReported,
+    snapshotEvery: env.snapshotEvery,
+    single: results.single.map(figures),
+    concurrent: results.concurrent.map(figures),
+    quarters: results.single.map((m) => ({ name: m.name, q: quarterRatios(m) })),
+  });
+  console.log(output);
+  if (values['write-docs']) {
+    mkdirSync('docs', { recursive: true });
+    writeFileSync('docs/cost.md', output);
+    log('wrote docs/cost.md');
+  }
+} finally {
+  clients.destroy();
+  await emulators.stop();
+}

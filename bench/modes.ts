@@ -1,0 +1,191 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { AwsClients } from '../lib/adapters/aws/aws-clients.js';
+import { DynamoStore } from '../lib/adapters/aws/dynamo-store.js';
+import { S3BlobStore } from '../lib/adapters/aws/s3-blob-store.js';
+import { SqsStepQueue, SqsTickReceiver, SqsTickVisibility } from '../lib/adapters/aws/sqs-step-queue.js';
+import { CryptoIds } from '../lib/adapters/system/crypto-ids.js';
+import { SystemClock } from '../lib/adapters/system/system-clock.js';
+import { createEngine, type EngineDeps } from '../lib/engine/engine.js';
+import { startRun } from '../lib/engine/start-run.js';
+import { runStep } from '../lib/engine/step-runner.js';
+import { benchModels, benchRegistry } from './bench-agent.js';
+import { diff, emptyCounters, snapshot, type Counters } from './instrument.js';
+
+/** What one mode measured: totals, and per turn for single-run modes (for the quarter ratios). */
+export interface ModeResult {
+  name: string;
+  runs: number;
+  turns: number;
+  ms: number;
+  counters: Counters;
+  /** Items DynamoDB read (GetItem hits, Query ScannedCount), from the stores' own stats. */
+  itemsRead: number;
+  perTurn: { ms: number; itemsRead: number }[];
+  /** Wall time of each turn of every run (for p95). */
+  turnMs: number[];
+}
+
+export interface BenchEnv {
+  clients: AwsClients;
+  counters: Counters;
+  tableName: string;
+  bucket: string;
+  queueUrl: string;
+  snapshotEvery: number;
+}
+
+/** One Lambda container: its own store and engine (and so its own warm cache). */
+function container(env: BenchEnv, turns: number, onCall?: () => void): { store: DynamoStore; engine: EngineDeps } {
+  const store = new DynamoStore({ doc: env.clients.doc, tableName: env.tableName });
+  const queue = new SqsStepQueue({ sqs: env.clients.sqs, queueUrl: env.queueUrl });
+  const blobs = new S3BlobStore({ s3: env.clients.s3, bucket: env.bucket });
+  const engine = createEngine(
+    { log: store, heads: store, inbox: store, blobs, queue, models: benchModels(turns, onCall), registry: benchRegistry(turns), clock: new SystemClock(), ids: new CryptoIds() },
+    { snapshotEvery: env.snapshotEvery },
+  );
+  return { store, engine };
+}
+
+// ---- the floor -------------------------------------------------------------------------------
+
+/** An item of an event's size and shape (the median event of a bench turn is about this big). */
+function eventLike(runId: string, seq: number): Record<string, unknown> {
+  return {
+    pk: `RUN#bench#${runId}`,
+    sk: `EVT#${String(seq).padStart(10, '0')}`,
+    data: JSON.stringify({ v: 1, seq, type: 'tool_result', at: Date.now(), by: { epoch: 1, nonce: 'n'.repeat(16) }, callId: `${seq}-0`, ok: true, output: { kind: 'inline', value: seq } }),
+    expiresAtSec: Math.floor(Date.now() / 1000) + 86_400,
+  };
+}
+
+/** The floor: 3 conditional PutItems per turn (decision, started, result), optionally + one FIFO hop. */
+export async function floor(env: BenchEnv, name: string, runs: number, turnsPerRun: number, hop: boolean, tag: string): Promise<ModeResult> {
+  const before = snapshot(env.counters);
+  const receiver = new SqsTickReceiver({ sqs: env.clients.sqs, queueUrl: env.queueUrl });
+  const perTurn: ModeResult['perTurn'] = [];
+  const turnMs: number[] = [];
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: runs }, async (_, r) => {
+      const runId = `floor-${tag}-${r}`;
+      for (let turn = 0; turn < turnsPerRun; turn++) {
+        const t = performance.now();
+        for (let k = 1; k <= 3; k++) {
+          await env.clients.doc.send(
+            new PutCommand({ TableName: env.tableName, Item: eventLike(runId, turn * 3 + k), ConditionExpression: 'attribute_not_exists(pk)' }),
+          );
+        }
+        if (hop) {
+          await env.clients.sqs.send(
+            new SendMessageCommand({ QueueUrl: env.queueUrl, MessageBody: JSON.stringify({ tenant: 'bench', runId }), MessageGroupId: runId, MessageDeduplicationId: `${runId}:${turn}` }),
+          );
+          // fauxqs gives one message per group per receive; a receive may meet another run's hop.
+          for (;;) {
+            const [msg] = await receiver.receive({ waitSeconds: 1 });
+            if (!msg) continue;
+            await receiver.delete(msg.receiptHandle);
+            break;
+          }
+        }
+        const ms = performance.now() - t;
+        turnMs.push(ms);
+        if (runs === 1) perTurn.push({ ms, itemsRead: 0 });
+      }
+    }),
+  );
+  const ms = performance.now() - t0;
+  return { name, runs, turns: runs * turnsPerRun, ms, counters: diff(env.counters, before), itemsRead: 0, perTurn, turnMs };
+}
+
+// ---- the worker shape: turns back to back in one invocation ----------------------------------
+
+export async function workerShape(env: BenchEnv, name: string, runs: number, turnsPerRun: number, tag: string): Promise<ModeResult> {
+  const receiver = new SqsTickReceiver({ sqs: env.clients.sqs, queueUrl: env.queueUrl });
+  const before = snapshot(env.counters);
+  const perTurn: ModeResult['perTurn'] = [];
+  const turnMs: number[] = [];
+  let itemsRead = 0;
+  const starters = Array.from({ length: runs }, () => container(env, turnsPerRun));
+  for (let r = 0; r < runs; r++) await startRun(starters[r]!.engine, { tenant: 'bench', runId: `worker-${tag}-${r}`, agent: 'bench', input: 'go' });
+  // The creation ticks are not ours to count: the loop below receives them as the poller would.
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: runs }, async () => {
+      const [msg] = await receiveOne(receiver);
+      let last = performance.now();
+      let lastItems = 0;
+      const c = container(env, turnsPerRun, () => {
+        // A turn boundary: the model is called at the start of every turn.
+        const now = performance.now();
+        if (c.store.stats.requests > 0 && lastItems >= 0) {
+          const ms = now - last;
+          turnMs.push(ms);
+          if (runs === 1) perTurn.push({ ms, itemsRead: c.store.stats.itemsRead - lastItems });
+        }
+        last = now;
+        lastItems = c.store.stats.itemsRead;
+      });
+      await new SqsTickVisibility({ sqs: env.clients.sqs, queueUrl: env.queueUrl }).setVisibility(msg.receiptHandle, 70);
+      const result = await runStep(c.engine, msg.tick, { owner: `worker-${tag}`, deadlineAt: Date.now() + 3_600_000, minTurnMs: 1 });
+      await receiver.delete(msg.receiptHandle);
+      if (result.outcome !== 'ended') throw new Error(`worker shape: run ended as ${result.outcome} after ${result.turns} turns`);
+      turnMs.push(performance.now() - last);
+      itemsRead += c.store.stats.itemsRead;
+    }),
+  );
+  const ms = performance.now() - t0;
+  return { name, runs, turns: runs * turnsPerRun, ms, counters: diff(env.counters, before), itemsRead, perTurn, turnMs };
+}
+
+async function receiveOne(receiver: SqsTickReceiver) {
+  for (;;) {
+    const got = await receiver.receive({ waitSeconds: 1 });
+    const msg = got[0];
+    if (msg?.tick) return [{ ...msg, tick: msg.tick }] as const;
+  }
+}
+
+// ---- one turn per step: warm containers or a cold one per step -------------------------------
+
+export async function stepShape(env: BenchEnv, name: string, runs: number, turnsPerRun: number, cold: boolean, tag: string): Promise<ModeResult> {
+  const receiver = new SqsTickReceiver({ sqs: env.clients.sqs, queueUrl: env.queueUrl });
+  const visibility = new SqsTickVisibility({ sqs: env.clients.sqs, queueUrl: env.queueUrl });
+  const starter = container(env, turnsPerRun);
+  for (let r = 0; r < runs; r++) await startRun(starter.engine, { tenant: 'bench', runId: `step-${tag}-${r}`, agent: 'bench', input: 'go' });
+  const before = snapshot(env.counters);
+  const perTurn: ModeResult['perTurn'] = [];
+  const turnMs: number[] = [];
+  let itemsRead = 0;
+  let ended = 0;
+  const t0 = performance.now();
+  // One poller per run, as many Lambda containers as runs; a container may meet any run's tick.
+  await Promise.all(
+    Array.from({ length: runs }, async (_, d) => {
+      let c = container(env, turnsPerRun);
+      while (ended < runs) {
+        const [msg] = await receiver.receive({ waitSeconds: 1 });
+        if (!msg?.tick) continue;
+        if (cold) c = container(env, turnsPerRun);
+        const items0 = c.store.stats.itemsRead;
+        const t = performance.now();
+        await visibility.setVisibility(msg.receiptHandle, 70);
+        const result = await runStep(c.engine, msg.tick, { owner: `step-${tag}-${d}`, deadlineAt: Date.now() + 300_000, minTurnMs: 300_001 });
+        await receiver.delete(msg.receiptHandle);
+        const ms = performance.now() - t;
+        const items = c.store.stats.itemsRead - items0;
+        itemsRead += items;
+        if (result.turns > 0) {
+          turnMs.push(ms);
+          if (runs === 1) perTurn.push({ ms, itemsRead: items });
+        }
+        if (result.outcome === 'ended') ended++;
+        else if (result.outcome !== 'continued') throw new Error(`${name}: step ended as ${result.outcome}`);
+      }
+    }),
+  );
+  const ms = performance.now() - t0;
+  return { name, runs, turns: runs * turnsPerRun, ms, counters: diff(env.counters, before), itemsRead, perTurn, turnMs };
+}
+
+export { emptyCounters };
