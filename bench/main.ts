@@ -13,6 +13,7 @@
  *   npm run bench -- --scale 100           # 100 concurrent runs on the whole local stack
  */
 import { writeFileSync, mkdirSync } from 'node:fs';
+import { writeReadmeCostSection } from './readme-section.js';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createLocalAwsClients } from '../lib/adapters/aws/aws-clients.js';
@@ -81,7 +82,8 @@ try {
   if (values['write-docs']) {
     mkdirSync('docs', { recursive: true });
     writeFileSync('docs/cost.md', output);
-    log('wrote docs/cost.md');
+    writeReadmeCostSection(output);
+    log('wrote docs/cost.md and the README\'s cost section');
   }
 } finally {
   clients.destroy();
