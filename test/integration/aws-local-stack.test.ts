@@ -81,7 +81,7 @@ async function expectShape(endpoints: EmulatorEndpoints, tableName: string, queu
     const table = (await clients.dynamodb.send(new DescribeTableCommand({ TableName: tableName }))).Table;
     expect(table?.KeySchema?.map((k) => k.AttributeName)).toEqual([TABLE.partitionKey, TABLE.sortKey]);
     const indexes = table?.GlobalSecondaryIndexes?.map((g) => [g.IndexName, g.Projection?.ProjectionType]).sort();
-    expect(indexes).toEqual(Object.values(TABLE.gsi).map((g) => [g.name, 'ALL']).sort());
+    expect(indexes).toEqual(Object.values(TABLE.gsi).map((g) => [g.name, TABLE.gsiProjection]).sort());
     const q = await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['FifoQueue'] }));
     expect(q.Attributes?.FifoQueue).toBe('true');
   } finally {
