@@ -80,3 +80,29 @@ export function checkAnswers(runs: RunRecord[], expected?: string): Check {
     detail: differing === 0 ? `${answers.length} identical answers` : `${differing} answers differ from ${reference}`,
   };
 }
+
+/**
+ * The head converged to the log once the run settled: its lastSeq is the log's last seq, its step
+ * count is the log's model_started count, and its status is the one the log's last outcome says.
+ */
+export function checkHeads(runs: RunRecord[]): Check {
+  const problems: string[] = [];
+  const terminal: Record<string, string> = { run_completed: 'completed', run_failed: 'failed', run_cancelled: 'cancelled' };
+  for (const r of runs) {
+    const last = r.events.at(-1);
+    if (!last) {
+      problems.push(`${r.runId}: empty log`);
+      continue;
+    }
+    if (r.view.lastSeq !== Number(last.seq)) problems.push(`${r.runId}: head at seq ${r.view.lastSeq}, log at ${String(last.seq)}`);
+    const steps = r.events.filter((e) => e.type === 'model_started').length;
+    if (r.view.usage.steps !== steps) problems.push(`${r.runId}: head ${r.view.usage.steps} steps, log ${steps}`);
+    const status = terminal[String(last.type)];
+    if (status && r.view.status !== status) problems.push(`${r.runId}: head ${r.view.status}, log ${status}`);
+  }
+  return {
+    name: 'head equals the fold of the log',
+    ok: problems.length === 0,
+    detail: problems.length === 0 ? `${runs.length} heads match their logs` : problems.join('; '),
+  };
+}
