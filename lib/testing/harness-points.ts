@@ -5,6 +5,7 @@ import type { RunRef } from '../ports/run-ref.js';
 import type { PointReport } from './crash-harness.js';
 import { driveRun, type DriveResult } from './driver.js';
 import { checkSettled } from './settled-invariants.js';
+import type { WriteMutation } from './write-points.js';
 import { checkInvariants, endingOf, staleAppendRejected, type AnyScenario, type Baseline, type Ending } from './harness-invariants.js';
 import { spawnWorker, type HarnessPoints, type World, type WorkerProcess } from './world.js';
 
@@ -100,6 +101,7 @@ export async function crashScenario(
   baseline: Baseline,
   crashIndexes: number[],
   labels: readonly string[],
+  mutation?: WriteMutation,
 ): Promise<PointReport> {
   const world: World = scenario.world();
   const rec = recorder();
@@ -115,7 +117,7 @@ export async function crashScenario(
     }
     const next = pending.shift();
     currentCp = next === undefined ? undefined : crashAt(next, rec);
-    current = spawnWorker(world, currentCp ?? rec);
+    current = spawnWorker(world, currentCp ?? rec, {}, undefined, mutation);
     return current;
   };
   await startWithRetries(request, workerFor);

@@ -57,7 +57,7 @@ export function guard<T extends object>(target: T, isDead: () => boolean, gate?:
         const frozen = gate?.();
         if (frozen) await frozen;
         if (isDead()) throw new WorkerHalt('dead process');
-        if (writes && isWrite(writes.port, String(prop))) return writes.perform(`${writes.port}.${String(prop)}`, () => call()(...args));
+        if (writes && isWrite(writes.port, String(prop))) return writes.perform(`${writes.port}.${String(prop)}`, () => call()(...args), args);
         return call()(...args);
       };
     },
@@ -67,7 +67,7 @@ export function guard<T extends object>(target: T, isDead: () => boolean, gate?:
 /** How guard() passes one port's writes through the write points (and a mutation, in its check). */
 export interface WriteHooks {
   port: WritePort;
-  perform(label: string, write: () => unknown): Promise<unknown>;
+  perform(label: string, write: () => unknown, args: unknown[]): Promise<unknown>;
 }
 
 /**
@@ -77,20 +77,22 @@ export interface WriteHooks {
 function writeHooks(points: WritePoints | undefined, mutation: WriteMutation | undefined): (port: WritePort) => WriteHooks | undefined {
   if (!points && !mutation) return () => undefined;
   let held: { label: string; write: () => unknown } | undefined;
-  const perform = async (label: string, write: () => unknown): Promise<unknown> => {
+  const perform = async (label: string, write: () => unknown, args: unknown[]): Promise<unknown> => {
     await points?.write('before-write', label);
-    if (mutation?.kind === 'skip' && mutation.label === label) return mutationResult(label);
-    if (mutation?.kind === 'swap' && mutation.label === label && !held) {
+    const hit = mutation?.label === label && (mutation.match?.(args) ?? true);
+    if (mutation?.kind === 'skip' && hit) return mutationResult(label);
+    if (mutation?.kind === 'swap' && hit && !held) {
       held = { label, write };
       return mutationResult(label);
     }
+    // A held write goes out right after its partner (swapped), or before any other write (as written).
+    const late = held;
+    held = undefined;
+    if (late && mutation?.next !== label) await late.write();
     const result = await write();
-    if (held && mutation?.next === label) {
-      const late = held;
-      held = undefined;
-      await late.write();
-    }
     await points?.write('after-write', label);
+    // Swapped: the held write goes out after its partner, so a crash can fall between the two.
+    if (late && mutation?.next === label) await late.write();
     return result;
   };
   return (port) => ({ port, perform });

@@ -27,7 +27,8 @@ export interface WritePoints {
 
 /**
  * A deliberate defect in the order of writes, for the check that the harness notices one: skip a
- * write, or perform it only after the next write (a swap of two neighbours).
+ * write, or swap two neighbours (`label` is held back and goes out right after `next` when that
+ * is the very next write; before any other write it goes out as written).
  */
 export interface WriteMutation {
   kind: 'skip' | 'swap';
@@ -35,6 +36,8 @@ export interface WriteMutation {
   label: string;
   /** For a swap: the `port.method` of the write that must come next for the pair to be swapped. */
   next?: string;
+  /** Only the calls of `label` whose arguments match (default: every call). */
+  match?: (args: unknown[]) => boolean;
 }
 
 /** The outcome notices a world's publisher received, in order (what EventBridge would carry). */
