@@ -58,6 +58,8 @@ export function rng(seed: number): () => number {
   };
 }
 
+/** How long a retried head park may stay before the resolver retries it again (it parked again). */
+const HEAD_PARK_RETRY_MS = 15_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -79,7 +81,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     prefix: `logbook-demo-${options.seed}-${process.pid}`,
     agentsModule: SUPPORT_AGENTS_MODULE,
     // Slower tools under chaos: more of each run is spent inside calls, where a kill hurts most.
-    env: supportEnv(workDir, options.toolDelayMs ?? (options.chaos ? 300 : 100)),
+    env: {
+      ...supportEnv(workDir, options.toolDelayMs ?? (options.chaos ? 300 : 100)),
+      // A storm kills every restarted (cold) worker process within its first half second, where
+      // a cold claim and load spend most of it: the highest poison limit a deployment may set
+      // (MAX_CLAIM_ATTEMPTS_LIMIT, still parked before the DLQ) instead of the default 3.
+      ...(options.chaos ? { LOGBOOK_MAX_ATTEMPTS: '4' } : {}),
+    },
     concurrency: options.concurrency ?? 2,
     ...(options.endpoints ? { endpoints: options.endpoints } : {}),
     ...(options.dynamo ? { dynamo: options.dynamo } : {}),
@@ -188,6 +196,7 @@ async function settle(
 ): Promise<Map<string, RunView>> {
   const views = new Map<string, RunView>();
   const asked = new Set<string>();
+  const retriedAt = new Map<string, number>();
   const deadline = Date.now() + timeoutMs;
   const lastStatus = new Map<string, string>();
   while (Date.now() < deadline) {
@@ -202,11 +211,12 @@ async function settle(
       if (view.status !== 'parked') continue;
       state.parkedRuns.add(runId);
       if (view.park) {
-        // A run-level park on the head (poisoned, corrupt log): a person retries it once per park.
-        const key = `${runId}:park:${view.park.detail}`;
-        if (!asked.has(key)) {
+        // A run-level park on the head (poisoned, corrupt log): a person retries it, and again if
+        // it is parked again later (the same text twice is a second park, not the first one).
+        const last = retriedAt.get(runId) ?? 0;
+        if (Date.now() - last > HEAD_PARK_RETRY_MS) {
           log(`resolver: ${runId} parked on its head (${view.park.reason}: ${view.park.detail}) → retry`);
-          await answer(client, runId, { action: 'retry' }, () => asked.add(key));
+          await answer(client, runId, { action: 'retry' }, () => retriedAt.set(runId, Date.now()));
           state.resolutions++;
         }
         continue;
