@@ -77,7 +77,11 @@ export async function driveRun(world: World, run: RunRef, options: DriveOptions)
       }
       try {
         if (answer === 'retry' || answer === 'fail') await requestRunAction(api.deps, run, answer, 'harness-resolver');
-        else options.onSubmitted?.((await requestResolution(api.deps, run, answer, 'harness-resolver')).inboxId);
+        else {
+          // Not inside `onSubmitted?.(...)`: an absent callback would skip the request itself.
+          const { inboxId } = await requestResolution(api.deps, run, answer, 'harness-resolver');
+          options.onSubmitted?.(inboxId);
+        }
       } catch (error) {
         if (error instanceof WorkerHalt) {
           // The API process died inside the request: the person got an error and asks again

@@ -152,7 +152,12 @@ export async function pauseScenario(scenario: AnyScenario, request: StartRunRequ
   let reached!: () => void;
   const reachedPause = new Promise<void>((r) => (reached = r));
   let thaw: (() => void) | undefined;
-  const pausing: Checkpoints = {
+  // Writes count too: `index` is a position among the baseline's labels, writes included.
+  const pausing: HarnessPoints = {
+    write(phase, label) {
+      rec.write?.(phase, label);
+      count++;
+    },
     async at(point, detail) {
       rec.at(point, detail);
       if (count++ === index) {
