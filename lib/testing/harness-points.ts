@@ -1,5 +1,5 @@
 import type { RunState } from '../core/state.js';
-import { WorkerHalt, type CheckpointName, type Checkpoints } from '../engine/checkpoints.js';
+import { WorkerHalt, type CheckpointName } from '../engine/checkpoints.js';
 import { startRun, type StartRunRequest } from '../engine/start-run.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { PointReport } from './crash-harness.js';
