@@ -71,13 +71,17 @@ export function checkBudgets(runs: RunRecord[]): Check {
 
 /** The scripted model is deterministic: interrupted runs answer exactly like uninterrupted ones. */
 export function checkAnswers(runs: RunRecord[], expected?: string): Check {
-  const answers = runs.filter((r) => r.view.status === 'completed').map((r) => JSON.stringify(r.view.result));
-  const reference = expected !== undefined ? JSON.stringify(expected) : answers[0];
-  const differing = answers.filter((a) => a !== reference).length;
+  const done = runs.filter((r) => r.view.status === 'completed').map((r) => ({ runId: r.runId, answer: JSON.stringify(r.view.result) }));
+  const reference = expected !== undefined ? JSON.stringify(expected) : done[0]?.answer;
+  const differing = done.filter((a) => a.answer !== reference);
   return {
     name: 'same answer as an uninterrupted run',
-    ok: differing === 0,
-    detail: differing === 0 ? `${answers.length} identical answers` : `${differing} answers differ from ${reference}`,
+    ok: differing.length === 0,
+    // Name the runs and their answers: a different one is what to look at in its log.
+    detail:
+      differing.length === 0
+        ? `${done.length} identical answers`
+        : `${differing.length} answers differ from ${reference}: ${differing.map((d) => `${d.runId} ${d.answer}`).join('; ')}`,
   };
 }
 
