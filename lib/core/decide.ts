@@ -10,6 +10,13 @@ export interface DecideContext {
   hasModel(modelId: string): boolean;
   /** Attempts of a rerun/idempotency_key call before it stops being retried. */
   maxToolAttempts: number;
+  /**
+   * Starts of a read-only (rerun) call that all ended with no result before it gets an error
+   * result; default maxToolAttempts. A failing read gets its error result at once, so only calls
+   * whose worker died (or lost its lease) inside them count here: a higher limit keeps a kill
+   * storm from changing the run's answer (limits.ts MAX_CRASHED_TOOL_ATTEMPTS).
+   */
+  maxCrashedToolAttempts?: number;
 }
 
 export type Action =
@@ -181,7 +188,7 @@ function decideStarted(
   const { callId } = call;
   switch (policy) {
     case 'rerun':
-      if (call.attempt >= ctx.maxToolAttempts) out.exhausted.push(callId);
+      if (call.attempt >= (ctx.maxCrashedToolAttempts ?? ctx.maxToolAttempts)) out.exhausted.push(callId);
       else if (out.pinnedOk) out.starts.push({ callId, attempt: call.attempt + 1 });
       else out.attentions.push({ kind: 'attention', reason: 'missing_tool_version', detail: `no implementation for ${call.name}` });
       return;

@@ -34,6 +34,8 @@ export interface EngineConfig {
   maxClaimAttempts: number;
   /** Attempts of a rerun/idempotency_key call. */
   maxToolAttempts: number;
+  /** Starts of a rerun call that all died with their worker before it gets an error result (default MAX_CRASHED_TOOL_ATTEMPTS). */
+  maxCrashedToolAttempts?: number;
   /** Kept free before the lease or the invocation ends. */
   marginMs: number;
   /** Upper bound of one model call, for the time-left check. */

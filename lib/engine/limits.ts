@@ -38,12 +38,36 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
  */
 export const MAX_RECEIVE_COUNT = 5;
 /**
- * Claims without progress before a run parks as poisoned. Each delivery claims once, so a limit
- * below the receive count parks a poison run on a delivery before its tick reaches the DLQ.
+ * Poison versus chaos. A run is poison when its worker dies in the same place every time; a kill
+ * storm kills workers anywhere. The head counts the two places a claim can die before it makes
+ * progress (appends or ingests an event, or releases the lease normally) apart:
+ * - `attempts`: claims since the last one that got the run loaded. Each delivery claims once, so
+ *   a run whose load kills its worker is claimed MAX_CLAIM_ATTEMPTS times and parked by the next
+ *   claim, delivery MAX_CLAIM_ATTEMPTS + 1 = 4 <= MAX_RECEIVE_COUNT: before the DLQ.
+ * - `stalls`: claims in a row that loaded the run and died before making progress. A claim that
+ *   loads in a streak (attempts > 1 or stalls > 0) marks the head once (attempts := 0, stalls + 1,
+ *   or 1 when a death before loading came in between): a normal step pays no write for this. The first claim of a streak is not marked (nobody knew it
+ *   was a streak), so a run that dies after loading every time is marked by claims 2..4 and
+ *   parked by claim MAX_STALLED_CLAIMS + 2 = 5 <= MAX_RECEIVE_COUNT: still before the DLQ.
+ * A kill storm resets `attempts` whenever one claim gets past its load, and needs
+ * MAX_STALLED_CLAIMS consecutive kills inside the few milliseconds between a load and the first
+ * append (or a waiting step's release) to look like poison. test/unit/engine/limits.test.ts
+ * checks both sums.
  */
 export const MAX_CLAIM_ATTEMPTS = 3;
 /** The highest poison limit a deployment may configure (LOGBOOK_MAX_ATTEMPTS). */
 export const MAX_CLAIM_ATTEMPTS_LIMIT = MAX_RECEIVE_COUNT - 1;
+/** Marked claims that loaded the run and died without progress before it parks as poisoned. */
+export const MAX_STALLED_CLAIMS = MAX_RECEIVE_COUNT - 2;
+
+/**
+ * Starts of a read-only (`rerun`) call that ended with no result at all (the worker died or lost
+ * its lease inside the call) before the call gets an error result. A tool that fails gets its
+ * error result at once; this limit is only for calls that keep dying with their worker, so it is
+ * higher than the tool attempt limit (3): a kill storm must not turn a read into an error and
+ * change the run's answer, while a tool that kills its worker every time still ends.
+ */
+export const MAX_CRASHED_TOOL_ATTEMPTS = 6;
 
 /**
  * The step queue's visibility timeout: AWS wants at least six times the function timeout for a

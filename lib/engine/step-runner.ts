@@ -7,6 +7,7 @@ import type { Tick } from '../ports/step-queue.js';
 import type { EngineDeps } from './engine.js';
 import { projectHead } from './head-projection.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import { inStreak, poisonDetail, stallsAfterLoad } from './claim-accounting.js';
 import { publishOutcome } from './outcomes.js';
 import { RunSession } from './run-session.js';
 import { runTurn, type TurnOutcome } from './turn-runner.js';
@@ -85,9 +86,12 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
   try {
     const state = await loadOrPark(deps, run, gated.next, lease, release);
     if (!state) return idle('corrupt');
+    const streak = inStreak(grant);
+    // Inside a streak of abnormal claims, say that this one got past its load (limits.ts).
+    if (streak) await deps.heads.markLoaded(run, { owner: options.owner, epoch: grant.epoch, stalls: stallsAfterLoad(grant) });
     const session = new RunSession(deps, run, state, { epoch: grant.epoch, nonce: deps.ids.nonce() }, lease, options.deadlineAt, options.owner);
     holder.session = session;
-    if (grant.attempts > 1) {
+    if (streak) {
       // Earlier claims ended abnormally; this one made progress, so the run is not poison.
       session.onFirstAppend = () => deps.heads.resetAttempts(run, { owner: options.owner, epoch: grant.epoch });
     }
@@ -124,10 +128,11 @@ async function headGate(deps: EngineDeps, run: RunRef, grant: LeaseGrant, owner:
     }
     return { next: (await heads.getHead(run)) ?? head };
   }
-  if (grant.attempts > config.maxClaimAttempts) {
-    // Poison: the run keeps failing before it can make progress. Park without loading the log.
-    logger?.error('run poisoned', { ...run, attempts: grant.attempts });
-    await heads.setPark(run, { reason: 'poisoned', detail: `${grant.attempts} claims without progress`, at: clock.now() }, 'parked');
+  const poison = poisonDetail(grant, config.maxClaimAttempts);
+  if (poison) {
+    // Poison: the run keeps killing its worker in the same place. Park without loading the log.
+    logger?.error('run poisoned', { ...run, attempts: grant.attempts, stalls: head.stalls ?? 0 });
+    await heads.setPark(run, { reason: 'poisoned', detail: poison, at: clock.now() }, 'parked');
     deps.metrics?.count('RunsParked');
     await release(head.inboxVersion).catch(() => false);
     return { done: idle('poisoned') };

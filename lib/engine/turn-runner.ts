@@ -6,6 +6,7 @@ import { zodIssuesText } from '../core/zod-issues.js';
 import { rethrowHalt } from './checkpoints.js';
 import type { RunSession } from './run-session.js';
 import { buildModelRequest } from './prompt.js';
+import { MAX_CRASHED_TOOL_ATTEMPTS } from './limits.js';
 import { executeCall, verifyCall, type PreparedCall } from './tool-runner.js';
 
 export type TurnOutcome =
@@ -21,6 +22,7 @@ export function decideContext(session: RunSession): DecideContext {
     hasTool: (name, hash) => registry.tool(name, hash) !== undefined,
     hasModel: (id) => models.resolve(id) !== undefined,
     maxToolAttempts: config.maxToolAttempts,
+    maxCrashedToolAttempts: config.maxCrashedToolAttempts ?? MAX_CRASHED_TOOL_ATTEMPTS,
   };
 }
 

@@ -65,8 +65,16 @@ export interface RunHead {
   lease?: Lease;
   /** Highest epoch ever granted; survives release so epochs only grow. */
   epoch: number;
-  /** Claims since the last progress; a run above the limit is parked as poisoned. */
+  /**
+   * Claims since the last progress or the last claim that got the run loaded; a run above the
+   * limit is parked as poisoned (it dies before it can load). See limits.ts.
+   */
   attempts: number;
+  /**
+   * Claims that loaded the run and died before making progress, counted only inside a streak of
+   * abnormal claims (absent = 0); at MAX_STALLED_CLAIMS the run parks as poisoned. See limits.ts.
+   */
+  stalls?: number;
   inboxVersion: number;
   /** The inboxVersion the last lease holder ingested; below inboxVersion means items are pending. */
   ingestedInboxVersion: number;
@@ -123,8 +131,14 @@ export interface RunHeads {
    * end of a step, so it also resets attempts to 0.
    */
   releaseLease(run: RunRef, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean>;
-  /** Reset attempts to 0 after progress, so a later failure streak is counted afresh. */
+  /** Reset attempts and stalls to 0 after progress, so a later failure streak is counted afresh. */
   resetAttempts(run: RunRef, args: { owner: string; epoch: number }): Promise<void>;
+  /**
+   * A claim inside a streak got the run loaded: attempts := 0 (the deaths before it are no
+   * longer loads that kill) and stalls := `stalls` (until it makes progress, it counts as a claim
+   * that died after loading). Throws LeaseLostError when the lease moved.
+   */
+  markLoaded(run: RunRef, args: { owner: string; epoch: number; stalls: number }): Promise<void>;
   /** Apply a projection if head.lastSeq <= projection.lastSeq (monotonic). Returns whether applied. */
   project(run: RunRef, projection: HeadProjection): Promise<boolean>;
   setPark(run: RunRef, park: HeadPark | null, status?: RunStatus): Promise<void>;

@@ -6,6 +6,7 @@ import { BaselineParkedError, BaselineUnfinishedError } from './harness-errors.j
 import { readOutcome, type Baseline } from './harness-invariants.js';
 import { crashScenario, driveToEnd, pauseScenario, recorder, resolverOf } from './harness-points.js';
 import type { SideEffectRecord } from './side-effects.js';
+import type { WriteMutation } from './write-points.js';
 import { spawnWorker, type World } from './world.js';
 
 /** A scripted agent and the world it runs in, built fresh for every point. */
@@ -55,6 +56,11 @@ export interface HarnessOptions {
   /** Pause (freeze) points: checkpoint kinds where a worker is frozen mid-call. */
   pausePoints?: CheckpointName[];
   onPoint?: (report: PointReport) => void;
+  /**
+   * A deliberate defect in the order of writes of every process after the uninterrupted run
+   * (for the harness's own check that a skipped or swapped write fails points).
+   */
+  mutation?: WriteMutation;
 }
 
 /**
@@ -98,14 +104,14 @@ export async function runCrashHarness<W extends World, E>(scenario: HarnessScena
 
   // 2. One crash at every point.
   for (let i = 0; i < baseline.checkpoints; i++) {
-    push(await crashScenario(scenario, request, run, baseline, [i], baseRec.labels));
+    push(await crashScenario(scenario, request, run, baseline, [i], baseRec.labels, options.mutation));
   }
   // 3. Two crashes in one run: the first worker dies at i, its successor at j.
   const stride = options.doubleCrashStride ?? 7;
   if (stride > 0) {
     for (let i = 0; i < baseline.checkpoints; i += stride) {
       for (let j = i % stride; j < baseline.checkpoints; j += stride) {
-        push(await crashScenario(scenario, request, run, baseline, [i, j], baseRec.labels));
+        push(await crashScenario(scenario, request, run, baseline, [i, j], baseRec.labels, options.mutation));
       }
     }
   }

@@ -18,6 +18,8 @@ export interface DriveOptions {
   /** Lambda-like time budget per invocation. */
   invocationMs?: number;
   onStep?: (result: StepResult, worker: WorkerProcess) => void;
+  /** Each inbox id a resolver's call answer (a resolution) was accepted under. */
+  onSubmitted?: (inboxId: string) => void;
 }
 
 export interface DriveResult {
@@ -69,14 +71,25 @@ export async function driveRun(world: World, run: RunRef, options: DriveOptions)
       const attention = head.attention[0] ?? (head.park ? { seq: 0, reason: 'model_stalled' as const, detail: head.park.detail } : undefined);
       const answer = attention && options.resolver?.(attention, head);
       if (!attention || !answer) return { head, steps, crashes, resolutions };
-      const deps = options.worker().deps;
+      const api = options.worker();
       if (attention.rerunNotBefore !== undefined && clock.now() < attention.rerunNotBefore) {
         await clock.advance(attention.rerunNotBefore - clock.now() + 1);
       }
       try {
-        if (answer === 'retry' || answer === 'fail') await requestRunAction(deps, run, answer, 'harness-resolver');
-        else await requestResolution(deps, run, answer, 'harness-resolver');
+        if (answer === 'retry' || answer === 'fail') await requestRunAction(api.deps, run, answer, 'harness-resolver');
+        else {
+          // Not inside `onSubmitted?.(...)`: an absent callback would skip the request itself.
+          const { inboxId } = await requestResolution(api.deps, run, answer, 'harness-resolver');
+          options.onSubmitted?.(inboxId);
+        }
       } catch (error) {
+        if (error instanceof WorkerHalt) {
+          // The API process died inside the request: the person got an error and asks again
+          // once nothing of it is pending (an item that did land is ingested first).
+          crashes++;
+          api.kill();
+          continue;
+        }
         if (!(error instanceof RequestConflictError)) throw error;
         const what = `${attention.reason} on ${attention.callId ? `call ${attention.callId}` : 'the run'}`;
         throw new ResolverAnswerRefusedError(what, JSON.stringify(answer), { cause: error });
@@ -87,7 +100,14 @@ export async function driveRun(world: World, run: RunRef, options: DriveOptions)
     // Nothing queued: let time pass to the next wake-up, then sweep as the scheduled sweeper would.
     const wakeAt = Math.max(head.wakeAt ?? 0, head.lease?.until ?? 0, head.updatedAt + 60_000);
     await clock.advance(Math.max(1, wakeAt - clock.now() + 1));
-    await sweep(options.worker().deps, { round: i });
+    const sweeper = options.worker();
+    try {
+      await sweep(sweeper.deps, { round: i });
+    } catch (error) {
+      if (!(error instanceof WorkerHalt)) throw error;
+      crashes++;
+      sweeper.kill(); // the next scheduled sweep runs in a fresh process
+    }
   }
   const head = await storage.heads.getHead(run);
   throw new Error(`run ${run.runId} did not settle within ${max} iterations (status ${head?.status})`);

@@ -1,14 +1,16 @@
 import type { RunState } from '../core/state.js';
-import { WorkerHalt, type CheckpointName, type Checkpoints } from '../engine/checkpoints.js';
+import { WorkerHalt, type CheckpointName } from '../engine/checkpoints.js';
 import { startRun, type StartRunRequest } from '../engine/start-run.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { PointReport } from './crash-harness.js';
 import { driveRun, type DriveResult } from './driver.js';
+import { checkSettled } from './settled-invariants.js';
+import type { WriteMutation } from './write-points.js';
 import { checkInvariants, endingOf, staleAppendRejected, type AnyScenario, type Baseline, type Ending } from './harness-invariants.js';
-import { spawnWorker, type World, type WorkerProcess } from './world.js';
+import { spawnWorker, type HarnessPoints, type World, type WorkerProcess } from './world.js';
 
-/** Checkpoints that only record: the labels passed, and the live state after each append. */
-export interface Recorder extends Checkpoints {
+/** Checkpoints that only record: the labels passed (writes included), and the live state after each append. */
+export interface Recorder extends HarnessPoints {
   labels: string[];
   folds: { state: RunState; run: RunRef }[];
 }
@@ -21,6 +23,9 @@ export function recorder(): Recorder {
     folds,
     at(point, detail) {
       labels.push(`${point}:${detail}`);
+    },
+    write(phase, label) {
+      labels.push(`${phase}:${label}`);
     },
     appended(run, state) {
       folds.push({ run, state: structuredClone(state) });
@@ -43,22 +48,49 @@ export async function driveToEnd(world: World, run: RunRef, options: Parameters<
   return { ending: await endingOf(world, run, outcome), ...('error' in outcome ? {} : { result: outcome }) };
 }
 
-/** Checkpoints that halt the worker at the n-th point it passes (and keep it dead after). */
-function crashAt(n: number, base: Recorder): Checkpoints & { fired: boolean } {
+/**
+ * Checkpoints that halt the process at the n-th point it passes, named checkpoint or write (and
+ * keep it dead after).
+ */
+function crashAt(n: number, base: Recorder): HarnessPoints & { fired: boolean } {
   let count = 0;
+  const pass = (label: string) => {
+    if (cp.fired) throw new WorkerHalt(`${label} (after crash)`);
+    if (count++ === n) {
+      cp.fired = true;
+      throw new WorkerHalt(label);
+    }
+  };
   const cp = {
     fired: false,
     at(point: CheckpointName, detail: string) {
       base.at(point, detail);
-      if (cp.fired) throw new WorkerHalt(`${point}:${detail} (after crash)`);
-      if (count++ === n) {
-        cp.fired = true;
-        throw new WorkerHalt(`${point}:${detail}`);
-      }
+      pass(`${point}:${detail}`);
+    },
+    write(phase: 'before-write' | 'after-write', label: string) {
+      base.write?.(phase, label);
+      pass(`${phase}:${label}`);
     },
     appended: base.appended,
   };
   return cp;
+}
+
+/**
+ * Create the run as the API or the trigger does, and as a client does on an error: again, with
+ * a fresh process, until it answers (a retry redoes whatever a crash left missing).
+ */
+export async function startWithRetries(request: StartRunRequest, processFor: () => WorkerProcess, tries = 8): Promise<void> {
+  for (let i = 0; ; i++) {
+    const p = processFor();
+    try {
+      await startRun(p.deps, request);
+      return;
+    } catch (error) {
+      if (!(error instanceof WorkerHalt) || i >= tries) throw error;
+      p.kill();
+    }
+  }
 }
 
 /** One run crashed at each of `crashIndexes` in turn (a successor counts its own checkpoints). */
@@ -69,13 +101,14 @@ export async function crashScenario(
   baseline: Baseline,
   crashIndexes: number[],
   labels: readonly string[],
+  mutation?: WriteMutation,
 ): Promise<PointReport> {
   const world: World = scenario.world();
   const rec = recorder();
   const pending = [...crashIndexes];
   const dead: { worker: WorkerProcess; lastSeq: number }[] = [];
   let current: WorkerProcess | undefined;
-  let currentCp: (Checkpoints & { fired: boolean }) | undefined;
+  let currentCp: (HarnessPoints & { fired: boolean }) | undefined;
   const workerFor = () => {
     if (current && !current.dead && !currentCp?.fired) return current;
     if (current) {
@@ -84,14 +117,15 @@ export async function crashScenario(
     }
     const next = pending.shift();
     currentCp = next === undefined ? undefined : crashAt(next, rec);
-    current = spawnWorker(world, currentCp ?? rec);
+    current = spawnWorker(world, currentCp ?? rec, {}, undefined, mutation);
     return current;
   };
-  const first = workerFor();
-  await startRun(first.deps, request);
-  const { ending, result } = await driveToEnd(world, run, { worker: workerFor, ...resolverOf(scenario, world) });
+  await startWithRetries(request, workerFor);
+  const submitted: string[] = [];
+  const { ending, result } = await driveToEnd(world, run, { worker: workerFor, ...resolverOf(scenario, world), onSubmitted: (id) => submitted.push(id) });
   const failures: string[] = [];
   await checkInvariants(scenario, world, run, baseline, rec.folds, ending, failures);
+  if (ending.kind !== 'unfinished') await checkSettled(world, run, submitted, failures);
   // A stale worker's late append is rejected.
   for (const d of dead) {
     if (!(await staleAppendRejected(world, run, d.lastSeq))) failures.push(`stale append at seq ${d.lastSeq + 1} was accepted`);
@@ -118,7 +152,12 @@ export async function pauseScenario(scenario: AnyScenario, request: StartRunRequ
   let reached!: () => void;
   const reachedPause = new Promise<void>((r) => (reached = r));
   let thaw: (() => void) | undefined;
-  const pausing: Checkpoints = {
+  // Writes count too: `index` is a position among the baseline's labels, writes included.
+  const pausing: HarnessPoints = {
+    write(phase, label) {
+      rec.write?.(phase, label);
+      count++;
+    },
     async at(point, detail) {
       rec.at(point, detail);
       if (count++ === index) {

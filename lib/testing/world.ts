@@ -13,6 +13,8 @@ import type { Inbox } from '../ports/inbox.js';
 import type { ModelResolver } from '../ports/model-client.js';
 import type { RunHeads } from '../ports/run-heads.js';
 import type { StepQueue } from '../ports/step-queue.js';
+import type { OutcomePublisher } from '../ports/outcome-publisher.js';
+import { isWrite, RecordingPublisher, type WriteMutation, type WritePoints, type WritePort } from './write-points.js';
 
 /** Storage shared by every worker of a test: what survives a crash. */
 export interface WorldStorage {
@@ -21,6 +23,8 @@ export interface WorldStorage {
   inbox: Inbox;
   blobs: BlobStore;
   queue: StepQueue & { take(): { tick: { tenant: string; runId: string } } | undefined };
+  /** Outcome notices, when the world publishes them (memoryStorage() records them). */
+  publisher?: OutcomePublisher & { notices?: readonly unknown[] };
 }
 
 export interface World {
@@ -34,28 +38,73 @@ export function memoryStorage(): WorldStorage & { store: MemoryStore; blobStore:
   const store = new MemoryStore();
   const blobStore = new MemoryBlobStore();
   const stepQueue = new MemoryStepQueue();
-  return { log: store, heads: store, inbox: store, blobs: blobStore, queue: stepQueue, store, blobStore, stepQueue };
+  const publisher = new RecordingPublisher();
+  return { log: store, heads: store, inbox: store, blobs: blobStore, queue: stepQueue, publisher, store, blobStore, stepQueue };
 }
 
 /**
  * Wrap a port so that once `isDead()` is true every call fails as if the process were gone.
  * A killed worker's heartbeat must not renew, and its late calls must not land.
  */
-export function guard<T extends object>(target: T, isDead: () => boolean, gate?: () => Promise<void> | undefined): T {
+export function guard<T extends object>(target: T, isDead: () => boolean, gate?: () => Promise<void> | undefined, writes?: WriteHooks): T {
   return new Proxy(target, {
     get(obj, prop, receiver) {
       const value = Reflect.get(obj, prop, receiver) as unknown;
       if (typeof value !== 'function') return value;
+      const call = () => (value as (...a: unknown[]) => unknown).bind(obj);
       return async (...args: unknown[]) => {
         // A frozen process makes no calls until it thaws; then they go out late.
         const frozen = gate?.();
         if (frozen) await frozen;
         if (isDead()) throw new WorkerHalt('dead process');
-        return (value as (...a: unknown[]) => unknown).apply(obj, args);
+        if (writes && isWrite(writes.port, String(prop))) return writes.perform(`${writes.port}.${String(prop)}`, () => call()(...args), args);
+        return call()(...args);
       };
     },
   });
 }
+
+/** How guard() passes one port's writes through the write points (and a mutation, in its check). */
+export interface WriteHooks {
+  port: WritePort;
+  perform(label: string, write: () => unknown, args: unknown[]): Promise<unknown>;
+}
+
+/**
+ * The write hooks of one process: before-write and after-write around every write, so a crash
+ * can land on either side of it; a mutation skips a write or holds it back until the next one.
+ */
+function writeHooks(points: WritePoints | undefined, mutation: WriteMutation | undefined): (port: WritePort) => WriteHooks | undefined {
+  if (!points && !mutation) return () => undefined;
+  let held: { label: string; write: () => unknown } | undefined;
+  const perform = async (label: string, write: () => unknown, args: unknown[]): Promise<unknown> => {
+    await points?.write('before-write', label);
+    const hit = mutation?.label === label && (mutation.match?.(args) ?? true);
+    if (mutation?.kind === 'skip' && hit) return mutationResult(label);
+    if (mutation?.kind === 'swap' && hit && !held) {
+      held = { label, write };
+      return mutationResult(label);
+    }
+    // A held write goes out right after its partner (swapped), or before any other write (as written).
+    const late = held;
+    held = undefined;
+    if (late && mutation?.next !== label) await late.write();
+    const result = await write();
+    await points?.write('after-write', label);
+    // Swapped: the held write goes out after its partner, so a crash can fall between the two.
+    if (late && mutation?.next === label) await late.write();
+    return result;
+  };
+  return (port) => ({ port, perform });
+}
+
+/** What a skipped or held-back write reports to its caller: that it went through. */
+function mutationResult(label: string): unknown {
+  return label === 'heads.releaseLease' || label === 'heads.project' || label === 'heads.createHead' || label === 'heads.setSnapshot' ? true : undefined;
+}
+
+/** The checkpoints of a harness process: the engine's, plus the write points of its ports. */
+export type HarnessPoints = Checkpoints & Partial<WritePoints>;
 
 /** A worker process: its own caches, its own nonce, and a kill switch. */
 export interface WorkerProcess {
@@ -69,20 +118,28 @@ export interface WorkerProcess {
 
 let workerCounter = 0;
 
-export function spawnWorker(world: World, checkpoints?: Checkpoints, options: EngineOptions = {}, ports?: Partial<EnginePorts>): WorkerProcess {
+export function spawnWorker(
+  world: World,
+  checkpoints?: HarnessPoints,
+  options: EngineOptions = {},
+  ports?: Partial<EnginePorts>,
+  mutation?: WriteMutation,
+): WorkerProcess {
   let dead = false;
   const isDead = () => dead;
   let frozen: Promise<void> | undefined;
   const gate = () => frozen;
   const name = `worker-${++workerCounter}`;
   const s = world.storage;
+  const hooks = writeHooks(checkpoints?.write ? (checkpoints as WritePoints) : undefined, mutation);
   const deps = createEngine(
     {
-      log: guard(s.log, isDead, gate),
-      heads: guard(s.heads, isDead, gate),
-      inbox: guard(s.inbox, isDead, gate),
-      blobs: guard(s.blobs, isDead, gate),
-      queue: guard(s.queue, isDead, gate),
+      log: guard(s.log, isDead, gate, hooks('log')),
+      heads: guard(s.heads, isDead, gate, hooks('heads')),
+      inbox: guard(s.inbox, isDead, gate, hooks('inbox')),
+      blobs: guard(s.blobs, isDead, gate, hooks('blobs')),
+      queue: guard(s.queue, isDead, gate, hooks('queue')),
+      ...(s.publisher ? { publisher: guard(s.publisher, isDead, gate, hooks('publisher')) } : {}),
       models: world.models,
       registry: world.registry,
       clock: world.clock,

@@ -131,6 +131,23 @@ export function runHeadsContract(target: StoreTarget): void {
       expect((await sut.store.claimLease(run, { owner: 'A', now, ttlMs: TTL })).attempts).toBe(1);
     });
 
+    it('marks a loaded claim (attempts 0, stalls as given) for the lease holder only; progress and release clear stalls', async () => {
+      const run = await created();
+      await sut.store.claimLease(run, { owner: 'A', now, ttlMs: TTL });
+      const g = await sut.store.claimLease(run, { owner: 'A', now, ttlMs: TTL });
+      await expect(sut.store.markLoaded(run, { owner: 'B', epoch: g.epoch, stalls: 1 })).rejects.toBeInstanceOf(LeaseLostError);
+      await sut.store.markLoaded(run, { owner: 'A', epoch: g.epoch, stalls: 2 });
+      expect(await sut.store.getHead(run)).toMatchObject({ attempts: 0, stalls: 2 });
+      const g2 = await sut.store.claimLease(run, { owner: 'A', now, ttlMs: TTL });
+      expect(g2).toMatchObject({ attempts: 1, head: { stalls: 2 } });
+      await sut.store.resetAttempts(run, { owner: 'A', epoch: g2.epoch });
+      expect((await sut.store.getHead(run))?.stalls).toBeUndefined();
+      await sut.store.markLoaded(run, { owner: 'A', epoch: g2.epoch, stalls: 1 });
+      expect(await sut.store.releaseLease(run, { owner: 'A', epoch: g2.epoch, inboxVersion: 0 })).toBe(true);
+      expect(await sut.store.getHead(run)).toMatchObject({ attempts: 0 });
+      expect((await sut.store.getHead(run))?.stalls).toBeUndefined();
+    });
+
     it('refuses every head operation on a run that does not exist', async () => {
       const run = newRun();
       const lease = { owner: 'A', epoch: 1 };

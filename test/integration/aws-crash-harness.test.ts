@@ -1,5 +1,5 @@
 // The crash-injection harness end to end on the emulators: the support agent's run crashed at
-// every checkpoint, at every 10th pair of checkpoints, and frozen past its lease around tool and
+// every checkpoint and before and after every write of every handler, at every 10th pair of checkpoints, and frozen past its lease around tool and
 // model calls; resumed by fresh workers that talk to DynamoDB and S3 through the real adapters.
 // The invariants are the harness's own (lib/testing/crash-harness.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { supportScenario, supportWorld, type SupportWorld } from '../../examples
 import type { SideEffect } from '../../examples/support-agent/ledger.js';
 import { createTestStack, endpointsFor, type DynamoTarget, type TestStack } from '../setup/emulator-context.js';
 import { emulatorStorage } from '../setup/emulator-world.js';
+import { RecordingPublisher } from '../../lib/testing/write-points.js';
 
 const targets: DynamoTarget[] = ['dynamodb-local', 'dynalite'];
 
@@ -35,7 +36,8 @@ describe.each(targets)('crash harness on %s', (target) => {
         const time: { clock?: ManualClock } = {};
         const store = new DynamoStore({ doc: stack.clients.doc, tableName: stack.resources.tableName, now: () => time.clock?.now() ?? Date.now() });
         stores.push(store);
-        const w = supportWorld(emulatorStorage(store, blobs, `w${++worlds}`));
+        // Outcome notices are recorded, so the harness checks every owed one was published.
+        const w = supportWorld({ ...emulatorStorage(store, blobs, `w${++worlds}`), publisher: new RecordingPublisher() });
         time.clock = w.clock;
         return w;
       },

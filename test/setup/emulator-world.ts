@@ -90,6 +90,9 @@ class NamespacedStore implements EventLog, RunHeads, Inbox {
   resetAttempts(run: RunRef, args: { owner: string; epoch: number }): Promise<void> {
     return this.store.resetAttempts(this.in(run), args);
   }
+  markLoaded(run: RunRef, args: { owner: string; epoch: number; stalls: number }): Promise<void> {
+    return this.store.markLoaded(this.in(run), args);
+  }
   project(run: RunRef, projection: HeadProjection): Promise<boolean> {
     return this.store.project(this.in(run), projection);
   }

@@ -71,12 +71,42 @@ export function checkBudgets(runs: RunRecord[]): Check {
 
 /** The scripted model is deterministic: interrupted runs answer exactly like uninterrupted ones. */
 export function checkAnswers(runs: RunRecord[], expected?: string): Check {
-  const answers = runs.filter((r) => r.view.status === 'completed').map((r) => JSON.stringify(r.view.result));
-  const reference = expected !== undefined ? JSON.stringify(expected) : answers[0];
-  const differing = answers.filter((a) => a !== reference).length;
+  const done = runs.filter((r) => r.view.status === 'completed').map((r) => ({ runId: r.runId, answer: JSON.stringify(r.view.result) }));
+  const reference = expected !== undefined ? JSON.stringify(expected) : done[0]?.answer;
+  const differing = done.filter((a) => a.answer !== reference);
   return {
     name: 'same answer as an uninterrupted run',
-    ok: differing === 0,
-    detail: differing === 0 ? `${answers.length} identical answers` : `${differing} answers differ from ${reference}`,
+    ok: differing.length === 0,
+    // Name the runs and their answers: a different one is what to look at in its log.
+    detail:
+      differing.length === 0
+        ? `${done.length} identical answers`
+        : `${differing.length} answers differ from ${reference}: ${differing.map((d) => `${d.runId} ${d.answer}`).join('; ')}`,
+  };
+}
+
+/**
+ * The head converged to the log once the run settled: its lastSeq is the log's last seq, its step
+ * count is the log's model_started count, and its status is the one the log's last outcome says.
+ */
+export function checkHeads(runs: RunRecord[]): Check {
+  const problems: string[] = [];
+  const terminal: Record<string, string> = { run_completed: 'completed', run_failed: 'failed', run_cancelled: 'cancelled' };
+  for (const r of runs) {
+    const last = r.events.at(-1);
+    if (!last) {
+      problems.push(`${r.runId}: empty log`);
+      continue;
+    }
+    if (r.view.lastSeq !== Number(last.seq)) problems.push(`${r.runId}: head at seq ${r.view.lastSeq}, log at ${String(last.seq)}`);
+    const steps = r.events.filter((e) => e.type === 'model_started').length;
+    if (r.view.usage.steps !== steps) problems.push(`${r.runId}: head ${r.view.usage.steps} steps, log ${steps}`);
+    const status = terminal[String(last.type)];
+    if (status && r.view.status !== status) problems.push(`${r.runId}: head ${r.view.status}, log ${status}`);
+  }
+  return {
+    name: 'head equals the fold of the log',
+    ok: problems.length === 0,
+    detail: problems.length === 0 ? `${runs.length} heads match their logs` : problems.join('; '),
   };
 }

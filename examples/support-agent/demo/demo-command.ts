@@ -71,8 +71,21 @@ export function printable(report: DemoReport): string {
   const lines = [
     '',
     table(
-      ['RUNS', 'COMPLETED', 'PARKED+RESOLVED', 'FAILED', 'WORKER KILLS', 'SIDE EFFECTS', 'DUPLICATES', 'MODEL STEPS', 'SECONDS'],
-      [[report.runs, report.completed, report.parked, report.failed, report.workerKills, report.sideEffects, report.duplicateSideEffects, report.steps, (report.elapsedMs / 1000).toFixed(1)]],
+      ['RUNS', 'COMPLETED', 'PARKED+RESOLVED', 'FAILED', 'WORKER KILLS', 'INJECTED TICKS', 'SIDE EFFECTS', 'DUPLICATES', 'MODEL STEPS', 'SECONDS'],
+      [
+        [
+          report.runs,
+          report.completed,
+          report.parked,
+          report.failed,
+          report.workerKills,
+          report.injectedTicks,
+          report.sideEffects,
+          report.duplicateSideEffects,
+          report.steps,
+          (report.elapsedMs / 1000).toFixed(1),
+        ],
+      ],
     ),
     '',
     table(['CHECK', 'RESULT', 'DETAIL'], report.checks.map((c) => [c.name, c.ok ? 'ok' : 'FAILED', c.detail])),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError, LogbookClient, startLocalStack, type EmulatorEndpoints, type LocalStack, type RunView } from 'logbook/local';
 import { FileLedger, duplicateEffects, type SideEffect } from '../ledger.js';
-import { checkAnswers, checkBudgets, checkFinished, checkSideEffects, type Check, type RunRecord } from './demo-checks.js';
+import { checkAnswers, checkBudgets, checkFinished, checkHeads, checkSideEffects, type Check, type RunRecord } from './demo-checks.js';
 import { SUPPORT_AGENTS_MODULE, ledgerPath, supportEnv } from './stack-env.js';
 
 export interface DemoOptions {
@@ -12,6 +12,10 @@ export interface DemoOptions {
   seed: number;
   /** Upper bound of worker kills with --chaos (default runs + 2). */
   maxKills?: number;
+  /** With chaos: also send duplicated and stale (reordered) ticks for random runs into the queue. */
+  injectTicks?: boolean;
+  /** Worker processes (default 2). */
+  concurrency?: number;
   timeoutMs?: number;
   /** Reuse running emulators (tests). */
   endpoints?: EmulatorEndpoints;
@@ -28,6 +32,8 @@ export interface DemoReport {
   parked: number;
   failed: number;
   workerKills: number;
+  /** Extra ticks sent into the queue (duplicates of live runs' ticks, stale ticks of finished ones). */
+  injectedTicks: number;
   sideEffects: number;
   duplicateSideEffects: number;
   steps: number;
@@ -52,6 +58,8 @@ export function rng(seed: number): () => number {
   };
 }
 
+/** How long a retried head park may stay before the resolver retries it again (it parked again). */
+const HEAD_PARK_RETRY_MS = 15_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -73,8 +81,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     prefix: `logbook-demo-${options.seed}-${process.pid}`,
     agentsModule: SUPPORT_AGENTS_MODULE,
     // Slower tools under chaos: more of each run is spent inside calls, where a kill hurts most.
-    env: supportEnv(workDir, options.toolDelayMs ?? (options.chaos ? 300 : 100)),
-    concurrency: 2,
+    env: {
+      ...supportEnv(workDir, options.toolDelayMs ?? (options.chaos ? 300 : 100)),
+      // A storm kills every restarted (cold) worker process within its first half second, where
+      // a cold claim and load spend most of it: the highest poison limit a deployment may set
+      // (MAX_CLAIM_ATTEMPTS_LIMIT, still parked before the DLQ) instead of the default 3.
+      ...(options.chaos ? { LOGBOOK_MAX_ATTEMPTS: '4' } : {}),
+    },
+    concurrency: options.concurrency ?? 2,
     ...(options.endpoints ? { endpoints: options.endpoints } : {}),
     ...(options.dynamo ? { dynamo: options.dynamo } : {}),
   });
@@ -88,16 +102,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     }
     log(`submitted ${ids.length} run(s)${options.chaos ? '; chaos on: killing the worker at random moments' : ''}`);
 
-    const state = { done: false, kills: 0, resolutions: 0, parkedRuns: new Set<string>() };
+    const state = { done: false, kills: 0, injected: 0, resolutions: 0, parkedRuns: new Set<string>() };
     const chaos = options.chaos ? killLoop(stack, random, options.maxKills ?? options.runs + 2, state, log) : Promise.resolve();
+    const injecting = options.chaos && options.injectTicks ? injectTicks(stack, ids, rng(options.seed + 1), state) : Promise.resolve();
     const views = await settle(client, stack, ids, ledger, state, options.timeoutMs ?? 240_000, log);
     state.done = true;
-    await chaos;
+    await Promise.all([chaos, injecting]);
 
     const records: RunRecord[] = [];
     for (const runId of ids) records.push({ runId, view: views.get(runId) as RunView, events: await client.allEvents(runId) });
     const effects = ledger.all();
-    const checks = [checkFinished(records), checkSideEffects(records, effects), checkBudgets(records), checkAnswers(records)];
+    const checks = [checkFinished(records), checkSideEffects(records, effects), checkBudgets(records), checkAnswers(records), checkHeads(records)];
     const count = (s: string) => records.filter((r) => r.view.status === s).length;
     const report: DemoReport = {
       runs: ids.length,
@@ -105,6 +120,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       parked: state.parkedRuns.size,
       failed: count('failed') + count('cancelled'),
       workerKills: state.kills,
+      injectedTicks: state.injected,
       sideEffects: effects.filter((e) => e.applied && !e.readOnly).length,
       duplicateSideEffects: duplicateEffects(effects).reduce((n, d) => n + d.count - 1, 0),
       steps: records.reduce((n, r) => n + r.view.usage.steps, 0),
@@ -147,6 +163,27 @@ async function killLoop(
   }
 }
 
+/**
+ * Duplicated and reordered ticks, as a standard queue or a redrive would deliver them: copies of
+ * a random run's tick under dedupe ids no worker uses (so FIFO keeps them all), sent in bursts,
+ * some for runs that have already moved on or ended (a late, out-of-order wake-up). A tick
+ * carries no command, so each must be harmless: busy, a no-op step, or a step the run needed.
+ */
+async function injectTicks(stack: LocalStack, ids: string[], random: () => number, state: { done: boolean; injected: number }): Promise<void> {
+  const queue = stack.runtime.engine.queue;
+  let n = 0;
+  while (!state.done) {
+    await sleep(400 + Math.floor(random() * 800));
+    const runId = ids[Math.floor(random() * ids.length)];
+    if (!runId || state.done) continue;
+    const copies = 1 + Math.floor(random() * 3);
+    for (let c = 0; c < copies; c++) {
+      await queue.enqueue({ tenant: 'local', runId }, { dedupeId: `${runId}:chaos:${++n}` }).catch(() => undefined);
+      state.injected++;
+    }
+  }
+}
+
 /** Poll until every run is terminal, answering parked runs the way a careful person would. */
 async function settle(
   client: LogbookClient,
@@ -159,6 +196,7 @@ async function settle(
 ): Promise<Map<string, RunView>> {
   const views = new Map<string, RunView>();
   const asked = new Set<string>();
+  const retriedAt = new Map<string, number>();
   const deadline = Date.now() + timeoutMs;
   const lastStatus = new Map<string, string>();
   while (Date.now() < deadline) {
@@ -172,6 +210,17 @@ async function settle(
       }
       if (view.status !== 'parked') continue;
       state.parkedRuns.add(runId);
+      if (view.park) {
+        // A run-level park on the head (poisoned, corrupt log): a person retries it, and again if
+        // it is parked again later (the same text twice is a second park, not the first one).
+        const last = retriedAt.get(runId) ?? 0;
+        if (Date.now() - last > HEAD_PARK_RETRY_MS) {
+          log(`resolver: ${runId} parked on its head (${view.park.reason}: ${view.park.detail}) → retry`);
+          await answer(client, runId, { action: 'retry' }, () => retriedAt.set(runId, Date.now()));
+          state.resolutions++;
+        }
+        continue;
+      }
       for (const a of view.attention) {
         const key = `${runId}:${a.seq}`;
         if (asked.has(key)) continue;

@@ -9,7 +9,8 @@ let code = 1;
 try {
   if (command === 'start') code = await (await import('./start-command.js')).startCommand(rest, processOutput);
   else if (command === 'demo') code = await (await import('./demo-command.js')).demoCommand(rest, processOutput);
-  else throw new UsageError(`unknown command "${command ?? ''}": start or demo`);
+  else if (command === 'chaos') code = await (await import('./chaos-command.js')).chaosCommand(rest, processOutput);
+  else throw new UsageError(`unknown command "${command ?? ''}": start, demo or chaos`);
 } catch (error) {
   const usage = error instanceof UsageError || (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'));
   processOutput.err(`support demo: ${error instanceof Error ? (usage ? error.message : (error.stack ?? error.message)) : String(error)}`);

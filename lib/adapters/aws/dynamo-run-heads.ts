@@ -102,6 +102,7 @@ export class DynamoRunHeads implements RunHeads {
       .set('ingestedInboxVersion', args.inboxVersion)
       // A release is a normal end of a step: the failure streak is over.
       .set('attempts', 0)
+      .remove('stalls')
       .condition('#inboxVersion = :inboxVersion')
       .bind(':inboxVersion', args.inboxVersion);
     update.name('inboxVersion');
@@ -129,7 +130,17 @@ export class DynamoRunHeads implements RunHeads {
 
   async resetAttempts(run: RunRef, args: { owner: string; epoch: number }): Promise<void> {
     try {
-      await this.ourLease(args.owner, args.epoch).set('attempts', 0).send(this.ctx, run, 'resetAttempts');
+      await this.ourLease(args.owner, args.epoch).set('attempts', 0).remove('stalls').send(this.ctx, run, 'resetAttempts');
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+      await this.requireHead(run);
+      throw new LeaseLostError(runKey(run), args.epoch);
+    }
+  }
+
+  async markLoaded(run: RunRef, args: { owner: string; epoch: number; stalls: number }): Promise<void> {
+    try {
+      await this.ourLease(args.owner, args.epoch).set('attempts', 0).set('stalls', args.stalls).send(this.ctx, run, 'markLoaded');
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
       await this.requireHead(run);
@@ -170,7 +181,7 @@ export class DynamoRunHeads implements RunHeads {
   }
 
   async setPark(run: RunRef, park: HeadPark | null, status?: RunStatus): Promise<void> {
-    const update = park ? new HeadUpdate().set('park', park) : new HeadUpdate().remove('park').set('attempts', 0);
+    const update = park ? new HeadUpdate().set('park', park) : new HeadUpdate().remove('park').set('attempts', 0).remove('stalls');
     if (status) update.set('status', status).set(A.statusPk, statusPk(run.tenant, status));
     try {
       const item = (await update.send(this.ctx, run, 'setPark', true)) as Item;

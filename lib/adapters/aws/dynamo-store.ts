@@ -77,6 +77,9 @@ export class DynamoStore implements EventLog, RunHeads, Inbox {
   resetAttempts(run: RunRef, args: { owner: string; epoch: number }): Promise<void> {
     return this.heads.resetAttempts(run, args);
   }
+  markLoaded(run: RunRef, args: { owner: string; epoch: number; stalls: number }): Promise<void> {
+    return this.heads.markLoaded(run, args);
+  }
   project(run: RunRef, projection: HeadProjection): Promise<boolean> {
     return this.heads.project(run, projection);
   }

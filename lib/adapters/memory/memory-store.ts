@@ -156,6 +156,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     delete head.lease;
     head.ingestedInboxVersion = args.inboxVersion;
     head.attempts = 0;
+    delete head.stalls;
     return true;
   }
 
@@ -166,6 +167,17 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
       throw new LeaseLostError(runKey(run), args.epoch);
     }
     head.attempts = 0;
+    delete head.stalls;
+  }
+
+  async markLoaded(run: RunRef, args: { owner: string; epoch: number; stalls: number }): Promise<void> {
+    this.stats.requests++;
+    const head = this.requireHead(run);
+    if (head.lease?.owner !== args.owner || head.lease.epoch !== args.epoch) {
+      throw new LeaseLostError(runKey(run), args.epoch);
+    }
+    head.attempts = 0;
+    head.stalls = args.stalls;
   }
 
   async project(run: RunRef, projection: HeadProjection): Promise<boolean> {
@@ -192,6 +204,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     else {
       delete head.park;
       head.attempts = 0;
+      delete head.stalls;
     }
     if (status) head.status = status;
   }

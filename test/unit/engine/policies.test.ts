@@ -8,6 +8,7 @@ import { defineTool, type ToolDefinition } from '../../../lib/engine/tools.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
+import { MAX_CRASHED_TOOL_ATTEMPTS } from '../../../lib/engine/limits.js';
 import { haltAt, logOf } from './helpers.js';
 
 type Policy = 'rerun' | 'idempotency_key' | 'verify' | 'escalate';
@@ -158,17 +159,19 @@ describe('side-effect policies for a started call with no result', () => {
 });
 
 describe('bounded retries of a started call', () => {
-  it('a read-only call that never finishes gets an error result after its attempts; a keyed write escalates', async () => {
-    for (const [policy, expected] of [
-      ['rerun', 'completed'],
-      ['idempotency_key', 'parked'],
+  // A read-only call's starts that die with their worker count against the higher crash limit
+  // (a kill storm must not turn a read into an error); a keyed write escalates after 3.
+  it('a read-only call that never finishes gets an error result after its crash attempts; a keyed write escalates', async () => {
+    for (const [policy, expected, deaths] of [
+      ['rerun', 'completed', MAX_CRASHED_TOOL_ATTEMPTS],
+      ['idempotency_key', 'parked', 3],
     ] as const) {
       const effects: string[] = [];
       const t = scriptedWorld({ tools: [effectTool(policy, effects)], script, graceMs: 1_000 });
       await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
       let tick = t.storage.queue.take()!.tick;
-      // Three workers in a row die mid-call, each after writing tool_started.
-      for (let i = 0; i < 3; i++) {
+      // Workers in a row die mid-call, each after writing tool_started.
+      for (let i = 0; i < deaths; i++) {
         const dying = spawnWorker(t.world, haltAt('before-tool'));
         await runStep(dying.deps, tick, { owner: `w${i}`, deadlineAt: t.world.clock.now() + 300_000 }).catch(() => undefined);
         dying.kill();
@@ -180,10 +183,31 @@ describe('bounded retries of a started call', () => {
       const done = await driveRun(t.world, t.run, { worker: () => w });
       expect(done.head.status).toBe(expected);
       const { state } = await logOf(t.world, t.run);
-      expect(state.calls['3-0']!.attempt).toBe(3);
+      expect(state.calls['3-0']!.attempt).toBe(deaths);
       if (policy === 'rerun') expect(state.calls['3-0']!.result).toMatchObject({ ok: false, errorCode: 'tool_attempts_exhausted' });
       else expect(done.head.attention).toMatchObject([{ reason: 'tool_attempts_exhausted', callId: '3-0' }]);
       expect(effects).toEqual([]);
     }
+  });
+
+  it('a read-only call killed three times with its worker still runs and returns its real result', async () => {
+    const effects: string[] = [];
+    const t = scriptedWorld({ tools: [effectTool('rerun', effects)], script, graceMs: 1_000 });
+    await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
+    let tick = t.storage.queue.take()!.tick;
+    for (let i = 0; i < 3; i++) {
+      const dying = spawnWorker(t.world, haltAt('before-tool'));
+      await runStep(dying.deps, tick, { owner: `w${i}`, deadlineAt: t.world.clock.now() + 300_000 }).catch(() => undefined);
+      dying.kill();
+      await t.world.clock.advance(61_000);
+      tick = t.run;
+    }
+    const w = spawnWorker(t.world);
+    await t.storage.queue.enqueue(t.run, { dedupeId: 'again' });
+    const done = await driveRun(t.world, t.run, { worker: () => w });
+    expect(done.head.status).toBe('completed');
+    const { state } = await logOf(t.world, t.run);
+    expect(state.calls['3-0']!.attempt).toBe(4);
+    expect(state.calls['3-0']!.result).toMatchObject({ ok: true });
   });
 });
