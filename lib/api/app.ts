@@ -1,6 +1,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { errorCode } from '../core/errors.js';
+import { registerControlRoutes } from './control-routes.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
 import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runEventsRoute, startRunRoute } from './routes.js';
 import type { RunService } from './service.js';
@@ -108,6 +109,8 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
     });
     return c.json({ runId, accepted: true as const, inboxId }, 202);
   });
+
+  registerControlRoutes(app, service, logger);
 
   app.doc('/openapi.json', {
     openapi: '3.0.3',

@@ -61,6 +61,7 @@ export function statusOf(error: unknown): 400 | 404 | 409 | 429 | 500 | 503 {
     case 'validation_error':
       return 400;
     case 'run_not_found':
+    case 'call_not_found':
       return 404;
     case 'run_conflict':
     case 'attention_not_open':

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { WaitViewSchema } from './control-schemas.js';
 
 /** Run ids are scoped by tenant and double as the SQS MessageGroupId. */
 export const RunIdSchema = z
@@ -6,7 +7,9 @@ export const RunIdSchema = z
   .regex(/^[A-Za-z0-9_-]{1,80}$/, 'run ids match [A-Za-z0-9_-]{1,80}')
   .openapi({ example: 'order-4711-refund' });
 
-export const RunStatusSchema = z.enum(['running', 'waiting', 'parked', 'completed', 'failed', 'cancelled']).openapi('RunStatus');
+export const RunStatusSchema = z
+  .enum(['running', 'waiting', 'awaiting_approval', 'parked', 'completed', 'failed', 'cancelled'])
+  .openapi('RunStatus');
 
 const positiveInt = z.number().int().positive();
 
@@ -101,6 +104,9 @@ export const RunViewSchema = RunSummarySchema.extend({
   result: JsonSchema.optional().openapi({ description: 'the answer of a completed run (inline or a blob reference)' }),
   failure: z.object({ code: z.string(), message: z.string() }).optional(),
   attention: z.array(AttentionSchema),
+  /** Approvals, signals and timers the run waits on (control-schemas.ts). */
+  waiting: z.array(WaitViewSchema).optional(),
+  forkedFrom: z.object({ runId: z.string(), seq: z.number() }).optional(),
   park: z.object({ reason: z.string(), detail: z.string() }).optional(),
 }).openapi('Run');
 export type RunView = z.infer<typeof RunViewSchema>;

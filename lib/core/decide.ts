@@ -1,5 +1,6 @@
 import type { Body } from './body.js';
 import { checkModelBudget } from './budgets.js';
+import { controlStep } from './control.js';
 import type { AttentionReason } from './events.js';
 import type { CallState, RunState } from './state.js';
 
@@ -22,16 +23,35 @@ export type Action =
   | { kind: 'reject_calls'; rejects: { callId: string; code: string; message: string }[] }
   /** Give up on calls whose retries ran out (read-only tools): error results for the model. */
   | { kind: 'exhaust_calls'; callIds: string[] }
+  /** Approvals whose time ran out: each becomes an expiry, which rejects the call. */
+  | { kind: 'expire_approvals'; callIds: string[] }
+  /** Durable waits whose time is up: a timeout result (signal) or the timer's completion. */
+  | { kind: 'complete_waits'; callIds: string[] }
   /** Append tool_started for each (attempt = previous + 1), then run them concurrently. */
   | { kind: 'run_tools'; calls: { callId: string; attempt: number }[] }
   | { kind: 'verify'; callId: string }
   | { kind: 'attention'; reason: AttentionReason; callId?: string; detail: string }
-  /** Nothing to do before `until` (a started call may still be running elsewhere). */
-  | { kind: 'wait'; until: number; reason: string }
+  /**
+   * Nothing to do before `until` (a started call may still be running elsewhere, a durable wait
+   * or an approval has a deadline), or, without `until`, until an inbox item arrives.
+   */
+  | { kind: 'wait'; until?: number; reason: string }
   /** Open attention: nothing happens until a person answers. */
   | { kind: 'park'; reasons: string[] };
 
-/** The next action for a run. Pure: same state and context, same answer. */
+/**
+ * The next action for a run. Pure: same state and context, same answer. Priority:
+ * 1. the run has an outcome: done; an operator asked to fail it: fail.
+ * 2. per call of the turn: approvals and durable waits (control.ts) before anything else; then
+ *    calls that can never run (reject), calls whose retries ran out (exhaust), expired
+ *    approvals and due waits, new attention for started calls past their deadline + grace.
+ * 3. cancelling: wait for verify/escalate calls to time out, then cancel.
+ * 4. verify a started verify-call; a run-level park holds everything; start calls (not past the
+ *    deadline); wait for approvals, signals and timers (the earliest deadline, if any); wait for
+ *    a started call's deadline; park on open call attention.
+ * 5. the turn is done: complete (unless a follow-up message waits), fail on a non-retryable model
+ *    failure, attention for a stalled or missing model, fail on a budget, else call the model.
+ */
 export function decide(state: RunState, ctx: DecideContext): Action {
   if (state.outcome) return { kind: 'done' };
   if (state.failRequested) {
@@ -47,11 +67,25 @@ export function decide(state: RunState, ctx: DecideContext): Action {
   const verifies: string[] = [];
   const waits: number[] = [];
   const unresolved: string[] = [];
+  const expired: string[] = [];
+  const dueWaits: string[] = [];
+  let awaiting = 0;
   let blocked = false;
 
   for (const callId of state.turnCalls) {
     const call = state.calls[callId];
     if (!call || call.status === 'done') continue;
+    // Approvals and durable waits first: they hold no Lambda and have rules of their own.
+    const control = controlStep(call, ctx.now, cancelling);
+    if (control) {
+      if (control.kind === 'expire') expired.push(callId);
+      else if (control.kind === 'complete') dueWaits.push(callId);
+      else if (control.kind === 'await') {
+        awaiting++;
+        if (control.until !== undefined) waits.push(control.until);
+      }
+      continue;
+    }
     const pinned = state.started.tools.find((t) => t.name === call.name);
     if (state.attention.some((a) => a.callId === callId)) {
       blocked = true;
@@ -98,6 +132,8 @@ export function decide(state: RunState, ctx: DecideContext): Action {
 
   if (rejects.length > 0) return { kind: 'reject_calls', rejects };
   if (exhausted.length > 0) return { kind: 'exhaust_calls', callIds: exhausted };
+  if (expired.length > 0) return { kind: 'expire_approvals', callIds: expired };
+  if (dueWaits.length > 0) return { kind: 'complete_waits', callIds: dueWaits };
   const firstAttention = attentions[0];
   if (firstAttention) return dedupeAttention(state, firstAttention) ?? { kind: 'park', reasons: openReasons(state) };
 
@@ -117,11 +153,15 @@ export function decide(state: RunState, ctx: DecideContext): Action {
     }
     return { kind: 'run_tools', calls: starts };
   }
+  if (awaiting > 0) {
+    const until = waits.length > 0 ? Math.min(...waits) : undefined;
+    return { kind: 'wait', ...(until !== undefined ? { until } : {}), reason: 'calls wait for an approval, a signal or a timer' };
+  }
   if (waits.length > 0) return { kind: 'wait', until: Math.min(...waits), reason: 'a started call may still be running' };
   if (blocked) return { kind: 'park', reasons: openReasons(state) };
 
-  // Every call of the turn has a result.
-  if (state.answered) {
+  // Every call of the turn has a result. A follow-up message means one more model call.
+  if (state.answered && state.pendingMessages.length === 0) {
     return { kind: 'complete', answer: state.lastText ?? { kind: 'inline', value: '' } };
   }
   if (state.lastModelFailure && !state.lastModelFailure.retryable) {

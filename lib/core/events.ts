@@ -27,15 +27,36 @@ export const priceSchema = z.object({
 });
 export type Price = z.infer<typeof priceSchema>;
 
+/**
+ * A tool that waits for the outside world instead of running code: `signal` completes when
+ * POST /runs/{id}/signals delivers a payload valid against `payloadSchema` (or times out),
+ * `timer` (sleep) completes when its time has passed. Pinned, so a waiting run keeps its contract.
+ */
+export const pinnedWaitSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('signal'),
+    signal: z.string().min(1),
+    payloadSchema: z.record(z.string(), z.unknown()),
+    timeoutMs: z.number().int().positive(),
+  }),
+  z.object({ kind: z.literal('timer'), maxMs: z.number().int().positive() }),
+]);
+export type PinnedWait = z.infer<typeof pinnedWaitSchema>;
+
 export const pinnedToolSchema = z.object({
   name: z.string().min(1),
   version: z.string().min(1),
   description: z.string(),
   inputSchema: z.record(z.string(), z.unknown()),
-  /** sha256 of the canonical {name, inputSchema}: the contract an implementation must match. */
+  /** sha256 of the canonical {name, inputSchema} (+ wait): the contract an implementation must match. */
   schemaHash: z.string().regex(/^[0-9a-f]{64}$/),
   policy: policySchema,
   timeoutMs: z.number().int().positive(),
+  /** A person approves each call before it runs: always, or when the tool's predicate says so. */
+  approval: z.enum(['always', 'conditional']).optional(),
+  /** An approval not given within this time rejects the call. */
+  approvalTimeoutMs: z.number().int().positive().optional(),
+  wait: pinnedWaitSchema.optional(),
 });
 export type PinnedTool = z.infer<typeof pinnedToolSchema>;
 
@@ -69,6 +90,8 @@ export const runStartedSchema = z.object({
   graceMs: z.number().int().nonnegative(),
   /** Retention horizon for events and blobs of this run (epoch ms), set at creation. */
   expiresAt: z.number().int().positive(),
+  /** Set on a fork: the source run and the seq up to which its events were copied. */
+  forkedFrom: z.object({ runId: z.string().min(1), seq: z.number().int().positive() }).optional(),
 });
 
 export const modelStartedSchema = z.object({
@@ -107,6 +130,16 @@ export const modelFailedSchema = z.object({
   retryable: z.boolean(),
 });
 
+/**
+ * A started call that completes later from outside, holding no Lambda: a signal delivered through
+ * the inbox, or a timer the sweeper fires at `until`. (Child runs will be a third kind.)
+ */
+export const callWaitSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('signal'), signal: z.string().min(1), until: z.number().int().positive() }),
+  z.object({ kind: z.literal('timer'), until: z.number().int().positive() }),
+]);
+export type CallWait = z.infer<typeof callWaitSchema>;
+
 export const toolStartedSchema = z.object({
   ...base,
   type: z.literal('tool_started'),
@@ -114,6 +147,8 @@ export const toolStartedSchema = z.object({
   attempt: z.number().int().positive(),
   /** start + the tool's timeout: no policy is applied to this call before notAfter + grace. */
   notAfter: z.number().int().positive(),
+  /** Present for a durable wait: the call is completed by a signal or a timer, not by code. */
+  wait: callWaitSchema.optional(),
 });
 
 export const toolResultSchema = z.object({
@@ -122,9 +157,55 @@ export const toolResultSchema = z.object({
   callId: z.string(),
   ok: z.boolean(),
   output: bodySchema,
-  /** Who produced it: the tool, its verify(), a person, input validation, or the cancel path. */
-  source: z.enum(['tool', 'verify', 'human', 'validation', 'cancel', 'timeout']),
+  /** Who produced it: the tool, its verify(), a person, input validation, the cancel path, a timeout, a signal or a timer. */
+  source: z.enum(['tool', 'verify', 'human', 'validation', 'cancel', 'timeout', 'signal', 'timer']),
   errorCode: z.string().optional(),
+  /** The inbox item this result came from (a signal): each item is ingested once. */
+  inboxId: z.string().optional(),
+  /** Who sent it, for results that came through the inbox. */
+  sentBy: z.string().optional(),
+});
+
+const sha256Schema = z.string().regex(/^[0-9a-f]{64}$/);
+
+/** The call waits for a person before it may start; written before any tool_started of it. */
+export const approvalRequestedSchema = z.object({
+  ...base,
+  type: z.literal('approval_requested'),
+  callId: z.string(),
+  /** sha256 of the canonical arguments as logged: the approval is bound to exactly these. */
+  argsHash: sha256Schema,
+  /** When an unanswered request rejects the call (epoch ms). */
+  expiresAt: z.number().int().positive().optional(),
+});
+
+export const approvalDecisionSchema = z.enum(['approve', 'reject', 'edit', 'expire']);
+export type ApprovalDecision = z.infer<typeof approvalDecisionSchema>;
+
+/**
+ * The answer to an approval_requested. approve/edit bind the call to `argsHash` (for edit, of the
+ * new `args`, which replace the model's); reject/expire settle the call as an error result.
+ */
+export const approvalDecidedSchema = z.object({
+  ...base,
+  type: z.literal('approval_decided'),
+  callId: z.string(),
+  decision: approvalDecisionSchema,
+  argsHash: sha256Schema,
+  args: bodySchema.optional(),
+  comment: z.string().optional(),
+  decidedBy: z.string(),
+  /** Absent for an expiry (the lease holder decided it at expiresAt). */
+  inboxId: z.string().optional(),
+});
+
+/** A follow-up user message: delivered at the run's next model call, reopening a completed run. */
+export const userMessageSchema = z.object({
+  ...base,
+  type: z.literal('user_message'),
+  input: bodySchema,
+  sentBy: z.string(),
+  inboxId: z.string(),
 });
 
 export const toolVerifiedSchema = z.object({
@@ -205,6 +286,9 @@ export const eventSchema = z.discriminatedUnion('type', [
   runCompletedSchema,
   runFailedSchema,
   runCancelledSchema,
+  approvalRequestedSchema,
+  approvalDecidedSchema,
+  userMessageSchema,
 ]);
 
 export type RunEvent = z.infer<typeof eventSchema>;

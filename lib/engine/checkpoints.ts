@@ -21,7 +21,10 @@ export type CheckpointName =
   | 'before-model'
   | 'after-model'
   | 'before-blob-put'
-  | 'after-blob-put';
+  | 'after-blob-put'
+  /** Around an inbox put by a control request (approve, signal, message): the API process may die between put and wake-up. */
+  | 'before-inbox'
+  | 'after-inbox';
 
 /**
  * Thrown from a checkpoint to stop the worker as if its process died. Engine code never catches

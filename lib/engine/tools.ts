@@ -20,6 +20,22 @@ export interface ToolContext {
 
 export type VerifyOutcome = { status: 'landed'; output: JsonValue } | { status: 'not_landed' } | { status: 'unknown' };
 
+/** What an approval predicate knows about the call besides its arguments. */
+export interface ApprovalContext {
+  tenant: string;
+  runId: string;
+  callId: string;
+}
+
+/** `always`, or a predicate of the call's arguments: true means a person must approve it first. */
+// Method syntax keeps the predicate bivariant, like execute(), so a ToolDefinition<I> is a ToolDefinition<unknown>.
+export type ApprovalRule<I> = 'always' | { predicate(args: I, ctx: ApprovalContext): boolean | Promise<boolean> }['predicate'];
+
+/** A tool that waits for the outside world instead of running code (see waits.ts). */
+export type ToolWait =
+  | { kind: 'signal'; signal: string; payload: z.ZodType; timeoutMs: number }
+  | { kind: 'timer'; maxMs: number; durationMs(args: unknown): number };
+
 export interface ToolSpec<I> {
   name: string;
   version: string;
@@ -32,10 +48,21 @@ export interface ToolSpec<I> {
   execute(args: I, ctx: ToolContext): Promise<JsonValue>;
   /** Required for policy `verify`: look whether the side effect of this call landed. */
   verify?(args: I, ctx: ToolContext): Promise<VerifyOutcome>;
+  /**
+   * A person approves each call before it runs (`always`), or each call this predicate returns
+   * true for. The approval is bound to the exact arguments and re-checked right before the call.
+   */
+  approval?: ApprovalRule<I>;
+  /** An approval not given within this time rejects the call. Default: no expiry (the run's deadline). */
+  approvalTimeoutSeconds?: number;
 }
 
-export interface ToolDefinition<I = unknown> extends Required<Omit<ToolSpec<I>, 'verify'>> {
+export interface ToolDefinition<I = unknown> extends Required<Omit<ToolSpec<I>, 'verify' | 'approval' | 'approvalTimeoutSeconds'>> {
   verify?: ToolSpec<I>['verify'];
+  approval?: ApprovalRule<I>;
+  approvalTimeoutSeconds?: number;
+  /** Set by waitForSignal() and sleepTool(): the call completes from outside, holding no Lambda. */
+  wait?: ToolWait;
   /** JSON Schema of the input, as pinned in run_started and sent to the model. */
   inputSchema: Record<string, unknown>;
 }
@@ -53,6 +80,9 @@ export function defineTool<I>(spec: ToolSpec<I>): ToolDefinition<I> {
   if (timeoutMs <= 0 || timeoutMs > MAX_TOOL_TIMEOUT_MS) {
     throw new ConfigError(`tool ${spec.name}: timeoutMs must be in (0, ${MAX_TOOL_TIMEOUT_MS}]`);
   }
+  const t = spec.approvalTimeoutSeconds;
+  if (t !== undefined && (!Number.isInteger(t) || t <= 0)) throw new ConfigError(`tool ${spec.name}: approvalTimeoutSeconds must be a positive integer`);
+  if (t !== undefined && spec.approval === undefined) throw new ConfigError(`tool ${spec.name}: approvalTimeoutSeconds without approval`);
   const inputSchema = z.toJSONSchema(spec.input, { target: 'draft-2020-12' }) as Record<string, unknown>;
   delete inputSchema.$schema;
   return { ...spec, policy, timeoutMs, inputSchema, verify: spec.verify };
