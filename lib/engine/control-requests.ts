@@ -142,6 +142,9 @@ function budgetLeft(head: RunHead, now: number): string | undefined {
  * in the inbox of an active one for its next model call. `messageId` makes a retry harmless.
  */
 export async function requestMessage(deps: EngineDeps, run: RunRef, request: { input: JsonValue; messageId?: string }, by: string): Promise<{ inboxId: string }> {
+  if (request.messageId !== undefined && !RUN_ID_PATTERN.test(request.messageId)) {
+    throw new ValidationError('invalid messageId', [{ path: 'messageId', message: `must match ${RUN_ID_PATTERN}` }]);
+  }
   const head = await requireHead(deps, run);
   if (head.status === 'failed' || head.status === 'cancelled') {
     throw new MessageConflictError(`run ${run.runId} is ${head.status}: only a completed or active run takes messages (fork it to continue)`);
@@ -149,9 +152,6 @@ export async function requestMessage(deps: EngineDeps, run: RunRef, request: { i
   if (head.park) throw new MessageConflictError(`run ${run.runId} is parked on its head (${head.park.reason}): resolve it first`);
   const exhausted = budgetLeft(head, deps.clock.now());
   if (exhausted) throw new MessageConflictError(`run ${run.runId} cannot answer another message: ${exhausted}`);
-  if (request.messageId !== undefined && !RUN_ID_PATTERN.test(request.messageId)) {
-    throw new ValidationError('invalid messageId', [{ path: 'messageId', message: `must match ${RUN_ID_PATTERN}` }]);
-  }
   const id = request.messageId !== undefined ? `message-${request.messageId}` : deps.ids.inboxId();
   const item: InboxItem = { id, kind: 'message', by, input: request.input };
   return submitOnce(deps, run, item, () => new MessageConflictError(`message ${request.messageId} was sent before with other content`));
