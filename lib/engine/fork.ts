@@ -45,8 +45,8 @@ export interface ForkResult {
  * counted from the fork (wall time is not usage; a fork of a week-old run would otherwise be dead).
  *
  * Creation is idempotent without a transaction, like startRun: run_started (conditional, with the
- * request hash), then each copied event, then the head, then the tick. Every write carries one
- * nonce derived from the request, so a retry after a crash recognises its own writes and finishes.
+ * request hash), then each copied event, then the head, then the tick. The copies carry the stored
+ * run_started's writer, so a retry after a crash recognises the ones it made and finishes.
  */
 export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<ForkResult> {
   const source: RunRef = { tenant: request.tenant, runId: request.from };
@@ -63,7 +63,10 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
   const fork: RunRef = { tenant: request.tenant, runId };
   const requestHash = hashJson({ forkOf: request.from, atSeq: request.atSeq, input: request.input ?? null, version: request.version ?? null });
   const now = deps.clock.now();
-  const writer = { epoch: 0, nonce: `fork:${requestHash.slice(0, 24)}` };
+  // run_started gets this attempt's own nonce (a second request is then a conflict, answered from
+  // the stored request hash); every copied event carries the stored run_started's writer, so a retry
+  // after a crash recognises the copies it already made as its own writes.
+  const writer = { epoch: 0, nonce: `fork:${deps.ids.nonce()}` };
   const replaceAt = request.input === undefined ? undefined : lastUserMessageSeq(prefix);
   const started = await forkStarted(deps, fork, sourceStarted, agent, { requestHash, atSeq: request.atSeq, now, replaceInput: replaceAt === 1 ? request.input : undefined });
   const first = parseEvent({ ...started, v: 1, seq: 1, at: now, by: writer }) as EventOf<'run_started'>;
@@ -71,14 +74,16 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
   // 3. Append run_started, then the copied events; a retry of this request finds its own writes.
   const cp = deps.checkpoints;
   let created = true;
+  await cp?.at('before-append', `fork:run_started#1`);
   try {
-    await appendChecked(deps, fork, first);
+    await deps.log.append(fork, first);
   } catch (error) {
     const existing = await deps.log.readOne(fork, 1);
     if (existing === undefined) throw error;
     if ((existing as { requestHash?: string }).requestHash !== requestHash) throw new RunConflictError(runKey(fork));
     created = false;
   }
+  await cp?.at('after-append', `fork:run_started#1`);
   const stored = created ? first : (parseEvent(await deps.log.readOne(fork, 1)) as EventOf<'run_started'>);
   const copied: RunEvent[] = [stored];
   for (const event of prefix.slice(1)) {
