@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { LogbookClient, DEFAULT_API } from './api-client.js';
+import { CONTROL_USAGE, CONTROL_VERBS, controlCommand, waitingLines } from './control-command.js';
 import { describeEvent } from './event-text.js';
 import { UsageError, type Output } from './output.js';
 import { formatTime, formatUsd, keyValues, table, truncate } from './table.js';
@@ -12,6 +13,7 @@ export const RUNS_USAGE = `usage:
   logbook runs cancel RUN_ID [--reason TEXT]
   logbook runs resolve RUN_ID --call CALL_ID --outcome succeeded|failed|rerun [--result JSON]
   logbook runs resolve RUN_ID --action retry|fail
+${CONTROL_USAGE}
 options: --api URL (default ${DEFAULT_API}), --json (machine-readable output)`;
 
 const OPTIONS = {
@@ -59,6 +61,8 @@ function parseJsonOption(text: string, name: string, hint?: string): unknown {
 
 /** `logbook runs ...`: returns the exit code. */
 export async function runsCommand(argv: string[], io: Output, makeClient = (api: string) => new LogbookClient(api)): Promise<number> {
+  // approve, signal, message, fork: their own options (control-command.ts).
+  if (argv[0] !== undefined && CONTROL_VERBS.has(argv[0])) return controlCommand(argv, io, makeClient);
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   if (values.help || positionals.length === 0) {
     io.out(RUNS_USAGE);
@@ -141,6 +145,7 @@ export async function runsCommand(argv: string[], io: Output, makeClient = (api:
           ['result', run.result === undefined ? undefined : truncate(typeof run.result === 'string' ? run.result : JSON.stringify(run.result), 200)],
           ['failure', run.failure ? `${run.failure.code}: ${run.failure.message}` : undefined],
           ['park', run.park ? `${run.park.reason}: ${run.park.detail}` : undefined],
+          ['forked from', run.forkedFrom ? `${run.forkedFrom.runId} at seq ${run.forkedFrom.seq}` : undefined],
         ]),
       );
       if (run.attention.length > 0) {
@@ -153,6 +158,7 @@ export async function runsCommand(argv: string[], io: Output, makeClient = (api:
             : `\nresolve with: logbook runs resolve ${run.runId} --action retry|fail`,
         );
       }
+      for (const line of waitingLines(run)) io.out(line);
       return 0;
     }
     case 'events': {
