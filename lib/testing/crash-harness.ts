@@ -6,7 +6,7 @@ import type { StartRunRequest } from '../engine/start-run.js';
 import { startRun } from '../engine/start-run.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { RunHead } from '../ports/run-heads.js';
-import { driveRun, type Resolver } from './driver.js';
+import { driveRun, type Outside, type Resolver } from './driver.js';
 import { spawnWorker, type World, type WorkerProcess } from './world.js';
 import { canonicalJson } from '../core/json.js';
 
@@ -38,6 +38,11 @@ export interface HarnessScenario<W extends World = World, E = SideEffectRecord> 
   onceKey?: (effect: E) => string | undefined;
   /** The scripted person who answers parks; without one, a run that parks fails the point. */
   resolver?: (world: W) => Resolver;
+  /**
+   * The scripted outside world for runs that wait on it: approvals, signals, follow-up messages.
+   * Its requests pass the inbox checkpoints, so the harness crashes there too.
+   */
+  outside?: (world: W) => Outside;
 }
 
 function defaultOnceKey(effect: unknown): string | undefined {
@@ -71,7 +76,18 @@ export interface PointReport {
 
 export interface HarnessReport {
   scenario: string;
-  baseline: { answer: string; status: string; steps: number; inputTokens: number; outputTokens: number; costUsd: number; sideEffects: number; checkpoints: number };
+  baseline: {
+    answer: string;
+    status: string;
+    steps: number;
+    inputTokens: number;
+    outputTokens: number;
+    costUsd: number;
+    sideEffects: number;
+    checkpoints: number;
+    /** What the tools answered, in order: a run that saw the same can only have spent more. */
+    toolOutputs: string;
+  };
   points: PointReport[];
   held: number;
   failed: number;
@@ -152,6 +168,7 @@ export async function runCrashHarness<W extends World, E>(scenario: HarnessScena
     costUsd: base.head.usage.costUsd,
     sideEffects: scenario.sideEffects(baseWorld).length,
     checkpoints: baseRec.labels.length,
+    toolOutputs: toolOutputsOf((await baseWorld.storage.log.read(run, { afterSeq: 0 })).events),
   };
   const points: PointReport[] = [];
   const push = (p: PointReport) => {
@@ -182,7 +199,10 @@ export async function runCrashHarness<W extends World, E>(scenario: HarnessScena
 }
 
 function resolverOf(scenario: AnyScenario, world: World) {
-  return scenario.resolver ? { resolver: scenario.resolver(world) } : {};
+  return {
+    ...(scenario.resolver ? { resolver: scenario.resolver(world) } : {}),
+    ...(scenario.outside ? { outside: scenario.outside(world) } : {}),
+  };
 }
 
 async function answerOf(world: World, run: RunRef): Promise<string> {
@@ -286,9 +306,13 @@ async function checkInvariants(scenario: AnyScenario, world: World, run: RunRef,
   for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) {
     if (Math.abs(state.usage[k] - expected[k]) > 1e-9) failures.push(`${k} ${state.usage[k]} != ${expected[k]} recomputed from the log (budget refunded or reset)`);
   }
-  // A crash can only add spend (an orphaned reservation stays spent), never take it back.
-  for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) {
-    if (state.usage[k] < baseline[k] - 1e-9) failures.push(`${k} ${state.usage[k]} below the uninterrupted ${baseline[k]} (budget reset)`);
+  // A crash can only add spend (an orphaned reservation stays spent), never take it back: when the
+  // model saw what it saw uninterrupted. (After a crash a tool may answer differently, e.g. a
+  // deduplicated write says so, and a shorter conversation costs fewer tokens.)
+  if (toolOutputsOf(page.events) === baseline.toolOutputs) {
+    for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) {
+      if (state.usage[k] < baseline[k] - 1e-9) failures.push(`${k} ${state.usage[k]} below the uninterrupted ${baseline[k]} (budget reset)`);
+    }
   }
   // After every append, the worker's live state equalled the fold of the log up to that seq.
   for (const f of rec.folds) {
@@ -369,6 +393,10 @@ async function pauseScenario(
     crashes: 0,
     resolutions: result?.resolutions ?? 0,
   };
+}
+
+function toolOutputsOf(events: unknown[]): string {
+  return canonicalJson(events.filter((e) => (e as { type?: string }).type === 'tool_result').map((e) => (e as { output?: unknown }).output));
 }
 
 interface LoggedModelEvent {

@@ -12,7 +12,7 @@ export {
   type PointReport,
   type SideEffectRecord,
 } from './crash-harness.js';
-export { driveRun, type DriveOptions, type DriveResult, type Resolver } from './driver.js';
+export { driveRun, type DriveOptions, type DriveResult, type Outside, type Resolver } from './driver.js';
 export { memoryStorage, spawnWorker, guard, type World, type WorldStorage, type WorkerProcess } from './world.js';
 export { scriptedWorld, type ScriptedWorldOptions } from './scripted-world.js';
 export { toolTestContext, type ToolTestContext, type ToolTestContextOptions } from './tool-context.js';
