@@ -135,7 +135,7 @@ export async function runsCommand(argv: string[], io: Output, makeClient = (api:
           ['agent', `${run.agent.name}@${run.agent.version}`],
           ['model', run.pinned?.model],
           ['prompt', run.pinned ? `${run.pinned.prompt.version} (${run.pinned.prompt.sha256.slice(0, 12)})` : undefined],
-          ['tools', run.pinned?.tools.map((t) => `${t.name}@${t.version}:${t.policy}`).join(', ')],
+          ['tools', run.pinned?.tools.map((t) => `${t.name}@${t.version}:${t.wait ? `waits for a ${t.wait}` : t.policy}${t.approval ? '+approval' : ''}`).join(', ')],
           ['steps', run.usage.steps],
           ['tokens', `${run.usage.inputTokens} in, ${run.usage.outputTokens} out`],
           ['cost', formatUsd(run.usage.costUsd)],

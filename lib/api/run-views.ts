@@ -54,7 +54,14 @@ export function runView(head: RunHead, started: EventOf<'run_started'> | undefin
     view.pinned = {
       model: started.model.id,
       prompt: { version: started.prompt.version, sha256: started.prompt.sha256 },
-      tools: started.tools.map((t) => ({ name: t.name, version: t.version, policy: t.policy, schemaHash: t.schemaHash })),
+      tools: started.tools.map((t) => ({
+        name: t.name,
+        version: t.version,
+        policy: t.policy,
+        schemaHash: t.schemaHash,
+        ...(t.approval ? { approval: t.approval } : {}),
+        ...(t.wait ? { wait: t.wait.kind } : {}),
+      })),
     };
     view.budgets = { ...started.budgets };
   }

@@ -97,7 +97,16 @@ export const RunViewSchema = RunSummarySchema.extend({
     .object({
       model: z.string(),
       prompt: z.object({ version: z.string(), sha256: z.string() }),
-      tools: z.array(z.object({ name: z.string(), version: z.string(), policy: z.string(), schemaHash: z.string() })),
+      tools: z.array(
+        z.object({
+          name: z.string(),
+          version: z.string(),
+          policy: z.string(),
+          schemaHash: z.string(),
+          approval: z.enum(['always', 'conditional']).optional(),
+          wait: z.enum(['signal', 'timer']).optional(),
+        }),
+      ),
     })
     .optional(),
   budgets: z.record(z.string(), z.number()).optional(),
