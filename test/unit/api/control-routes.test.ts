@@ -113,6 +113,7 @@ describe('POST /runs/{runId}/signals', () => {
     await drain(t.world, t.worker);
     expect((await call('GET', '/runs/s-1')).body?.status).toBe('completed');
     expect((await call('POST', '/runs/nope/signals', { body: { signal: 'parcel_returned', payload: {} } })).status).toBe(404);
+    expect((await call('POST', '/runs/s-1/signals', { tenant: 'other', body: { signal: 'parcel_returned', payload: { trackingId: 'TRK-3' } } })).status).toBe(404);
   });
 });
 
@@ -132,6 +133,7 @@ describe('POST /runs/{runId}/messages', () => {
     const refused = await call('POST', '/runs/m-2/messages', { body: { input: 'hello?' } });
     expect(refused).toMatchObject({ status: 409, body: { error: { code: 'message_conflict', message: expect.stringContaining('is cancelled') } } });
     expect((await call('POST', '/runs/nope/messages', { body: { input: 'x' } })).status).toBe(404);
+    expect((await call('POST', '/runs/m-1/messages', { tenant: 'other', body: { input: 'x' } })).status).toBe(404);
   });
 });
 
