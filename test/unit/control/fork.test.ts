@@ -212,6 +212,17 @@ describe('fork / rerun from a step', () => {
     expect((await logOf(t.world, { tenant: 't', runId: 'shared' })).state.outcome?.type).toBe('completed');
   });
 
+  it('costs one write per copied event plus four requests, however long the source ran past atSeq', async () => {
+    const t = await failedSource();
+    const store = t.storage.store;
+    for (const atSeq of [5, 9]) {
+      const before = store.stats.requests;
+      await forkRun(t.worker.deps, forkOf(t, { atSeq, runId: `cost-${atSeq}` }));
+      // head, one page of the prefix, atSeq appends, the fork's head (put, read back); the tick is SQS.
+      expect(store.stats.requests - before).toBe(atSeq + 4);
+    }
+  });
+
   it('a worker crash right after the fork is created resumes it like any run', async () => {
     const t = await failedSource();
     await forkRun(t.worker.deps, forkOf(t, { atSeq: 5, runId: 'crashy', version: '2' }));

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ModelRequest } from '../../../lib/core/messages.js';
 import { requestApproval, requestMessage } from '../../../lib/engine/control-requests.js';
+import { forkRun } from '../../../lib/engine/fork.js';
 import { requestCancel } from '../../../lib/engine/requests.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { defineTool } from '../../../lib/engine/tools.js';
@@ -112,6 +113,20 @@ describe('follow-up messages', () => {
     await drain(t.world, t.worker);
     const { types } = await logOf(t.world, t.run);
     expect(types.filter((x) => x === 'user_message')).toHaveLength(1);
+  });
+
+  it('can be tried another way: a fork right after a follow-up with `input` replaces that message', async () => {
+    const t = await completed();
+    await requestMessage(t.worker.deps, t.run, { input: 'and the invoice?' }, 'customer');
+    await drain(t.world, t.worker);
+    const { events } = await logOf(t.world, t.run);
+    const at = events.find((e) => e.type === 'user_message')!.seq;
+    await forkRun(t.worker.deps, { tenant: 't', from: 'r', atSeq: at, runId: 'r-other', input: 'and the receipt?' });
+    await drain(t.world, t.worker);
+    const fork = await logOf(t.world, { tenant: 't', runId: 'r-other' });
+    expect(fork.events.find((e) => e.type === 'user_message')).toMatchObject({ seq: at, input: { value: 'and the receipt?' }, sentBy: 'customer' });
+    expect(fork.events[0]).toMatchObject({ input: { value: 'where is my order?' } }); // the task itself is kept
+    expect(fork.state.outcome).toMatchObject({ type: 'completed', answer: { value: 're: and the receipt?' } });
   });
 
   it('are refused for failed and cancelled runs (409 naming the state) and unknown runs (404)', async () => {
