@@ -39,13 +39,11 @@ export async function approvalGate(session: RunSession, call: CallState, pinned:
   // A later attempt of a call that started without approval: its predicate said no back then.
   if (call.attempt > 0) return 'run';
   if (!(await approvalNeeded(session, call, pinned, impl, args))) return 'run';
-  const now = session.deps.clock.now();
-  await session.append({
-    type: 'approval_requested',
-    callId: call.callId,
-    argsHash,
-    ...(pinned.approvalTimeoutMs !== undefined ? { expiresAt: now + pinned.approvalTimeoutMs } : {}),
-  });
+  // Never past the run's deadline: after it the run could not use the approval anyway.
+  const deadlineAt = session.state.started.budgets.deadlineAt;
+  const timeout = pinned.approvalTimeoutMs;
+  const expiresAt = timeout === undefined ? deadlineAt : Math.min(session.deps.clock.now() + timeout, deadlineAt);
+  await session.append({ type: 'approval_requested', callId: call.callId, argsHash, expiresAt });
   return 'requested';
 }
 

@@ -53,7 +53,7 @@ export interface ToolSpec<I> {
    * true for. The approval is bound to the exact arguments and re-checked right before the call.
    */
   approval?: ApprovalRule<I>;
-  /** An approval not given within this time rejects the call. Default: no expiry (the run's deadline). */
+  /** An approval not given within this time rejects the call. Default (and at most): until the run's deadline. */
   approvalTimeoutSeconds?: number;
 }
 

@@ -64,9 +64,12 @@ describe('approval before a tool runs', () => {
     expect(events[3]).toMatchObject({ callId: '3-0', argsHash: hashJson({ orderId: 'o-1', amountCents: 4500 }) });
     const head = await headOf(t.world, t.run);
     expect(head.status).toBe('awaiting_approval');
-    expect(head.waits).toEqual([{ callId: '3-0', tool: 'issue_refund', kind: 'approval', seq: 4, argsHash: hashJson({ orderId: 'o-1', amountCents: 4500 }) }]);
+    expect(head.waits).toMatchObject([{ callId: '3-0', tool: 'issue_refund', kind: 'approval', seq: 4, argsHash: hashJson({ orderId: 'o-1', amountCents: 4500 }) }]);
     expect(head.lease).toBeUndefined();
-    expect(head.wakeAt).toBeUndefined(); // no expiry: only a decision wakes it
+    // No timeout of its own: it expires with the run's deadline (the sweeper wakes it then, or a decision).
+    const deadline = (await logOf(t.world, t.run)).state.started.budgets.deadlineAt;
+    expect(events[3]).toMatchObject({ expiresAt: deadline });
+    expect(head.wakeAt).toBe(deadline);
     expect(t.storage.queue.take()).toBeUndefined();
     expect(t.notices).toMatchObject([{ detailType: 'Agent Run Needs Approval', seq: 4, status: 'awaiting_approval', code: 'approval_required' }]);
     expect(t.effects).toEqual([]);
