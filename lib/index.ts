@@ -6,6 +6,8 @@
 export { defineTool, type ToolContext, type ToolDefinition, type ToolSpec, type VerifyOutcome } from './engine/tools.js';
 export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js';
 export { defineAgent, AgentRegistry, toolSchemaHash, type AgentDefinition, type AgentSpec } from './engine/agents.js';
+export { waitForSignal, sleepTool, type WaitForSignalSpec, type SleepToolSpec } from './engine/waits.js';
+export type { ApprovalContext, ApprovalRule } from './engine/tools.js';
 export { defineAgents, type Agents, type AgentsSpec, type AgentsSource } from './engine/agent-set.js';
 export { ScriptedModel, StaticModelResolver, type ScriptStep, type ScriptedTurn } from './models/scripted-model.js';
 export { registerPrice } from './models/prices.js';
@@ -18,12 +20,15 @@ export type { JsonValue } from './core/json.js';
 export type { ModelRequest, ModelResponse, ModelMessage, ModelUsage, ModelToolSpec } from './core/messages.js';
 export type { ModelClient, ModelResolver } from './ports/model-client.js';
 export type { RunRef } from './ports/run-ref.js';
-export type { RunHead, OpenAttention } from './ports/run-heads.js';
+export type { RunHead, OpenAttention, OpenWait } from './ports/run-heads.js';
 // The engine over ports, for hosts other than the Lambda handlers (tests, custom runtimes).
 export { createEngine, type EngineDeps, type EnginePorts, type EngineOptions } from './engine/engine.js';
 export { startRun, type StartRunRequest } from './engine/start-run.js';
 export { runStep, type StepResult } from './engine/step-runner.js';
 export { requestCancel, requestResolution, requestRunAction, type Resolution } from './engine/requests.js';
+export { requestApproval, requestSignal, requestMessage, type ApprovalRequest } from './engine/control-requests.js';
+export { forkRun, type ForkRequest, type ForkResult } from './engine/fork.js';
+export { ApprovalConflictError, CallNotFoundError, ForkConflictError, MessageConflictError, SignalConflictError } from './engine/control-errors.js';
 export { sweep } from './engine/sweep.js';
 // Tools from MCP servers (the SDK is loaded on first use, not by importing this module).
 export type { JsonSchemaInput } from './engine/tools.js';

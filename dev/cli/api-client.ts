@@ -99,6 +99,28 @@ export class LogbookClient {
     return (await this.call<{ inboxId: string }>('POST', `/runs/${encodeURIComponent(runId)}/cancel`, reason ? { reason } : {})).data;
   }
 
+  async approve(
+    runId: string,
+    body: { callId: string; decision: 'approve' | 'reject' | 'edit'; args?: unknown; argsHash?: string; comment?: string },
+  ): Promise<{ inboxId: string; callId?: string }> {
+    return (await this.call<{ inboxId: string; callId?: string }>('POST', `/runs/${encodeURIComponent(runId)}/approve`, body)).data;
+  }
+
+  async signal(runId: string, body: { signal: string; payload: unknown }): Promise<{ inboxId: string; callId: string }> {
+    return (await this.call<{ inboxId: string; callId: string }>('POST', `/runs/${encodeURIComponent(runId)}/signals`, body)).data;
+  }
+
+  async message(runId: string, body: { input: unknown; messageId?: string }): Promise<{ inboxId: string }> {
+    return (await this.call<{ inboxId: string }>('POST', `/runs/${encodeURIComponent(runId)}/messages`, body)).data;
+  }
+
+  async fork(
+    runId: string,
+    body: { atSeq: number; runId?: string; input?: unknown; version?: string },
+  ): Promise<{ runId: string; status: string; created: boolean; forkedFrom: { runId: string; seq: number } }> {
+    return (await this.call<{ runId: string; status: string; created: boolean; forkedFrom: { runId: string; seq: number } }>('POST', `/runs/${encodeURIComponent(runId)}/fork`, body)).data;
+  }
+
   async resolve(
     runId: string,
     body: { callId: string; outcome: 'succeeded' | 'failed' | 'rerun'; result?: unknown } | { action: 'retry' | 'fail' },

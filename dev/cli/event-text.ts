@@ -28,8 +28,18 @@ export function describeEvent(e: Event): string {
     }
     case 'model_failed':
       return `${String(e.code)}${e.retryable ? ' (retryable)' : ''}`;
-    case 'tool_started':
-      return `${String(e.callId)} attempt ${String(e.attempt)}`;
+    case 'tool_started': {
+      const wait = e.wait as { kind?: string; signal?: string; until?: number } | undefined;
+      const until = wait?.until ? new Date(wait.until).toISOString() : '';
+      const waits = wait ? `; waits for ${wait.kind === 'signal' ? `signal ${wait.signal}` : 'a timer'} until ${until}` : '';
+      return `${String(e.callId)} attempt ${String(e.attempt)}${waits}`;
+    }
+    case 'approval_requested':
+      return `${String(e.callId)} awaits approval (args ${String(e.argsHash).slice(0, 12)})`;
+    case 'approval_decided':
+      return `${String(e.decision)} ${String(e.callId)} by ${String(e.decidedBy)}${e.comment ? `: ${truncate(String(e.comment), 50)}` : ''}`;
+    case 'user_message':
+      return `from ${String(e.sentBy)}: ${bodyText(e.input)}`;
     case 'tool_result':
       return `${String(e.callId)} ${e.ok ? 'ok' : `error ${String(e.errorCode ?? '')}`} from ${String(e.source)}: ${bodyText(e.output, 40)}`;
     case 'tool_verified':

@@ -1,5 +1,6 @@
 import { LogbookClient, DEFAULT_API } from './api-client.js';
 import { firstPositional, parseCommandArgs, type FlagSpecs, type ParsedArgs } from './args.js';
+import { CONTROL_USAGE, CONTROL_VERBS, controlCommand, waitingLines } from './control-command.js';
 import { describeEvent } from './event-text.js';
 import { UsageError, type Output } from './output.js';
 import { runText } from './run-text.js';
@@ -15,6 +16,7 @@ export const RUNS_USAGE = `usage:
   logbook runs cancel RUN_ID [--reason TEXT]
   logbook runs resolve RUN_ID --call CALL_ID --outcome succeeded|failed|rerun [--result JSON]
   logbook runs resolve RUN_ID --action retry|fail
+${CONTROL_USAGE}
 options: --api URL (default ${DEFAULT_API}), --json (machine-readable output)`;
 
 /** Flags every `runs` command takes. */
@@ -150,6 +152,7 @@ const COMMANDS = {
   show: command({}, async (ctx) => {
     const run = await ctx.client.getRun(needId(ctx));
     ctx.io.out(ctx.json ? JSON.stringify(run) : runText(run, Date.now()));
+    if (!ctx.json) for (const line of waitingLines(run)) ctx.io.out(line);
   }),
   events: command({ after: { type: 'string', value: 'SEQ' }, limit: { type: 'string', value: 'N' } }, async (ctx, values) => {
     const after = intOption(values.after, 'after') ?? 0;
@@ -209,6 +212,8 @@ const ALL_FLAGS: FlagSpecs = Object.assign({}, ...Object.values(COMMANDS).map((c
 
 /** `logbook runs ...`: returns the exit code. */
 export async function runsCommand(argv: string[], io: Output, makeClient: MakeClient = (api) => new LogbookClient(api)): Promise<number> {
+  // approve, signal, message, fork: their own options (control-command.ts).
+  if (argv[0] !== undefined && CONTROL_VERBS.has(argv[0])) return controlCommand(argv, io, makeClient);
   const verb = firstPositional(argv, ALL_FLAGS);
   if (verb === undefined) {
     const { values } = parseCommandArgs('logbook runs', argv, COMMON);

@@ -6,6 +6,7 @@
  */
 import { defineAgents, selectedModel, type Agents } from 'logbook';
 import { SUPPORT_MODEL_ID, supportAgent, supportModel } from './agent.js';
+import { GUARDED_MODEL_ID, guardedAgent, guardedModel } from './guarded-agent.js';
 import { FileLedger, MemoryLedger } from './ledger.js';
 import { SupportServices } from './services.js';
 
@@ -16,9 +17,10 @@ export function createSupportAgents(env: Record<string, string | undefined> = pr
   const modelName = env.LOGBOOK_MODEL?.trim() ?? '';
   const real = modelName === '' || modelName.startsWith('scripted') ? undefined : selectedModel(env);
   const toolDelayMs = Number(env.SUPPORT_TOOL_DELAY_MS ?? 0);
+  const model = real ? { model: { id: real.modelId, price: real.price } } : {};
   return defineAgents({
-    agents: [supportAgent(services, { toolDelayMs, ...(real ? { model: { id: real.modelId, price: real.price } } : {}) })],
-    models: { [SUPPORT_MODEL_ID]: () => supportModel() },
+    agents: [supportAgent(services, { toolDelayMs, ...model }), guardedAgent(services, { toolDelayMs, ...model })],
+    models: { [SUPPORT_MODEL_ID]: () => supportModel(), [GUARDED_MODEL_ID]: () => guardedModel() },
   });
 }
 

@@ -19,7 +19,7 @@ export interface ListPosition {
 /** Largest createdAt a listing can order (tenantSk inverts it in 13 digits). */
 export const MAX_LIST_TIME = 9_999_999_999_999;
 
-const STATUSES = ['running', 'waiting', 'parked', 'completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];
+const STATUSES = ['running', 'waiting', 'awaiting_approval', 'parked', 'completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];
 
 const CursorSchema = z
   .object({

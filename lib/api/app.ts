@@ -4,6 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { errorCode } from '../core/errors.js';
 import { DEFAULT_BODY_LIMITS, jsonBodyGuard, payloadTooLarge, type BodyLimits } from './body-guard.js';
+import { registerControlRoutes } from './control-routes.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
 import { serveOpenApiDocument } from './openapi.js';
 import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runBlobRoute, runEventsRoute, startRunRoute } from './routes.js';
@@ -144,6 +145,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
     return c.json({ runId, accepted: true as const, inboxId }, 202);
   });
 
+  registerControlRoutes(app, service, logger);
   serveOpenApiDocument(app, API_VERSION);
   return app;
 }

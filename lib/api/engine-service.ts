@@ -8,6 +8,7 @@ import { startRun } from '../engine/start-run.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import { runKey, type RunRef } from '../ports/run-ref.js';
 import { EVENTS_POLL_MS, waitForEvents } from './long-poll.js';
+import { engineControlService, withApprovalArgs } from './control-service.js';
 import { eventView, runSummary, runView } from './run-views.js';
 import type { RunService } from './service.js';
 import type { RunView } from './schemas.js';
@@ -35,6 +36,7 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
     return head;
   };
   return {
+    ...engineControlService(deps),
     async start(caller, body) {
       const out = await startRun(deps, {
         tenant: caller.tenant,
@@ -72,9 +74,9 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
       const run = { tenant: caller.tenant, runId };
       const head = await requireHead(run);
       const started = (await readEvent(deps, run, 1)) as EventOf<'run_started'> | undefined;
-      const outcomeSeq = head.outcome && head.outcome.status !== 'parked' ? head.outcome.seq : undefined;
+      const outcomeSeq = head.outcome && head.outcome.status !== 'parked' && head.outcome.status !== 'awaiting_approval' ? head.outcome.seq : undefined;
       const terminal = outcomeSeq !== undefined ? await readEvent(deps, run, outcomeSeq) : undefined;
-      return runView(head, started?.type === 'run_started' ? started : undefined, terminal);
+      return withApprovalArgs(deps, run, runView(head, started?.type === 'run_started' ? started : undefined, terminal));
     },
     async events(caller, runId, query, signal) {
       const run = { tenant: caller.tenant, runId };

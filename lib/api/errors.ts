@@ -44,6 +44,7 @@ export function statusOf(error: unknown): 400 | 404 | 409 | 413 | 429 | 500 | 50
       return 413;
     case 'run_not_found':
     case 'blob_not_found':
+    case 'call_not_found':
       return 404;
     case 'run_conflict':
     case 'attention_not_open':

@@ -19,7 +19,7 @@ export function runSummary(head: RunHead): RunSummary {
 }
 
 /** An answer as the API shows it: the inline value, or the blob reference with its summary. */
-function bodyValue(body: Body): unknown {
+export function bodyValue(body: Body): unknown {
   return body.kind === 'inline' ? body.value : { blob: body.key, sha256: body.sha256, size: body.size, summary: body.summary };
 }
 
@@ -38,11 +38,30 @@ export function runView(head: RunHead, started: EventOf<'run_started'> | undefin
       ...(a.rerunNotBefore !== undefined ? { rerunNotBefore: iso(a.rerunNotBefore) } : {}),
     })),
   };
+  if (head.waits?.length) {
+    view.waiting = head.waits.map((w) => ({
+      callId: w.callId,
+      tool: w.tool,
+      kind: w.kind,
+      seq: w.seq,
+      ...(w.signal !== undefined ? { signal: w.signal } : {}),
+      ...(w.until !== undefined ? { until: iso(w.until) } : {}),
+      ...(w.argsHash !== undefined ? { argsHash: w.argsHash } : {}),
+    }));
+  }
+  if (started?.forkedFrom) view.forkedFrom = { ...started.forkedFrom };
   if (started) {
     view.pinned = {
       model: started.model.id,
       prompt: { version: started.prompt.version, sha256: started.prompt.sha256 },
-      tools: started.tools.map((t) => ({ name: t.name, version: t.version, policy: t.policy, schemaHash: t.schemaHash })),
+      tools: started.tools.map((t) => ({
+        name: t.name,
+        version: t.version,
+        policy: t.policy,
+        schemaHash: t.schemaHash,
+        ...(t.approval ? { approval: t.approval } : {}),
+        ...(t.wait ? { wait: t.wait.kind } : {}),
+      })),
     };
     view.budgets = { ...started.budgets };
   }

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { RUN_ID_PATTERN } from '../ports/run-ref.js';
 import { BudgetsSchema, RunRequestSchema } from './run-request.js';
+import { WaitViewSchema } from './control-schemas.js';
 
 /** Run ids are scoped by tenant and double as the SQS MessageGroupId. */
 export const RunIdSchema = z
@@ -8,7 +9,9 @@ export const RunIdSchema = z
   .regex(RUN_ID_PATTERN, 'run ids match [A-Za-z0-9_-]{1,80}')
   .openapi({ example: 'order-4711-refund' });
 
-export const RunStatusSchema = z.enum(['running', 'waiting', 'parked', 'completed', 'failed', 'cancelled']).openapi('RunStatus');
+export const RunStatusSchema = z
+  .enum(['running', 'waiting', 'awaiting_approval', 'parked', 'completed', 'failed', 'cancelled'])
+  .openapi('RunStatus');
 
 /** Any JSON value; the body parser already guarantees it is JSON. */
 const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
@@ -91,13 +94,25 @@ export const RunViewSchema = RunSummarySchema.extend({
     .object({
       model: z.string(),
       prompt: z.object({ version: z.string(), sha256: z.string() }),
-      tools: z.array(z.object({ name: z.string(), version: z.string(), policy: z.string(), schemaHash: z.string() })),
+      tools: z.array(
+        z.object({
+          name: z.string(),
+          version: z.string(),
+          policy: z.string(),
+          schemaHash: z.string(),
+          approval: z.enum(['always', 'conditional']).optional(),
+          wait: z.enum(['signal', 'timer']).optional(),
+        }),
+      ),
     })
     .optional(),
   budgets: RunBudgetsSchema.optional(),
   result: JsonSchema.optional().openapi({ description: 'the answer of a completed run (inline or a blob reference)' }),
   failure: z.object({ code: z.string(), message: z.string() }).optional(),
   attention: z.array(AttentionSchema),
+  /** Approvals, signals and timers the run waits on (control-schemas.ts). */
+  waiting: z.array(WaitViewSchema).optional(),
+  forkedFrom: z.object({ runId: z.string(), seq: z.number() }).optional(),
   park: z.object({ reason: z.string(), detail: z.string() }).optional(),
 }).openapi('Run');
 export type RunView = z.infer<typeof RunViewSchema>;

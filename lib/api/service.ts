@@ -1,4 +1,5 @@
 import type { ResolveBody, RunSummary, RunView, StartRunBody } from './schemas.js';
+import type { ControlService } from './control-service.js';
 import type { Caller } from './tenant.js';
 
 export interface StartRunOutcome {
@@ -12,7 +13,7 @@ export interface StartRunOutcome {
  * caller's tenant: a run of another tenant is indistinguishable from a missing one
  * (RunNotFoundError). Errors are Logbook errors; the app maps them to status codes.
  */
-export interface RunService {
+export interface RunService extends ControlService {
   start(caller: Caller, body: StartRunBody): Promise<StartRunOutcome>;
   list(caller: Caller, query: { status?: RunView['status']; limit: number; cursor?: string }): Promise<{ runs: RunSummary[]; cursor?: string }>;
   get(caller: Caller, runId: string): Promise<RunView>;

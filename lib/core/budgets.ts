@@ -73,6 +73,8 @@ export function estimateInputTokens(state: RunState): number {
     }
     chars += 16;
   }
+  // Follow-up messages join the conversation at the next model call.
+  for (const m of state.pendingMessages) chars += bodySize(m) + 16;
   return Math.ceil(chars / 3) + 64;
 }
 

@@ -1,5 +1,6 @@
 import type { Body } from './body.js';
 import { checkModelBudget } from './budgets.js';
+import { controlStep } from './control.js';
 import type { AttentionReason } from './events.js';
 import type { CallState, RunState } from './state.js';
 
@@ -29,12 +30,19 @@ export type Action =
   | { kind: 'reject_calls'; rejects: { callId: string; code: string; message: string }[] }
   /** Give up on calls whose retries ran out (read-only tools): error results for the model. */
   | { kind: 'exhaust_calls'; callIds: string[] }
+  /** Approvals whose time ran out: each becomes an expiry, which rejects the call. */
+  | { kind: 'expire_approvals'; callIds: string[] }
+  /** Durable waits whose time is up: a timeout result (signal) or the timer's completion. */
+  | { kind: 'complete_waits'; callIds: string[] }
   /** Append tool_started for each (attempt = previous + 1), then run them concurrently. */
   | { kind: 'run_tools'; calls: { callId: string; attempt: number }[] }
   | { kind: 'verify'; callId: string }
   | { kind: 'attention'; reason: AttentionReason; callId?: string; detail: string }
-  /** Nothing to do before `until` (a started call may still be running elsewhere). */
-  | { kind: 'wait'; until: number; reason: string }
+  /**
+   * Nothing to do before `until` (a started call may still be running elsewhere, a durable wait
+   * or an approval has a deadline), or, without `until`, until an inbox item arrives.
+   */
+  | { kind: 'wait'; until?: number; reason: string }
   /** Open attention: nothing happens until a person answers. */
   | { kind: 'park'; reasons: string[] };
 
@@ -47,6 +55,8 @@ export type Action =
  * Then every call of the current turn is classified (a call with an open attention is blocked;
  * once a cancel is recorded no call starts, and rerun/idempotency_key calls are abandoned; a
  * started call with no result waits for notAfter + grace, then its policy decides), and:
+ * Approvals and durable waits (control.ts) are classified first, per call: an approval to
+ * request or an expired one, a due wait or timer; then:
  * 3. calls that can never run (arguments not JSON, unknown tool) → `reject_calls`, error results
  *    the model sees;
  * 4. read-only calls whose attempts ran out → `exhaust_calls`, error results too;
@@ -60,7 +70,7 @@ export type Action =
  * 10. a started call still inside notAfter + grace → `wait` until the earliest;
  * 11. calls blocked on an open attention → `park`.
  * Every call of the turn has a result:
- * 12. the model gave its answer → `complete`;
+ * 12. the model gave its answer → `complete` (unless a follow-up message waits: then the model);
  * 13. the last model call failed for good → `fail` with its code;
  * 14. two model calls in a row got no response → `attention` (model_stalled);
  * 15. the pinned model is not available → `attention` (missing_model);
@@ -82,11 +92,25 @@ export function decide(state: RunState, ctx: DecideContext): Action {
   const verifies: string[] = [];
   const waits: number[] = [];
   const unresolved: string[] = [];
+  const expired: string[] = [];
+  const dueWaits: string[] = [];
+  let awaiting = 0;
   let blocked = false;
 
   for (const callId of state.turnCalls) {
     const call = state.calls[callId];
     if (!call || call.status === 'done') continue;
+    // Approvals and durable waits first: they hold no Lambda and have rules of their own.
+    const control = controlStep(call, ctx.now, cancelling);
+    if (control) {
+      if (control.kind === 'expire') expired.push(callId);
+      else if (control.kind === 'complete') dueWaits.push(callId);
+      else if (control.kind === 'await') {
+        awaiting++;
+        if (control.until !== undefined) waits.push(control.until);
+      }
+      continue;
+    }
     const pinned = state.started.tools.find((t) => t.name === call.name);
     if (state.attention.some((a) => a.callId === callId)) {
       blocked = true;
@@ -133,6 +157,8 @@ export function decide(state: RunState, ctx: DecideContext): Action {
 
   if (rejects.length > 0) return { kind: 'reject_calls', rejects };
   if (exhausted.length > 0) return { kind: 'exhaust_calls', callIds: exhausted };
+  if (expired.length > 0) return { kind: 'expire_approvals', callIds: expired };
+  if (dueWaits.length > 0) return { kind: 'complete_waits', callIds: dueWaits };
   const firstAttention = attentions[0];
   if (firstAttention) return dedupeAttention(state, firstAttention) ?? { kind: 'park', reasons: openReasons(state) };
 
@@ -152,11 +178,15 @@ export function decide(state: RunState, ctx: DecideContext): Action {
     }
     return { kind: 'run_tools', calls: starts };
   }
+  if (awaiting > 0) {
+    const until = waits.length > 0 ? Math.min(...waits) : undefined;
+    return { kind: 'wait', ...(until !== undefined ? { until } : {}), reason: 'calls wait for an approval, a signal or a timer' };
+  }
   if (waits.length > 0) return { kind: 'wait', until: Math.min(...waits), reason: 'a started call may still be running' };
   if (blocked) return { kind: 'park', reasons: openReasons(state) };
 
-  // Every call of the turn has a result.
-  if (state.answered) {
+  // Every call of the turn has a result. A follow-up message means one more model call.
+  if (state.answered && state.pendingMessages.length === 0) {
     return { kind: 'complete', answer: state.lastText ?? { kind: 'inline', value: '' } };
   }
   if (state.lastModelFailure && !state.lastModelFailure.retryable) {

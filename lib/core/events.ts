@@ -2,15 +2,14 @@ import { z } from 'zod';
 import { bodySchema } from './body.js';
 import { CorruptLogError } from './errors.js';
 import { zodIssuesText } from './zod-issues.js';
+import { approvalDecidedSchema, approvalRequestedSchema, callWaitSchema, pinnedWaitSchema, userMessageSchema } from './control-events.js';
+import { EVENT_SCHEMA_VERSION, eventBase as base } from './event-base.js';
 
-/** Version of the event schema written today. Older versions are upcast on read. */
-export const EVENT_SCHEMA_VERSION = 1;
+export { EVENT_SCHEMA_VERSION, writerSchema, type Writer } from './event-base.js';
+export * from './control-events.js';
 
 export const policySchema = z.enum(['rerun', 'idempotency_key', 'verify', 'escalate']);
 export type Policy = z.infer<typeof policySchema>;
-
-export const writerSchema = z.object({ epoch: z.number().int().nonnegative(), nonce: z.string().min(1) });
-export type Writer = z.infer<typeof writerSchema>;
 
 export const budgetsSchema = z.object({
   maxSteps: z.number().int().positive(),
@@ -33,10 +32,15 @@ export const pinnedToolSchema = z.object({
   version: z.string().min(1),
   description: z.string(),
   inputSchema: z.record(z.string(), z.unknown()),
-  /** sha256 of the canonical {name, inputSchema}: the contract an implementation must match. */
+  /** sha256 of the canonical {name, inputSchema} (+ wait): the contract an implementation must match. */
   schemaHash: z.string().regex(/^[0-9a-f]{64}$/),
   policy: policySchema,
   timeoutMs: z.number().int().positive(),
+  /** A person approves each call before it runs: always, or when the tool's predicate says so. */
+  approval: z.enum(['always', 'conditional']).optional(),
+  /** An approval not given within this time rejects the call. */
+  approvalTimeoutMs: z.number().int().positive().optional(),
+  wait: pinnedWaitSchema.optional(),
 });
 export type PinnedTool = z.infer<typeof pinnedToolSchema>;
 
@@ -44,14 +48,6 @@ const usageSchema = z.object({
   inputTokens: z.number().int().nonnegative(),
   outputTokens: z.number().int().nonnegative(),
 });
-
-const base = {
-  v: z.literal(EVENT_SCHEMA_VERSION),
-  seq: z.number().int().positive(),
-  /** Epoch ms from the writer's clock; informational, never used for ordering. */
-  at: z.number().int().nonnegative(),
-  by: writerSchema,
-};
 
 export const runStartedSchema = z.object({
   ...base,
@@ -70,6 +66,8 @@ export const runStartedSchema = z.object({
   graceMs: z.number().int().nonnegative(),
   /** Retention horizon for events and blobs of this run (epoch ms), set at creation. */
   expiresAt: z.number().int().positive(),
+  /** Set on a fork: the source run and the seq up to which its events were copied. */
+  forkedFrom: z.object({ runId: z.string().min(1), seq: z.number().int().positive() }).optional(),
 });
 
 export const modelStartedSchema = z.object({
@@ -115,6 +113,8 @@ export const toolStartedSchema = z.object({
   attempt: z.number().int().positive(),
   /** start + the tool's timeout: no policy is applied to this call before notAfter + grace. */
   notAfter: z.number().int().positive(),
+  /** Present for a durable wait: the call is completed by a signal or a timer, not by code. */
+  wait: callWaitSchema.optional(),
 });
 
 export const toolResultSchema = z.object({
@@ -123,9 +123,13 @@ export const toolResultSchema = z.object({
   callId: z.string(),
   ok: z.boolean(),
   output: bodySchema,
-  /** Who produced it: the tool, its verify(), a person, input validation, or the cancel path. */
-  source: z.enum(['tool', 'verify', 'human', 'validation', 'cancel', 'timeout']),
+  /** Who produced it: the tool, its verify(), a person, input validation, the cancel path, a timeout, a signal or a timer. */
+  source: z.enum(['tool', 'verify', 'human', 'validation', 'cancel', 'timeout', 'signal', 'timer']),
   errorCode: z.string().optional(),
+  /** The inbox item this result came from (a signal): each item is ingested once. */
+  inboxId: z.string().optional(),
+  /** Who sent it, for results that came through the inbox. */
+  sentBy: z.string().optional(),
 });
 
 export const toolVerifiedSchema = z.object({
@@ -206,6 +210,9 @@ export const eventSchema = z.discriminatedUnion('type', [
   runCompletedSchema,
   runFailedSchema,
   runCancelledSchema,
+  approvalRequestedSchema,
+  approvalDecidedSchema,
+  userMessageSchema,
 ]);
 
 export type RunEvent = z.infer<typeof eventSchema>;

@@ -1,6 +1,14 @@
 import { CorruptLogError } from './errors.js';
 import { parseEvent, type EventOf, type RunEvent } from './events.js';
 import { FOLD_VERSION, type CallState, type RunState } from './state.js';
+import {
+  applyApprovalDecided,
+  applyApprovalRequested,
+  applyUserMessage,
+  checkWaitResult,
+  deliverPendingMessages,
+  settle,
+} from './fold-control.js';
 
 /** Fold a whole log. Validates every record and the order of events; throws CorruptLogError. */
 export function foldLog(records: readonly unknown[]): RunState {
@@ -43,6 +51,7 @@ export function foldEvent(prev: RunState | undefined, event: RunEvent): RunState
       unansweredModelCalls: 0,
       attention: [],
       inboxSeen: [],
+      pendingMessages: [],
     };
   }
   const s: RunState = structuredClone(prev);
@@ -58,7 +67,9 @@ export function applyEvent(s: RunState, event: RunEvent): void {
   if (event.seq !== s.lastSeq + 1) {
     throw new CorruptLogError(`expected seq ${s.lastSeq + 1}, found ${event.seq} (gap or repeat)`, event.seq);
   }
-  if (s.outcome) throw new CorruptLogError(`${event.type} after the run ended`, event.seq);
+  // Only a follow-up message may come after the end, and only of a completed run (it reopens it).
+  const reopens = event.type === 'user_message' && s.outcome?.type === 'completed';
+  if (s.outcome && !reopens) throw new CorruptLogError(`${event.type} after the run ended`, event.seq);
   s.lastSeq = event.seq;
   apply(s, event);
   const outcome = s.outcome as RunState['outcome']; // apply() may have set it
@@ -90,6 +101,7 @@ function apply(s: RunState, e: RunEvent): void {
       s.usage.costUsd += e.reserved.costUsd;
       s.openModel = { seq: e.seq, reserved: e.reserved };
       s.answered = false;
+      deliverPendingMessages(s);
       s.unansweredModelCalls += 1;
       return;
     }
@@ -138,9 +150,13 @@ function apply(s: RunState, e: RunEvent): void {
       const call = callOf(s, e, e.callId);
       if (call.status === 'done') fail(e, `call ${e.callId} already has a result`);
       if (e.attempt !== call.attempt + 1) fail(e, `attempt ${e.attempt} after ${call.attempt}`);
+      // The log can never hold a call that ran without the approval it was asked for.
+      if (call.approval && call.approval.status !== 'approved') fail(e, `call ${e.callId} started while its approval is ${call.approval.status}`);
       call.status = 'started';
       call.attempt = e.attempt;
       call.notAfter = e.notAfter;
+      if (e.wait) call.wait = e.wait;
+      else delete call.wait;
       delete call.verified;
       delete call.rerunApproved;
       return;
@@ -152,6 +168,8 @@ function apply(s: RunState, e: RunEvent): void {
         fail(e, `result for ${e.callId} before it started`);
       }
       if (e.source === 'verify' && call.verified !== 'landed') fail(e, `verify result for ${e.callId} not verified`);
+      checkWaitResult(e, call);
+      if (e.inboxId) s.inboxSeen.push(e.inboxId);
       settle(s, call, { ok: e.ok, output: e.output, source: e.source, ...(e.errorCode ? { errorCode: e.errorCode } : {}) });
       return;
     }
@@ -194,6 +212,12 @@ function apply(s: RunState, e: RunEvent): void {
       if (!s.cancel) fail(e, 'run_cancelled without cancel_requested');
       s.outcome = { type: 'cancelled', seq: e.seq, unresolved: e.unresolved };
       return;
+    case 'approval_requested':
+      return applyApprovalRequested(s, e, callOf(s, e, e.callId));
+    case 'approval_decided':
+      return applyApprovalDecided(s, e, callOf(s, e, e.callId));
+    case 'user_message':
+      return applyUserMessage(s, e);
   }
 }
 
@@ -222,18 +246,4 @@ function resolve(s: RunState, e: EventOf<'attention_resolved'>, callId: string |
       s.failRequested = { by: e.resolvedBy };
       return;
   }
-}
-
-function settle(s: RunState, call: CallState, result: NonNullable<CallState['result']>): void {
-  call.status = 'done';
-  call.result = result;
-  s.attention = s.attention.filter((a) => a.callId !== call.callId);
-  s.messages.push({
-    role: 'tool',
-    callId: call.callId,
-    providerId: call.providerId,
-    name: call.name,
-    isError: !result.ok,
-    content: result.output,
-  });
 }

@@ -16,6 +16,35 @@ export const inboxItemSchema = z.discriminatedUnion('kind', [
     result: z.json().optional(),
   }),
   z.object({ id: z.string().min(1), kind: z.literal('run_action'), by: z.string(), action: z.enum(['retry', 'fail']) }),
+  /** A person's answer to an approval_requested (id `approval-<callId>`: one decision per call). */
+  z.object({
+    id: z.string().min(1),
+    kind: z.literal('approval'),
+    by: z.string(),
+    callId: z.string(),
+    decision: z.enum(['approve', 'reject', 'edit']),
+    /** For edit: the arguments that replace the model's (validated against the pinned schema). */
+    args: z.json().optional(),
+    /** The hash of the arguments the person saw; a decision about other arguments is ignored. */
+    argsHash: z.string().optional(),
+    comment: z.string().optional(),
+  }),
+  /**
+   * Completes a waiting call from outside (id `<via>-<callId>`: once per call). Today `via` is a
+   * signal; a child run's outcome will reach its parent the same way.
+   */
+  z.object({
+    id: z.string().min(1),
+    kind: z.literal('complete_call'),
+    by: z.string(),
+    callId: z.string(),
+    via: z.literal('signal'),
+    signal: z.string(),
+    ok: z.boolean(),
+    output: z.json(),
+  }),
+  /** A follow-up user message for the run's next model call. */
+  z.object({ id: z.string().min(1), kind: z.literal('message'), by: z.string(), input: z.json() }),
 ]);
 export type InboxItem = z.infer<typeof inboxItemSchema>;
 export type InboxItemDraft = InboxItem extends infer I ? (I extends InboxItem ? Omit<I, 'id'> : never) : never;

@@ -1,16 +1,18 @@
-import type { EventDraft } from './events.js';
 import type { InboxItem } from './inbox.js';
+import { ingestControlItem, type IngestContext, type IngestResult } from './ingest-control.js';
 import type { RunState } from './state.js';
 
-export type IngestResult = { event: EventDraft } | { ignored: string };
+export type { IngestContext, IngestResult } from './ingest-control.js';
 
 /**
  * Turn one inbox item into the event the lease holder appends, or say why it is ignored. Each
  * item is ingested once: fold remembers the inbox ids its events carry.
  */
-export function ingestItem(state: RunState, item: InboxItem, now: number): IngestResult {
+export function ingestItem(state: RunState, item: InboxItem, now: number, ctx: IngestContext): IngestResult {
   if (state.inboxSeen.includes(item.id)) return { ignored: 'already ingested' };
-  if (state.outcome) return { ignored: `run already ${state.outcome.type}` };
+  // A completed run takes follow-up messages; nothing else reaches a finished run.
+  const followUp = item.kind === 'message' && state.outcome?.type === 'completed';
+  if (state.outcome && !followUp) return { ignored: `run already ${state.outcome.type}` };
   switch (item.kind) {
     case 'cancel':
       if (state.cancel) return { ignored: 'cancel already requested' };
@@ -43,5 +45,9 @@ export function ingestItem(state: RunState, item: InboxItem, now: number): Inges
         event: { type: 'attention_resolved', attentionSeq: open.seq, outcome: item.action, resolvedBy: item.by, inboxId: item.id },
       };
     }
+    case 'approval':
+    case 'complete_call':
+    case 'message':
+      return ingestControlItem(state, item, ctx);
   }
 }

@@ -1,17 +1,28 @@
 import type { Body } from './body.js';
-import type { AttentionReason, EventOf } from './events.js';
+import type { AttentionReason, CallWait, EventOf } from './events.js';
 import type { LoggedMessage } from './messages.js';
 
 /** Bumped whenever fold's output shape or meaning changes: older snapshots are then ignored. */
-export const FOLD_VERSION = 1;
+export const FOLD_VERSION = 2;
 
 export type CallStatus = 'decided' | 'started' | 'done';
 
 export interface CallResult {
   ok: boolean;
   output: Body;
-  source: 'tool' | 'verify' | 'human' | 'validation' | 'cancel' | 'timeout';
+  source: EventOf<'tool_result'>['source'];
   errorCode?: string;
+}
+
+/** Where a call stands with its approval (only for tools pinned with `approval`). */
+export interface CallApproval {
+  status: 'pending' | 'approved' | 'rejected' | 'expired';
+  /** Hash of the arguments requested, then of the arguments approved (edited ones for an edit). */
+  argsHash: string;
+  requestedSeq: number;
+  expiresAt?: number;
+  decidedBy?: string;
+  edited?: boolean;
 }
 
 export interface CallState {
@@ -31,6 +42,9 @@ export interface CallState {
   /** A person answered "rerun": start again without waiting. */
   rerunApproved?: boolean;
   result?: CallResult;
+  approval?: CallApproval;
+  /** A durable wait: started, completed by a signal or timer instead of code. */
+  wait?: CallWait;
 }
 
 export interface OpenAttentionState {
@@ -80,6 +94,8 @@ export interface RunState {
   failRequested?: { by: string };
   /** Inbox ids already turned into events: each item is ingested once. */
   inboxSeen: string[];
+  /** Follow-up user messages received, delivered into `messages` at the next model call. */
+  pendingMessages: Body[];
   outcome?: RunOutcomeState;
 }
 

@@ -3,6 +3,7 @@ import { ConfigError } from '../core/errors.js';
 import type { PinnedTool, Price } from '../core/events.js';
 import { hashJson, sha256Hex } from './hash.js';
 import type { ToolDefinition } from './tools.js';
+import { pinnedWait } from './waits.js';
 
 export interface AgentSpec {
   name: string;
@@ -30,9 +31,13 @@ export function defineAgent(spec: AgentSpec): AgentDefinition {
   return { ...spec, pinnedTools: spec.tools.map(pinTool), promptSha256: sha256Hex(spec.system.text) };
 }
 
-/** The contract an implementation must match: name and input schema. Policy and timeout are pinned separately. */
-export function toolSchemaHash(tool: Pick<ToolDefinition, 'name' | 'inputSchema'>): string {
-  return hashJson({ name: tool.name, inputSchema: tool.inputSchema });
+/**
+ * The contract an implementation must match: name and input schema (and, for a waiting tool, what
+ * it waits for and the payload schema). Policy, timeout and approval are pinned separately.
+ */
+export function toolSchemaHash(tool: Pick<ToolDefinition, 'name' | 'inputSchema'> & { wait?: ToolDefinition['wait'] }): string {
+  const wait = pinnedWait(tool.wait);
+  return hashJson(wait ? { name: tool.name, inputSchema: tool.inputSchema, wait } : { name: tool.name, inputSchema: tool.inputSchema });
 }
 
 export function pinTool(tool: ToolDefinition): PinnedTool {
@@ -44,6 +49,9 @@ export function pinTool(tool: ToolDefinition): PinnedTool {
     schemaHash: toolSchemaHash(tool),
     policy: tool.policy,
     timeoutMs: tool.timeoutMs,
+    ...(tool.approval !== undefined ? { approval: tool.approval === 'always' ? 'always' : 'conditional' } : {}),
+    ...(tool.approvalTimeoutSeconds !== undefined ? { approvalTimeoutMs: tool.approvalTimeoutSeconds * 1000 } : {}),
+    ...(tool.wait ? { wait: pinnedWait(tool.wait) } : {}),
   };
 }
 

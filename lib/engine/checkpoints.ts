@@ -23,6 +23,10 @@ export const CHECKPOINT_NAMES = [
   'after-tool',
   'before-verify',
   'after-verify',
+  // Around an inbox put by a control request (approve, signal, message): the API process may die
+  // between put and wake-up.
+  'before-inbox',
+  'after-inbox',
 ] as const;
 export type CheckpointName = (typeof CHECKPOINT_NAMES)[number];
 
@@ -91,6 +95,14 @@ export const CRASH_POINTS: Readonly<Record<CheckpointName, CrashRule>> = {
   'after-verify': {
     leaves: 'what verify() saw, not recorded',
     recovery: 'as before-verify: verify runs again and its answer is recorded before anything acts on it',
+  },
+  'before-inbox': {
+    leaves: 'a control request (approve, signal, message) not yet in the inbox',
+    recovery: 'the caller retries (an API answer never came); the inbox id is derived from the call or message, so a retry stores it once',
+  },
+  'after-inbox': {
+    leaves: 'the inbox item stored, its wake-up tick perhaps not sent',
+    recovery: 'the head\'s inboxVersion moved, so the sweeper wakes the run; a retried request finds its item and re-sends the tick',
   },
 };
 

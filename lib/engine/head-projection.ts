@@ -1,3 +1,4 @@
+import { openControls } from '../core/control.js';
 import type { RunState } from '../core/state.js';
 import type { HeadProjection, OpenAttention, RunOutcome, RunStatus } from '../ports/run-heads.js';
 import type { EngineConfig } from './engine.js';
@@ -8,6 +9,8 @@ export function projectHead(
   now: number,
   config: EngineConfig,
   waitUntil?: number,
+  /** The step ended waiting (for a deadline, an approval, a signal or a timer). */
+  waiting: boolean = waitUntil !== undefined,
 ): HeadProjection {
   const grace = state.started.graceMs;
   const attention: OpenAttention[] = state.attention.map((a) => {
@@ -20,8 +23,10 @@ export function projectHead(
       ...(call?.notAfter !== undefined ? { rerunNotBefore: call.notAfter + grace } : {}),
     };
   });
+  const waits = openControls(state);
+  const approvals = waits.filter((w) => w.kind === 'approval');
   let status: RunStatus = state.status;
-  if (status === 'running' && waitUntil !== undefined) status = 'waiting';
+  if (status === 'running' && waiting) status = approvals.length > 0 ? 'awaiting_approval' : 'waiting';
   let outcome: RunOutcome | undefined;
   const o = state.outcome;
   if (o?.type === 'completed') {
@@ -31,6 +36,11 @@ export function projectHead(
     outcome = { status: 'failed', seq: o.seq, summary: o.message.slice(0, 200), code: o.code };
   } else if (o?.type === 'cancelled') {
     outcome = { status: 'cancelled', seq: o.seq, summary: `cancelled; unresolved calls: ${o.unresolved.join(', ') || 'none'}` };
+  } else if (status === 'awaiting_approval') {
+    // Notified once per request seq: a second call asking later is a new notice.
+    const last = approvals.reduce((a, b) => (b.seq > a.seq ? b : a));
+    const summary = approvals.map((a) => `${a.tool} (${a.callId})`).join(', ');
+    outcome = { status: 'awaiting_approval', seq: last.seq, summary: `awaits approval: ${summary}`.slice(0, 200), code: 'approval_required' };
   } else if (status === 'parked') {
     const first = state.attention[0];
     outcome = { status: 'parked', seq: first?.seq ?? state.lastSeq, summary: (first?.detail ?? 'needs attention').slice(0, 200), code: first?.reason ?? 'attention' };
@@ -42,6 +52,7 @@ export function projectHead(
     lastSeq: state.lastSeq,
     usage: { ...state.usage },
     attention,
+    waits,
     ...(outcome ? { outcome } : {}),
     ...(waitUntil !== undefined ? { wakeAt: waitUntil } : {}),
     expiresAt,

@@ -18,7 +18,13 @@ export async function publishOutcome(deps: EngineDeps, run: RunRef, head: RunHea
     return true;
   }
   const detailType: OutcomeDetailType =
-    outcome.status === 'completed' ? 'Agent Run Completed' : outcome.status === 'parked' ? 'Agent Run Needs Attention' : 'Agent Run Failed';
+    outcome.status === 'completed'
+      ? 'Agent Run Completed'
+      : outcome.status === 'parked'
+        ? 'Agent Run Needs Attention'
+        : outcome.status === 'awaiting_approval'
+          ? 'Agent Run Needs Approval'
+          : 'Agent Run Failed';
   await deps.publisher.publish({
     ...run,
     detailType,

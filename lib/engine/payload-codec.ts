@@ -48,6 +48,11 @@ export class PayloadCodec {
     return this.options.redactor.text(text);
   }
 
+  /** A value as encode() will store it (redacted), e.g. to hash arguments before they are written. */
+  redactJson(value: JsonValue): JsonValue {
+    return this.options.redactor.json(value);
+  }
+
   async encode(run: RunRef, value: JsonValue, checkpoints?: Checkpoints, force = false): Promise<Body> {
     const redacted = this.options.redactor.json(value);
     const json = JSON.stringify(redacted);
@@ -103,6 +108,12 @@ export class PayloadCodec {
         return;
       case 'attention_resolved':
         if (d.result) d.result = await fn(d.result);
+        return;
+      case 'approval_decided':
+        if (d.args) d.args = await fn(d.args);
+        return;
+      case 'user_message':
+        d.input = await fn(d.input);
         return;
       case 'run_completed':
         d.answer = await fn(d.answer);

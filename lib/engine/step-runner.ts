@@ -5,6 +5,7 @@ import type { LeaseGrant, RunHead } from '../ports/run-heads.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { Tick } from '../ports/step-queue.js';
 import type { EngineDeps } from './engine.js';
+import { ingestContext } from './control-ingest.js';
 import { projectHead } from './head-projection.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { inStreak, poisonDetail, stallsAfterLoad } from './claim-accounting.js';
@@ -240,7 +241,7 @@ async function ingestInbox(session: RunSession, inboxVersion: number): Promise<n
   const { inbox, clock, logger } = session.deps;
   const items = await inbox.list(session.run);
   for (const item of items) {
-    const result = ingestItem(session.state, item, clock.now());
+    const result = ingestItem(session.state, item, clock.now(), ingestContext(session.deps));
     if ('event' in result) await session.append(result.event);
     else logger?.info('inbox item ignored', { ...session.run, inboxId: item.id, kind: item.kind, why: result.ignored });
     // Only after its event is in the log: a crash before this re-reads it and fold skips it.
@@ -277,7 +278,7 @@ async function finish(deps: EngineDeps, session: RunSession, outcome: TurnOutcom
   const now = deps.clock.now();
   const state = session.state;
   const waitUntil = outcome.kind === 'waiting' ? outcome.until : undefined;
-  const projection = projectHead(state, now, deps.config, waitUntil);
+  const projection = projectHead(state, now, deps.config, waitUntil, outcome.kind === 'waiting');
   await deps.heads.project(session.run, projection);
   if (outcome.kind === 'parked' && session.appended > 0) deps.metrics?.count('RunsParked');
   const next: RunHead = { ...head, ...projection };

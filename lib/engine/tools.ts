@@ -52,6 +52,22 @@ export interface JsonSchemaInput<I = unknown> {
   validate(args: unknown): { ok: true; value: I } | { ok: false; issues: readonly { path: readonly (string | number)[]; message: string }[] };
 }
 
+/** What an approval predicate knows about the call besides its arguments. */
+export interface ApprovalContext {
+  tenant: string;
+  runId: string;
+  callId: string;
+}
+
+/** `always`, or a predicate of the call's arguments: true means a person must approve it first. */
+// Method syntax keeps the predicate bivariant, like execute(), so a ToolDefinition<I> is a ToolDefinition<unknown>.
+export type ApprovalRule<I> = 'always' | { predicate(args: I, ctx: ApprovalContext): boolean | Promise<boolean> }['predicate'];
+
+/** A tool that waits for the outside world instead of running code (see waits.ts). */
+export type ToolWait =
+  | { kind: 'signal'; signal: string; payload: z.ZodType; timeoutMs: number }
+  | { kind: 'timer'; maxMs: number; durationMs(args: unknown): number };
+
 export interface ToolSpec<I> {
   name: string;
   version: string;
@@ -64,12 +80,23 @@ export interface ToolSpec<I> {
   execute(args: I, ctx: ToolContext): Promise<JsonValue>;
   /** Required for policy `verify`: look whether the side effect of this call landed. */
   verify?(args: I, ctx: ToolContext): Promise<VerifyOutcome>;
+  /**
+   * A person approves each call before it runs (`always`), or each call this predicate returns
+   * true for. The approval is bound to the exact arguments and re-checked right before the call.
+   */
+  approval?: ApprovalRule<I>;
+  /** An approval not given within this time rejects the call. Default (and at most): until the run's deadline. */
+  approvalTimeoutSeconds?: number;
 }
 
-export interface ToolDefinition<I = unknown> extends Required<Omit<ToolSpec<I>, 'verify' | 'input'>> {
+export interface ToolDefinition<I = unknown> extends Required<Omit<ToolSpec<I>, 'verify' | 'input' | 'approval' | 'approvalTimeoutSeconds'>> {
   /** Always a zod schema: a JSON Schema input is wrapped so the engine validates both alike. */
   input: z.ZodType<I>;
   verify?: ToolSpec<I>['verify'];
+  approval?: ApprovalRule<I>;
+  approvalTimeoutSeconds?: number;
+  /** Set by waitForSignal() and sleepTool(): the call completes from outside, holding no Lambda. */
+  wait?: ToolWait;
   /** JSON Schema of the input, as pinned in run_started and sent to the model. */
   inputSchema: Record<string, unknown>;
 }
@@ -84,6 +111,9 @@ export function defineTool<I>(spec: ToolSpec<I>): ToolDefinition<I> {
   if (timeoutMs <= 0 || timeoutMs > MAX_TOOL_TIMEOUT_MS) {
     throw new ConfigError(`tool ${spec.name}: timeoutMs must be in (0, ${MAX_TOOL_TIMEOUT_MS}]`);
   }
+  const t = spec.approvalTimeoutSeconds;
+  if (t !== undefined && (!Number.isInteger(t) || t <= 0)) throw new ConfigError(`tool ${spec.name}: approvalTimeoutSeconds must be a positive integer`);
+  if (t !== undefined && spec.approval === undefined) throw new ConfigError(`tool ${spec.name}: approvalTimeoutSeconds without approval`);
   const { input, inputSchema } = isJsonSchemaInput(spec.input) ? fromJsonSchema(spec.input) : fromZod(spec.input);
   return { ...spec, input, policy, timeoutMs, inputSchema, verify: spec.verify };
 }

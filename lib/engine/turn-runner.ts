@@ -3,15 +3,18 @@ import { costOf } from '../core/budgets.js';
 import { errorCode, errorMessage, ModelError } from '../core/errors.js';
 import type { EventDraft } from '../core/events.js';
 import { zodIssuesText } from '../core/zod-issues.js';
+import { approvalGate, expireApprovals } from './approvals.js';
 import { rethrowHalt } from './checkpoints.js';
 import type { RunSession } from './run-session.js';
 import { buildModelRequest } from './prompt.js';
 import { MAX_CRASHED_TOOL_ATTEMPTS } from './limits.js';
 import { executeCall, verifyCall, type PreparedCall } from './tool-runner.js';
+import { callWait, completeWaits, startWait } from './waits.js';
 
 export type TurnOutcome =
   | { kind: 'continue' }
-  | { kind: 'waiting'; until: number; reason: string }
+  /** Without `until`: waiting for an inbox item only (an approval with no expiry). */
+  | { kind: 'waiting'; until?: number; reason: string }
   | { kind: 'parked'; reasons: string[] }
   | { kind: 'ended' };
 
@@ -60,7 +63,13 @@ export async function runTurn(session: RunSession): Promise<TurnOutcome> {
       case 'park':
         return { kind: 'parked', reasons: action.reasons };
       case 'wait':
-        return { kind: 'waiting', until: action.until, reason: action.reason };
+        return { kind: 'waiting', ...(action.until !== undefined ? { until: action.until } : {}), reason: action.reason };
+      case 'expire_approvals':
+        await expireApprovals(session, action.callIds);
+        continue;
+      case 'complete_waits':
+        await completeWaits(session, action.callIds);
+        continue;
       case 'reject_calls':
         for (const r of action.rejects) {
           await session.append(errorResult(r.callId, r.code, r.message, 'validation'));
@@ -114,10 +123,18 @@ async function runTools(session: RunSession, action: Extract<Action, { kind: 'ru
     const impl = pinned && registry.tool(pinned.name, pinned.schemaHash);
     if (!call || !pinned || !impl) continue; // decide only starts calls whose code exists
     // Tools run on the arguments read from the folded event, validated by the implementation.
-    const parsed = impl.input.safeParse(await codec.resolve(call.args));
+    const raw = await codec.resolve(call.args);
+    const parsed = impl.input.safeParse(raw);
     if (!parsed.success) {
       const where = zodIssuesText(parsed.error);
       await session.append(errorResult(callId, 'invalid_arguments', `arguments do not match ${pinned.name}'s schema: ${where}`, 'validation'));
+      continue;
+    }
+    // Approval (requested, or re-checked against these exact arguments) comes before any start.
+    if ((await approvalGate(session, call, pinned, impl, raw, parsed.data)) !== 'run') continue;
+    const wait = callWait(pinned, impl, parsed.data, clock.now(), session.state.started.budgets.deadlineAt);
+    if (wait) {
+      await startWait(session, call, attempt, wait); // a durable wait: nothing runs
       continue;
     }
     prepared.push({ call, attempt, pinned, impl, args: parsed.data });

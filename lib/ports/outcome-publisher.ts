@@ -1,6 +1,6 @@
 import type { RunRef } from './run-ref.js';
 
-export type OutcomeDetailType = 'Agent Run Completed' | 'Agent Run Failed' | 'Agent Run Needs Attention';
+export type OutcomeDetailType = 'Agent Run Completed' | 'Agent Run Failed' | 'Agent Run Needs Attention' | 'Agent Run Needs Approval';
 
 export interface OutcomeNotice extends RunRef {
   detailType: OutcomeDetailType;

@@ -1,7 +1,8 @@
+import type { OpenControl } from '../core/control.js';
 import type { AttentionReason, Budgets } from '../core/events.js';
 import type { RunRef } from './run-ref.js';
 
-export type RunStatus = 'running' | 'waiting' | 'parked' | 'completed' | 'failed' | 'cancelled';
+export type RunStatus = 'running' | 'waiting' | 'awaiting_approval' | 'parked' | 'completed' | 'failed' | 'cancelled';
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 
 export interface Lease {
@@ -19,6 +20,9 @@ export interface OpenAttention {
   /** A person may not choose "rerun" before this time (the call's notAfter + grace). */
   rerunNotBefore?: number;
 }
+
+/** A call the run waits on from outside: an approval, a signal, a timer (what the API checks against). */
+export type OpenWait = OpenControl;
 
 /** A park that cannot live in the log (the log is corrupt, or the run fails before appending). */
 export interface HeadPark {
@@ -42,7 +46,7 @@ export interface RunUsage {
 }
 
 export interface RunOutcome {
-  status: 'completed' | 'failed' | 'cancelled' | 'parked';
+  status: 'completed' | 'failed' | 'cancelled' | 'parked' | 'awaiting_approval';
   /** seq of the event that produced it: notices are published once per outcome seq. */
   seq: number;
   /** Short text for listings; the full answer lives in the log. */
@@ -81,6 +85,8 @@ export interface RunHead {
   usage: RunUsage;
   budgets?: Budgets;
   attention: OpenAttention[];
+  /** Approvals, signals and timers the run waits on (absent: none). */
+  waits?: OpenWait[];
   park?: HeadPark;
   outcome?: RunOutcome;
   /** Outcome notifications have been published up to this seq. */
@@ -105,6 +111,7 @@ export interface HeadProjection {
   lastSeq: number;
   usage: RunUsage;
   attention: OpenAttention[];
+  waits?: OpenWait[];
   outcome?: RunOutcome;
   wakeAt?: number;
   expiresAt: number;

@@ -14,6 +14,10 @@ export function sweepEntry(head: RunHead): { shard: number; wakeAt: number } | u
   const noticeOwed = head.outcome !== undefined && head.notifiedSeq < head.outcome.seq;
   if (head.park) return inboxPending ? { shard, wakeAt: head.updatedAt } : undefined;
   if (inboxPending || noticeOwed) return { shard, wakeAt: head.updatedAt };
+  if (head.status === 'awaiting_approval') {
+    // A decision wakes it through the inbox; the sweeper only for an approval that can expire.
+    return head.wakeAt === undefined ? undefined : { shard, wakeAt: Math.max(head.wakeAt, head.lease?.until ?? 0) };
+  }
   if (head.status === 'waiting' && head.wakeAt !== undefined) {
     // Waiting for a started call's deadline: wake exactly then (or when a live lease ends).
     return { shard, wakeAt: Math.max(head.wakeAt, head.lease?.until ?? 0) };

@@ -1,9 +1,9 @@
 import type { CheckpointName } from '../engine/checkpoints.js';
 import { startRun, type StartRunRequest } from '../engine/start-run.js';
 import type { RunRef } from '../ports/run-ref.js';
-import type { Resolver } from './driver.js';
+import type { Outside, Resolver } from './driver.js';
 import { BaselineParkedError, BaselineUnfinishedError } from './harness-errors.js';
-import { readOutcome, type Baseline } from './harness-invariants.js';
+import { readOutcome, toolOutputsOf, type Baseline } from './harness-invariants.js';
 import { crashScenario, driveToEnd, pauseScenario, recorder, resolverOf } from './harness-points.js';
 import type { SideEffectRecord } from './side-effects.js';
 import type { WriteMutation } from './write-points.js';
@@ -28,6 +28,11 @@ export interface HarnessScenario<W extends World = World, E = SideEffectRecord> 
    * effectLog()). Without one, a point whose run parks for a person fails, naming the park.
    */
   resolver?: (world: W) => Resolver;
+  /**
+   * The scripted outside world for runs that wait on it: approvals, signals, follow-up messages.
+   * Its requests pass the inbox checkpoints, so the harness crashes there too.
+   */
+  outside?: (world: W) => Outside;
 }
 
 export interface PointReport {
@@ -95,6 +100,7 @@ export async function runCrashHarness<W extends World, E>(scenario: HarnessScena
     costUsd: head.usage.costUsd,
     sideEffects: scenario.sideEffects(baseWorld).length,
     checkpoints: baseRec.labels.length,
+    toolOutputs: toolOutputsOf((await baseWorld.storage.log.read(run, { afterSeq: 0 })).events),
   };
   const points: PointReport[] = [];
   const push = (p: PointReport) => {

@@ -5,15 +5,24 @@ import { ResolverAnswerRefusedError } from './harness-errors.js';
 import { runStep, type StepResult } from '../engine/step-runner.js';
 import { sweep } from '../engine/sweep.js';
 import { WorkerHalt } from '../engine/checkpoints.js';
+import type { EngineDeps } from '../engine/engine.js';
 import type { World, WorkerProcess } from './world.js';
 
 /** A scripted person: answers an open attention, or returns undefined to leave the run parked. */
 export type Resolver = (attention: OpenAttention, head: RunHead) => Resolution | 'retry' | 'fail' | undefined;
 
+/**
+ * The scripted outside world (people approving, services signalling, customers writing back): it
+ * looks at an idle run's head and may send requests through `deps` (the API's engine). Returns
+ * whether it sent something. Called only while no inbox item is pending.
+ */
+export type Outside = (head: RunHead, deps: EngineDeps) => Promise<boolean>;
+
 export interface DriveOptions {
   /** The worker to use for the next step; a new one after a crash. */
   worker: () => WorkerProcess;
   resolver?: Resolver;
+  outside?: Outside;
   maxIterations?: number;
   /** Lambda-like time budget per invocation. */
   invocationMs?: number;
@@ -65,8 +74,26 @@ export async function driveRun(world: World, run: RunRef, options: DriveOptions)
     }
     const head = await storage.heads.getHead(run);
     if (!head) throw new Error(`run ${run.runId} has no head`);
-    if (['completed', 'failed', 'cancelled'].includes(head.status)) return { head, steps, crashes, resolutions };
     const inboxPending = head.inboxVersion > head.ingestedInboxVersion;
+    if (options.outside && !inboxPending) {
+      // The process sending the request may die too (between its inbox put and the wake-up).
+      const worker = options.worker();
+      try {
+        if (await options.outside(head, worker.deps)) {
+          resolutions++;
+          continue;
+        }
+      } catch (error) {
+        if (!(error instanceof WorkerHalt)) throw error;
+        crashes++;
+        worker.kill();
+        continue;
+      }
+    }
+    // A finished run with an inbox item pending (a follow-up whose wake-up was lost) is not done yet.
+    if (['completed', 'failed', 'cancelled'].includes(head.status) && !inboxPending) return { head, steps, crashes, resolutions };
+    // Waiting for a decision that nobody in this script gives, and nothing expires: stop here.
+    if (head.status === 'awaiting_approval' && head.wakeAt === undefined && !inboxPending) return { head, steps, crashes, resolutions };
     if ((head.status === 'parked' || head.park) && !inboxPending) {
       const attention = head.attention[0] ?? (head.park ? { seq: 0, reason: 'model_stalled' as const, detail: head.park.detail } : undefined);
       const answer = attention && options.resolver?.(attention, head);

@@ -30,6 +30,8 @@ export interface Baseline {
   costUsd: number;
   sideEffects: number;
   checkpoints: number;
+  /** What the tools answered, in order: a run that saw the same can only have spent more. */
+  toolOutputs: string;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the checks are generic over worlds and effects
@@ -135,8 +137,11 @@ export async function checkInvariants(
   for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) {
     if (Math.abs(state.usage[k] - expected[k]) > 1e-9) failures.push(`${k} ${state.usage[k]} != ${expected[k]} recomputed from the log (budget refunded or reset)`);
   }
-  if (sameEnd) {
-    // A crash can only add spend (an orphaned reservation stays spent), never take it back.
+  // A crash can only add spend (an orphaned reservation stays spent), never take it back: when the
+  // run ended as the baseline did and the model saw what it saw uninterrupted. (After a crash a
+  // tool may answer differently, e.g. a deduplicated write says so, and a shorter conversation
+  // costs fewer tokens.)
+  if (sameEnd && toolOutputsOf(page.events) === baseline.toolOutputs) {
     if (state.usage.steps < baseline.steps) failures.push(`steps ${state.usage.steps} below the uninterrupted ${baseline.steps} (budget reset)`);
     for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) {
       if (state.usage[k] < baseline[k] - 1e-9) failures.push(`${k} ${state.usage[k]} below the uninterrupted ${baseline[k]} (budget reset)`);
@@ -225,4 +230,9 @@ function usageFromLog(events: unknown[]): { inputTokens: number; outputTokens: n
   }
   settle();
   return total;
+}
+
+/** The tools' answers in log order, as one comparable string. */
+export function toolOutputsOf(events: unknown[]): string {
+  return canonicalJson(events.filter((e) => (e as { type?: string }).type === 'tool_result').map((e) => (e as { output?: unknown }).output));
 }

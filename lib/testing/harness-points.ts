@@ -34,7 +34,10 @@ export function recorder(): Recorder {
 }
 
 export function resolverOf(scenario: AnyScenario, world: World) {
-  return scenario.resolver ? { resolver: scenario.resolver(world) } : {};
+  return {
+    ...(scenario.resolver ? { resolver: scenario.resolver(world) } : {}),
+    ...(scenario.outside ? { outside: scenario.outside(world) } : {}),
+  };
 }
 
 /** Drive a run and say how it ended, never throwing for the run's own sake. */

@@ -24,7 +24,7 @@ export {
   type RecordedEffect,
   type SideEffectRecord,
 } from './side-effects.js';
-export { driveRun, type DriveOptions, type DriveResult, type Resolver } from './driver.js';
+export { driveRun, type DriveOptions, type DriveResult, type Outside, type Resolver } from './driver.js';
 export { agentsWorld, memoryStorage, spawnWorker, guard, type World, type WorldStorage, type WorkerProcess } from './world.js';
 export { scriptedWorld, type ScriptedWorldOptions } from './scripted-world.js';
 export { toolTestContext, type ToolTestContext, type ToolTestContextOptions, type ToolAbortReason } from './tool-context.js';

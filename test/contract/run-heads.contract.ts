@@ -189,6 +189,21 @@ export function runHeadsContract(target: StoreTarget): void {
       expect(head?.wakeAt).toBeUndefined();
     });
 
+    it('projects what the run waits on (approvals, signals) and lists runs awaiting approval by status', async () => {
+      const run = await created();
+      const waits = [
+        { callId: '3-0', tool: 'issue_refund', kind: 'approval' as const, seq: 4, argsHash: 'a'.repeat(64), until: now + DAY },
+        { callId: '3-1', tool: 'wait_for_return', kind: 'signal' as const, seq: 3, signal: 'parcel_returned', until: now + 2 * DAY },
+      ];
+      const outcome = { status: 'awaiting_approval' as const, seq: 4, summary: 'awaits approval: issue_refund (3-0)', code: 'approval_required' };
+      expect(await sut.store.project(run, projection(now + 10, { status: 'awaiting_approval', lastSeq: 5, waits, outcome, wakeAt: now + DAY }))).toBe(true);
+      expect(await sut.store.getHead(run)).toMatchObject({ status: 'awaiting_approval', waits, outcome, wakeAt: now + DAY });
+      const listed = await sut.store.listRuns(run.tenant, { status: 'awaiting_approval', limit: 10 });
+      expect(listed.runs.map((h) => h.runId)).toEqual([run.runId]);
+      expect(await sut.store.project(run, projection(now + 20, { lastSeq: 6, waits: [] }))).toBe(true);
+      expect((await sut.store.getHead(run))?.waits).toBeUndefined();
+    });
+
     it('parks on the head and clears the park with a fresh attempts count', async () => {
       const run = await created();
       await sut.store.claimLease(run, { owner: 'A', now, ttlMs: TTL });

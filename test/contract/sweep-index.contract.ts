@@ -87,6 +87,12 @@ export function sweepIndexContract(target: StoreTarget): void {
       await sut.store.project(running, projection(now + 300, { status: 'waiting', lastSeq: 4, wakeAt: now + 20 * SWEEP_STALL_MS }));
       expect(await due(now + 10 * SWEEP_STALL_MS)).not.toContain(running.runId);
       expect(await due(now + 20 * SWEEP_STALL_MS)).toContain(running.runId);
+      // Awaiting approval: due only when the approval can expire, exactly then.
+      await sut.store.project(running, projection(now + 400, { status: 'awaiting_approval', lastSeq: 5 }));
+      expect(await due(now + 100 * SWEEP_STALL_MS)).not.toContain(running.runId);
+      await sut.store.project(running, projection(now + 500, { status: 'awaiting_approval', lastSeq: 6, wakeAt: now + 30 * SWEEP_STALL_MS }));
+      expect(await due(now + 30 * SWEEP_STALL_MS - 1)).not.toContain(running.runId);
+      expect(await due(now + 30 * SWEEP_STALL_MS)).toContain(running.runId);
       // And other shards never see them.
       expect((await sut.store.listDue((shard + 1) % 16, now + 100 * SWEEP_STALL_MS, 1_000)).filter((h) => h.tenant === tenant)).toEqual([]);
     });

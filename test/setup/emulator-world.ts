@@ -113,7 +113,7 @@ class NamespacedStore implements EventLog, RunHeads, Inbox {
     const due = await this.store.listDue(shard, now, 1_000);
     return due.filter((h) => this.mine(h)).slice(0, limit).map((h) => this.out(h));
   }
-  put(run: RunRef, item: InboxItem): Promise<void> {
+  put(run: RunRef, item: InboxItem): Promise<boolean> {
     return this.store.put(this.in(run), item);
   }
   list(run: RunRef): Promise<InboxItem[]> {

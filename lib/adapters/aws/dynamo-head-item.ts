@@ -62,6 +62,7 @@ export function headToItem(head: RunHead): Item {
     item[A.leaseEpoch] = head.lease.epoch;
   }
   if (head.budgets) item.budgets = head.budgets;
+  if (head.waits?.length) item.waits = head.waits;
   if (head.park) item.park = head.park;
   if (head.outcome) item.outcome = head.outcome;
   if (head.snapshot) item.snapshot = head.snapshot;
@@ -101,6 +102,7 @@ export function itemToHead(item: Item): RunHead {
     };
   }
   if (item.budgets !== undefined) head.budgets = item.budgets as NonNullable<RunHead['budgets']>;
+  if (Array.isArray(item.waits) && item.waits.length > 0) head.waits = item.waits as NonNullable<RunHead['waits']>;
   if (item.park !== undefined) head.park = item.park as NonNullable<RunHead['park']>;
   if (item.outcome !== undefined) head.outcome = item.outcome as NonNullable<RunHead['outcome']>;
   if (item.snapshot !== undefined) head.snapshot = item.snapshot as NonNullable<RunHead['snapshot']>;

@@ -19,7 +19,7 @@ import { INBOX_PREFIX, PK, SK, TTL, inboxSk, isExpired, pk, sweepPk, ttlSeconds 
 export class DynamoInbox implements Inbox {
   constructor(private readonly ctx: DynamoContext) {}
 
-  async put(run: RunRef, item: InboxItem): Promise<void> {
+  async put(run: RunRef, item: InboxItem): Promise<boolean> {
     let created = false;
     try {
       await this.ctx.send('inboxPut', () =>
@@ -57,6 +57,7 @@ export class DynamoInbox implements Inbox {
       if (created) await this.delete(run, item.id).catch(() => undefined);
       throw new RunNotFoundError(runKey(run));
     }
+    return created;
   }
 
   async list(run: RunRef): Promise<InboxItem[]> {

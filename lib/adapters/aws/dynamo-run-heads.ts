@@ -158,6 +158,7 @@ export class DynamoRunHeads implements RunHeads {
         .set('lastSeq', projection.lastSeq)
         .set('usage', projection.usage)
         .set('attention', projection.attention)
+        .setOrRemove('waits', projection.waits?.length ? projection.waits : undefined)
         .set('expiresAt', projection.expiresAt)
         .set(TTL, ttlSeconds(projection.expiresAt))
         .setOrRemove('outcome', projection.outcome)

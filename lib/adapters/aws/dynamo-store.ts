@@ -100,7 +100,7 @@ export class DynamoStore implements EventLog, RunHeads, Inbox {
   }
 
   // ---- Inbox ----
-  put(run: RunRef, item: InboxItem): Promise<void> {
+  put(run: RunRef, item: InboxItem): Promise<boolean> {
     return this.inbox.put(run, item);
   }
   list(run: RunRef): Promise<InboxItem[]> {

@@ -188,6 +188,8 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     head.lastSeq = projection.lastSeq;
     head.usage = copy(projection.usage);
     head.attention = copy(projection.attention);
+    if (projection.waits?.length) head.waits = copy(projection.waits);
+    else delete head.waits;
     head.expiresAt = projection.expiresAt;
     head.updatedAt = Math.max(head.updatedAt, projection.updatedAt);
     if (projection.outcome) head.outcome = copy(projection.outcome);
@@ -252,13 +254,14 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
 
   // ---- Inbox ----
 
-  async put(run: RunRef, item: InboxItem): Promise<void> {
+  async put(run: RunRef, item: InboxItem): Promise<boolean> {
     this.stats.requests++;
     const head = this.requireHead(run);
     const rec = this.record(run);
-    if (rec.inbox.has(item.id)) return;
+    if (rec.inbox.has(item.id)) return false;
     rec.inbox.set(item.id, copy(item));
     head.inboxVersion += 1;
+    return true;
   }
 
   async list(run: RunRef): Promise<InboxItem[]> {

@@ -198,7 +198,18 @@ describe('GET /openapi.json', () => {
   it('documents every route', async () => {
     const res = await app().request('/openapi.json');
     const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>> };
-    expect(Object.keys(doc.paths).sort()).toEqual(['/runs', '/runs/{runId}', '/runs/{runId}/blobs/{sha256}', '/runs/{runId}/cancel', '/runs/{runId}/events', '/runs/{runId}/resolve']);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/runs',
+      '/runs/{runId}',
+      '/runs/{runId}/approve',
+      '/runs/{runId}/blobs/{sha256}',
+      '/runs/{runId}/cancel',
+      '/runs/{runId}/events',
+      '/runs/{runId}/fork',
+      '/runs/{runId}/messages',
+      '/runs/{runId}/resolve',
+      '/runs/{runId}/signals',
+    ]);
     expect(Object.keys(doc.paths['/runs'] ?? {}).sort()).toEqual(['get', 'post']);
   });
 });

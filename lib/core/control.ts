@@ -1,0 +1,75 @@
+import type { CallState, RunState } from './state.js';
+
+/**
+ * What decide() does with a call that waits for the outside world: an approval (a decided call
+ * that may not start yet) or a durable wait (a started call completed by a signal or timer).
+ * Neither holds a Lambda: the run waits with its head saying why, and an inbox item or the
+ * sweeper (at the earliest deadline) wakes it.
+ */
+export type ControlStep =
+  /** The approval's time ran out: record the expiry, which rejects the call. */
+  | { kind: 'expire' }
+  /** The wait's time is up: record its timeout (signal) or completion (timer). */
+  | { kind: 'complete' }
+  /** Keep waiting, until a decision, a signal, or `until`. */
+  | { kind: 'await'; until?: number }
+  /** Cancelling: nothing will come of it, and nothing is left running. */
+  | { kind: 'abandon' };
+
+/** The control rule for one call of the turn, or undefined when the usual rules apply. */
+export function controlStep(call: CallState, now: number, cancelling: boolean): ControlStep | undefined {
+  if (call.status === 'decided' && call.approval?.status === 'pending') {
+    if (cancelling) return { kind: 'abandon' };
+    const until = call.approval.expiresAt;
+    if (until !== undefined && now >= until) return { kind: 'expire' };
+    return until === undefined ? { kind: 'await' } : { kind: 'await', until };
+  }
+  if (call.status === 'started' && call.wait) {
+    if (cancelling) return { kind: 'abandon' };
+    if (now >= call.wait.until) return { kind: 'complete' };
+    return { kind: 'await', until: call.wait.until };
+  }
+  return undefined;
+}
+
+/** A call of the current turn that waits for a person's approval or for the outside world. */
+export interface OpenControl {
+  callId: string;
+  /** The tool called. */
+  tool: string;
+  kind: 'approval' | 'signal' | 'timer';
+  /** seq of the event that opened it (approval_requested, or the call's model_response). */
+  seq: number;
+  signal?: string;
+  until?: number;
+  argsHash?: string;
+}
+
+/** Everything the run waits for now, in call order: what the head lists and the API checks. */
+export function openControls(state: RunState): OpenControl[] {
+  const out: OpenControl[] = [];
+  for (const callId of state.turnCalls) {
+    const call = state.calls[callId];
+    if (!call) continue;
+    if (call.status === 'decided' && call.approval?.status === 'pending') {
+      out.push({
+        callId,
+        tool: call.name,
+        kind: 'approval',
+        seq: call.approval.requestedSeq,
+        argsHash: call.approval.argsHash,
+        ...(call.approval.expiresAt !== undefined ? { until: call.approval.expiresAt } : {}),
+      });
+    } else if (call.status === 'started' && call.wait) {
+      out.push({
+        callId,
+        tool: call.name,
+        kind: call.wait.kind,
+        seq: call.modelSeq,
+        until: call.wait.until,
+        ...(call.wait.kind === 'signal' ? { signal: call.wait.signal } : {}),
+      });
+    }
+  }
+  return out;
+}

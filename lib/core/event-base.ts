@@ -1,0 +1,16 @@
+import { z } from 'zod';
+
+/** Version of the event schema written today. Older versions are upcast on read. */
+export const EVENT_SCHEMA_VERSION = 1;
+
+export const writerSchema = z.object({ epoch: z.number().int().nonnegative(), nonce: z.string().min(1) });
+export type Writer = z.infer<typeof writerSchema>;
+
+/** The fields every event carries. */
+export const eventBase = {
+  v: z.literal(EVENT_SCHEMA_VERSION),
+  seq: z.number().int().positive(),
+  /** Epoch ms from the writer's clock; informational, never used for ordering. */
+  at: z.number().int().nonnegative(),
+  by: writerSchema,
+};

@@ -1,0 +1,60 @@
+import type { EventDraft } from './events.js';
+import type { InboxItem } from './inbox.js';
+import type { JsonValue } from './json.js';
+import type { RunState } from './state.js';
+
+/** What ingesting control items needs from the engine: hashing and the tool's own schemas. */
+export interface IngestContext {
+  /** sha256 of the canonical arguments as the log will hold them (after redaction). */
+  argsHash(args: JsonValue): string;
+  /** Why `args` do not fit the pinned tool's input schema, or undefined when they do. */
+  checkArgs(tool: { name: string; schemaHash: string }, args: JsonValue): string | undefined;
+  /** Why `payload` does not fit the pinned signal tool's payload schema, or undefined. */
+  checkPayload(tool: { name: string; schemaHash: string }, payload: JsonValue): string | undefined;
+}
+
+type ControlItem = Extract<InboxItem, { kind: 'approval' | 'complete_call' | 'message' }>;
+export type IngestResult = { event: EventDraft } | { ignored: string };
+
+/**
+ * Approvals, call completions and follow-up messages. The first decision for a call wins (a later
+ * one finds no pending approval); an edit replaces the arguments only if they fit the pinned
+ * schema; a completion applies only to a call waiting for exactly that.
+ */
+export function ingestControlItem(state: RunState, item: ControlItem, ctx: IngestContext): IngestResult {
+  switch (item.kind) {
+    case 'approval': {
+      const call = state.calls[item.callId];
+      const approval = call?.approval;
+      if (!call || approval?.status !== 'pending' || call.status !== 'decided') {
+        return { ignored: `call ${item.callId} awaits no approval (the first decision wins)` };
+      }
+      if (item.argsHash !== undefined && item.argsHash !== approval.argsHash) {
+        return { ignored: `decision about arguments ${item.argsHash.slice(0, 12)}, but ${item.callId} asks about ${approval.argsHash.slice(0, 12)}` };
+      }
+      const base = { type: 'approval_decided' as const, callId: item.callId, decidedBy: item.by, inboxId: item.id, ...(item.comment ? { comment: item.comment } : {}) };
+      if (item.decision !== 'edit') return { event: { ...base, decision: item.decision, argsHash: approval.argsHash } };
+      if (item.args === undefined) return { ignored: `edit of ${item.callId} without arguments` };
+      const pinned = state.started.tools.find((t) => t.name === call.name);
+      if (!pinned) return { ignored: `tool ${call.name} is not pinned` };
+      const problem = ctx.checkArgs(pinned, item.args);
+      if (problem) return { ignored: `edited arguments do not fit ${call.name}: ${problem}` };
+      return { event: { ...base, decision: 'edit', args: { kind: 'inline', value: item.args }, argsHash: ctx.argsHash(item.args) } };
+    }
+    case 'complete_call': {
+      const call = state.calls[item.callId];
+      if (!call || call.status !== 'started' || call.wait?.kind !== 'signal' || call.wait.signal !== item.signal) {
+        return { ignored: `call ${item.callId} does not wait for signal ${item.signal}` };
+      }
+      const pinned = state.started.tools.find((t) => t.name === call.name);
+      const problem = pinned && item.ok ? ctx.checkPayload(pinned, item.output) : undefined;
+      if (problem) return { ignored: `payload does not fit signal ${item.signal}: ${problem}` };
+      return {
+        event: { type: 'tool_result', callId: item.callId, ok: item.ok, output: { kind: 'inline', value: item.output }, source: 'signal', inboxId: item.id, sentBy: item.by },
+      };
+    }
+    case 'message':
+      if (state.outcome && state.outcome.type !== 'completed') return { ignored: `run already ${state.outcome.type}` };
+      return { event: { type: 'user_message', input: { kind: 'inline', value: item.input }, sentBy: item.by, inboxId: item.id } };
+  }
+}

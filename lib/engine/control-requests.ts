@@ -1,0 +1,158 @@
+import { RunNotFoundError, ValidationError } from '../core/errors.js';
+import { parseEvent, type EventOf } from '../core/events.js';
+import type { InboxItem } from '../core/inbox.js';
+import { canonicalJson, type JsonValue } from '../core/json.js';
+import type { OpenWait, RunHead } from '../ports/run-heads.js';
+import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
+import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError } from './control-errors.js';
+import type { EngineDeps } from './engine.js';
+import { zodIssues } from './zod-issues.js';
+
+/**
+ * Approvals, signals and follow-up messages, as the API and the CLI send them. Like cancel and
+ * resolve they only write an inbox item and wake the run: the lease holder turns the item into an
+ * event. Each checks the head first, so a request that cannot apply is refused now (404 unknown
+ * run or call, 409 naming the state, 400 with paths for arguments and payloads that do not fit
+ * the pinned schema) instead of being accepted and dropped later. Approvals and signals use one
+ * inbox id per call, so a second decision or signal for the same call is refused at the inbox.
+ */
+
+export interface ApprovalRequest {
+  callId: string;
+  decision: 'approve' | 'reject' | 'edit';
+  /** For edit: the arguments that replace the model's. */
+  args?: JsonValue;
+  /** The hash of the arguments the person looked at (GET /runs/{id} shows it). */
+  argsHash?: string;
+  comment?: string;
+}
+
+async function requireHead(deps: EngineDeps, run: RunRef): Promise<RunHead> {
+  const head = await deps.heads.getHead(run);
+  if (!head) throw new RunNotFoundError(runKey(run));
+  return head;
+}
+
+/** The run's pinned content (its run_started). */
+export async function pinnedContent(deps: EngineDeps, run: RunRef): Promise<EventOf<'run_started'>> {
+  const event = parseEvent(await deps.log.readOne(run, 1));
+  if (event.type !== 'run_started') throw new RunNotFoundError(runKey(run));
+  return event;
+}
+
+/** The call as the model decided it: `<seq>-<index>` names a model_response and a position in it. */
+export async function loggedCall(deps: EngineDeps, run: RunRef, callId: string): Promise<EventOf<'model_response'>['calls'][number]> {
+  const [seq, index] = callId.split('-').map(Number);
+  const raw = seq !== undefined && Number.isSafeInteger(seq) && seq > 0 ? await deps.log.readOne(run, seq) : undefined;
+  const event = raw === undefined ? undefined : parseEvent(raw);
+  const call = event?.type === 'model_response' ? event.calls[index ?? -1] : undefined;
+  if (!call || call.callId !== callId) throw new CallNotFoundError(run.runId, callId);
+  return call;
+}
+
+function waitsOf(head: RunHead): OpenWait[] {
+  return head.waits ?? [];
+}
+
+/**
+ * Put an item whose id is one per purpose (one decision per call, one signal per call). A repeat
+ * of the very same request (a client retry) is accepted again; any other is a conflict.
+ */
+async function submitOnce(deps: EngineDeps, run: RunRef, item: InboxItem, conflict: () => Error): Promise<{ inboxId: string }> {
+  await deps.checkpoints?.at('before-inbox', `${item.kind}#${item.id}`);
+  if (!(await deps.inbox.put(run, item))) {
+    const existing = (await deps.inbox.list(run)).find((i) => i.id === item.id);
+    if (!existing || canonicalJson(existing) !== canonicalJson(item)) throw conflict();
+  }
+  await deps.checkpoints?.at('after-inbox', `${item.kind}#${item.id}`);
+  await deps.queue.enqueue(run, { dedupeId: `${run.runId}:inbox:${item.id}` });
+  return { inboxId: item.id };
+}
+
+/** approve, reject or edit a call that awaits approval. The first decision wins. */
+export async function requestApproval(deps: EngineDeps, run: RunRef, request: ApprovalRequest, by: string): Promise<{ inboxId: string }> {
+  const head = await requireHead(deps, run);
+  const call = await loggedCall(deps, run, request.callId);
+  const pending = waitsOf(head).find((w) => w.kind === 'approval' && w.callId === request.callId);
+  if (!pending) throw new ApprovalConflictError(`call ${request.callId} (${call.name}) awaits no approval; run ${run.runId} is ${head.status}`);
+  if (request.argsHash !== undefined && request.argsHash !== pending.argsHash) {
+    throw new ApprovalConflictError(`call ${request.callId} asks about arguments ${pending.argsHash?.slice(0, 12)}, not ${request.argsHash.slice(0, 12)}: look again`);
+  }
+  if (request.decision === 'edit') {
+    if (request.args === undefined) throw new ValidationError('an edit needs args', [{ path: 'args', message: 'required when decision is edit' }]);
+    const started = await pinnedContent(deps, run);
+    const pinned = started.tools.find((t) => t.name === call.name);
+    const impl = pinned && deps.registry.tool(pinned.name, pinned.schemaHash);
+    if (!impl) throw new ApprovalConflictError(`no implementation of ${call.name} for its pinned schema is registered here to check the edit against`);
+    const parsed = impl.input.safeParse(request.args);
+    if (!parsed.success) throw new ValidationError(`the edited arguments do not fit ${call.name}'s pinned schema`, zodIssues(parsed.error, 'args'));
+  }
+  const item: InboxItem = {
+    id: `approval-${request.callId}`,
+    kind: 'approval',
+    by,
+    callId: request.callId,
+    decision: request.decision,
+    ...(request.args !== undefined && request.decision === 'edit' ? { args: request.args } : {}),
+    ...(request.argsHash !== undefined ? { argsHash: request.argsHash } : {}),
+    ...(request.comment ? { comment: request.comment } : {}),
+  };
+  return submitOnce(deps, run, item, () => new ApprovalConflictError(`call ${request.callId} already has a decision (the first decision wins)`));
+}
+
+/** Deliver a signal to the oldest call waiting for it; its payload must fit the pinned schema. */
+export async function requestSignal(deps: EngineDeps, run: RunRef, request: { signal: string; payload: JsonValue }, by: string): Promise<{ inboxId: string; callId: string }> {
+  const head = await requireHead(deps, run);
+  const waiting = waitsOf(head).filter((w) => w.kind === 'signal' && w.signal === request.signal);
+  const target = waiting[0];
+  if (!target) {
+    const others = waitsOf(head).filter((w) => w.kind === 'signal').map((w) => `"${w.signal}"`);
+    const what = others.length > 0 ? `it waits for ${others.join(', ')}` : `it is ${head.status}`;
+    throw new SignalConflictError(`no call of run ${run.runId} waits for signal "${request.signal}": ${what}`);
+  }
+  if (target.until !== undefined && deps.clock.now() >= target.until) {
+    throw new SignalConflictError(`call ${target.callId} stopped waiting for "${request.signal}" at ${new Date(target.until).toISOString()}`);
+  }
+  const started = await pinnedContent(deps, run);
+  const pinned = started.tools.find((t) => t.name === target.tool);
+  const wait = pinned && deps.registry.tool(pinned.name, pinned.schemaHash)?.wait;
+  if (wait?.kind !== 'signal') throw new SignalConflictError(`no implementation of ${target.tool} for its pinned schema is registered here to check the payload against`);
+  const parsed = wait.payload.safeParse(request.payload);
+  if (!parsed.success) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, zodIssues(parsed.error, 'payload'));
+  const item: InboxItem = { id: `signal-${target.callId}`, kind: 'complete_call', by, callId: target.callId, via: 'signal', signal: request.signal, ok: true, output: request.payload };
+  const out = await submitOnce(deps, run, item, () => new SignalConflictError(`call ${target.callId} already received signal "${request.signal}"`));
+  return { ...out, callId: target.callId };
+}
+
+/** Why a run cannot take one more model call, from its head (undefined: it can). */
+function budgetLeft(head: RunHead, now: number): string | undefined {
+  const b = head.budgets;
+  const u = head.usage;
+  if (!b) return undefined;
+  if (now >= b.deadlineAt) return `its deadline ${new Date(b.deadlineAt).toISOString()} has passed`;
+  if (u.steps >= b.maxSteps) return `${u.steps} of ${b.maxSteps} model calls are used`;
+  if (u.costUsd >= b.maxCostUsd) return `$${u.costUsd.toFixed(4)} of $${b.maxCostUsd} is spent`;
+  if (u.inputTokens >= b.maxInputTokens) return `${u.inputTokens} of ${b.maxInputTokens} input tokens are used`;
+  if (u.outputTokens >= b.maxOutputTokens) return `${u.outputTokens} of ${b.maxOutputTokens} output tokens are used`;
+  return undefined;
+}
+
+/**
+ * A follow-up message: continues a completed run (same pins, what is left of its budgets), or waits
+ * in the inbox of an active one for its next model call. `messageId` makes a retry harmless.
+ */
+export async function requestMessage(deps: EngineDeps, run: RunRef, request: { input: JsonValue; messageId?: string }, by: string): Promise<{ inboxId: string }> {
+  if (request.messageId !== undefined && !RUN_ID_PATTERN.test(request.messageId)) {
+    throw new ValidationError('invalid messageId', [{ path: 'messageId', message: `must match ${RUN_ID_PATTERN}` }]);
+  }
+  const head = await requireHead(deps, run);
+  if (head.status === 'failed' || head.status === 'cancelled') {
+    throw new MessageConflictError(`run ${run.runId} is ${head.status}: only a completed or active run takes messages (fork it to continue)`);
+  }
+  if (head.park) throw new MessageConflictError(`run ${run.runId} is parked on its head (${head.park.reason}): resolve it first`);
+  const exhausted = budgetLeft(head, deps.clock.now());
+  if (exhausted) throw new MessageConflictError(`run ${run.runId} cannot answer another message: ${exhausted}`);
+  const id = request.messageId !== undefined ? `message-${request.messageId}` : deps.ids.inboxId();
+  const item: InboxItem = { id, kind: 'message', by, input: request.input };
+  return submitOnce(deps, run, item, () => new MessageConflictError(`message ${request.messageId} was sent before with other content`));
+}

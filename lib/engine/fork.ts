@@ -1,0 +1,203 @@
+import { RunConflictError, RunNotFoundError, ValidationError } from '../core/errors.js';
+import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
+import { foldLog } from '../core/fold.js';
+import type { JsonValue } from '../core/json.js';
+import type { RunState } from '../core/state.js';
+import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
+import type { AgentDefinition } from './agents.js';
+import { ForkConflictError } from './control-errors.js';
+import type { EngineDeps } from './engine.js';
+import { hashJson } from './hash.js';
+import { projectHead } from './head-projection.js';
+import { initialHead } from './start-run.js';
+import { zodIssuesText } from './zod-issues.js';
+
+export interface ForkRequest {
+  tenant: string;
+  /** The run to fork (of the same tenant). */
+  from: string;
+  /** A turn boundary of the source: 1, or a seq after which every call of the turn has its result. */
+  atSeq: number;
+  /** The fork's id; generated when absent. Creating the same fork again is a no-op. */
+  runId?: string;
+  /** Replaces the last user message (the run's input, or the latest follow-up). */
+  input?: JsonValue;
+  /** Re-pin this version of the source's agent (every copied call must fit its schemas). */
+  version?: string;
+}
+
+export interface ForkResult {
+  runId: string;
+  created: boolean;
+  status: string;
+  forkedFrom: { runId: string; seq: number };
+}
+
+/**
+ * Fork (or rerun) a run from a turn boundary: a new run of the same tenant whose log is a
+ * run_started with the source's pinned content (or a newer version's, after checking every copied
+ * call against it) and `forkedFrom`, then the source's events 2..atSeq with the same seqs (so call
+ * ids stay valid; payload references are shared, not copied), then it continues live.
+ *
+ * Nothing copied runs again: at a boundary every call has its result, so the fork's first step
+ * calls the model; new calls get the fork's own idempotency keys (they carry the fork's run id).
+ * The copied usage counts against the copied budgets. The deadline is the source's duration again,
+ * counted from the fork (wall time is not usage; a fork of a week-old run would otherwise be dead).
+ *
+ * Creation is idempotent without a transaction, like startRun: run_started (conditional, with the
+ * request hash), then each copied event, then the head, then the tick. The copies carry the stored
+ * run_started's writer, so a retry after a crash recognises the ones it made and finishes.
+ */
+export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<ForkResult> {
+  const source: RunRef = { tenant: request.tenant, runId: request.from };
+  // 1. Read and check the source prefix.
+  const prefix = await readPrefix(deps, source, request.atSeq);
+  const sourceStarted = prefix[0] as EventOf<'run_started'>;
+  const state = foldLog(prefix);
+  checkBoundary(state, prefix, request.atSeq);
+  const agent = request.version === undefined ? undefined : await repinnable(deps, sourceStarted, state, request.version);
+
+  // 2. The fork's run_started.
+  const runId = request.runId ?? deps.ids.inboxId().toLowerCase();
+  if (!RUN_ID_PATTERN.test(runId)) throw new ValidationError('invalid runId', [{ path: 'runId', message: `must match ${RUN_ID_PATTERN}` }]);
+  const fork: RunRef = { tenant: request.tenant, runId };
+  const requestHash = hashJson({ forkOf: request.from, atSeq: request.atSeq, input: request.input ?? null, version: request.version ?? null });
+  const now = deps.clock.now();
+  // run_started gets this attempt's own nonce (a second request is then a conflict, answered from
+  // the stored request hash); every copied event carries the stored run_started's writer, so a retry
+  // after a crash recognises the copies it already made as its own writes.
+  const writer = { epoch: 0, nonce: `fork:${deps.ids.nonce()}` };
+  const replaceAt = request.input === undefined ? undefined : lastUserMessageSeq(prefix);
+  const started = await forkStarted(deps, fork, sourceStarted, agent, { requestHash, atSeq: request.atSeq, now, replaceInput: replaceAt === 1 ? request.input : undefined });
+  const first = parseEvent({ ...started, v: 1, seq: 1, at: now, by: writer }) as EventOf<'run_started'>;
+
+  // 3. Append run_started, then the copied events; a retry of this request finds its own writes.
+  const cp = deps.checkpoints;
+  let created = true;
+  await cp?.at('before-append', `fork:run_started#1`);
+  try {
+    await deps.log.append(fork, first);
+  } catch (error) {
+    const existing = await deps.log.readOne(fork, 1);
+    if (existing === undefined) throw error;
+    if ((existing as { requestHash?: string }).requestHash !== requestHash) throw new RunConflictError(runKey(fork));
+    created = false;
+  }
+  await cp?.at('after-append', `fork:run_started#1`);
+  const stored = created ? first : (parseEvent(await deps.log.readOne(fork, 1)) as EventOf<'run_started'>);
+  const copied: RunEvent[] = [stored];
+  for (const event of prefix.slice(1)) {
+    let copy = { ...event, by: stored.by } as RunEvent;
+    if (copy.seq === replaceAt && copy.type === 'user_message' && request.input !== undefined) {
+      const draft = await deps.codec.encodeDraft(fork, { type: 'user_message', input: { kind: 'inline', value: request.input }, sentBy: copy.sentBy, inboxId: copy.inboxId }, cp);
+      copy = parseEvent({ ...draft, v: 1, seq: copy.seq, at: copy.at, by: stored.by });
+    }
+    await appendChecked(deps, fork, copy);
+    copied.push(copy);
+  }
+
+  // 4. The head (a projection of what was copied), then the first tick.
+  const forkState = foldLog(copied);
+  const head = { ...initialHead(stored, now), ...projectHead(forkState, now, deps.config) };
+  await deps.heads.createHead(head);
+  await deps.queue.enqueue(fork, { dedupeId: `${runId}:fork:${request.atSeq}` });
+  const current = await deps.heads.getHead(fork);
+  return { runId, created, status: current?.status ?? 'running', forkedFrom: { runId: request.from, seq: request.atSeq } };
+}
+
+async function appendChecked(deps: EngineDeps, run: RunRef, event: RunEvent): Promise<void> {
+  await deps.checkpoints?.at('before-append', `fork:${event.type}#${event.seq}`);
+  await deps.log.append(run, event);
+  await deps.checkpoints?.at('after-append', `fork:${event.type}#${event.seq}`);
+}
+
+async function readPrefix(deps: EngineDeps, run: RunRef, atSeq: number): Promise<RunEvent[]> {
+  if (!(await deps.heads.getHead(run))) throw new RunNotFoundError(runKey(run));
+  const events: RunEvent[] = [];
+  let after = 0;
+  while (events.length < atSeq) {
+    const page = await deps.log.read(run, { afterSeq: after, limit: atSeq - events.length });
+    for (const raw of page.events) events.push(parseEvent(raw));
+    if (page.nextAfterSeq === undefined) break;
+    after = page.nextAfterSeq;
+  }
+  if (events.length < atSeq) {
+    throw new ValidationError(`seq ${atSeq} is beyond the log of ${run.runId}`, [{ path: 'atSeq', message: `the log ends at seq ${events.length}` }]);
+  }
+  return events;
+}
+
+/** Right after run_started, or after a model response whose calls all have results. */
+function checkBoundary(state: RunState, prefix: RunEvent[], atSeq: number): void {
+  if (atSeq === 1) return;
+  const last = prefix[prefix.length - 1];
+  if (state.outcome) throw new ForkConflictError(`seq ${atSeq} is ${last?.type}, the end of the run: fork at an earlier turn boundary`);
+  const open = state.turnCalls.filter((id) => state.calls[id]?.status !== 'done');
+  const startedOpen = open.find((id) => state.calls[id]?.status === 'started');
+  if (startedOpen) {
+    const call = state.calls[startedOpen];
+    throw new ForkConflictError(`seq ${atSeq} is not a turn boundary: call ${startedOpen} (${call?.name}) started and has no result there`);
+  }
+  if (open.length > 0) throw new ForkConflictError(`seq ${atSeq} is not a turn boundary: call ${open[0]} has no result there`);
+  if (state.openModel) throw new ForkConflictError(`seq ${atSeq} is not a turn boundary: the model call at seq ${state.openModel.seq} has no response there`);
+  if (state.attention.length > 0 || state.cancel) throw new ForkConflictError(`seq ${atSeq} is not a turn boundary: the run is ${state.cancel ? 'cancelling' : 'parked'} there`);
+  if (!prefix.some((e) => e.type === 'model_response')) throw new ForkConflictError(`seq ${atSeq} is not a turn boundary: no model response yet (fork at 1)`);
+}
+
+/** The newer agent version, if every copied call that ran (or was meant to) fits its schemas. */
+async function repinnable(deps: EngineDeps, started: EventOf<'run_started'>, state: RunState, version: string): Promise<AgentDefinition> {
+  const agent = deps.registry.agent(started.agent.name, version);
+  if (!agent) throw new ValidationError(`unknown version ${started.agent.name}@${version}`, [{ path: 'version', message: 'not registered' }]);
+  for (const call of Object.values(state.calls)) {
+    // Calls refused before they could run (unknown tool, bad arguments) are history, not a contract.
+    if (call.result?.source === 'validation') continue;
+    const tool = agent.tools.find((t) => t.name === call.name);
+    if (!tool) throw new ForkConflictError(`call ${call.callId} (${call.name}) has no tool in ${agent.name}@${version}`);
+    const parsed = tool.input.safeParse(await deps.codec.resolve(call.args));
+    if (!parsed.success) {
+      throw new ForkConflictError(`call ${call.callId} (${call.name}) does not fit ${call.name}@${tool.version} of ${agent.name}@${version}: ${zodIssuesText(parsed.error)}`);
+    }
+  }
+  return agent;
+}
+
+/** seq of the event holding the last user message of the prefix: run_started (1) or a user_message. */
+function lastUserMessageSeq(prefix: RunEvent[]): number {
+  for (let i = prefix.length - 1; i > 0; i--) if (prefix[i]?.type === 'user_message') return prefix[i]?.seq ?? 1;
+  return 1;
+}
+
+async function forkStarted(
+  deps: EngineDeps,
+  fork: RunRef,
+  source: EventOf<'run_started'>,
+  agent: AgentDefinition | undefined,
+  o: { requestHash: string; atSeq: number; now: number; replaceInput: JsonValue | undefined },
+) {
+  const duration = Math.max(1, source.budgets.deadlineAt - source.at);
+  const budgets = { ...source.budgets, deadlineAt: o.now + duration };
+  const pins = agent
+    ? {
+        agent: { name: agent.name, version: agent.version },
+        model: { id: agent.model.id, maxOutputTokens: agent.model.maxOutputTokens, price: agent.model.price ?? source.model.price },
+        prompt: { version: agent.system.version, text: { kind: 'inline' as const, value: agent.system.text }, sha256: agent.promptSha256 },
+        tools: agent.pinnedTools,
+        graceMs: agent.graceMs ?? source.graceMs,
+      }
+    : { agent: source.agent, model: source.model, prompt: source.prompt, tools: source.tools, graceMs: source.graceMs };
+  return deps.codec.encodeDraft(
+    fork,
+    {
+      type: 'run_started',
+      tenant: fork.tenant,
+      runId: fork.runId,
+      requestHash: o.requestHash,
+      ...pins,
+      input: o.replaceInput === undefined ? source.input : { kind: 'inline', value: o.replaceInput },
+      budgets,
+      expiresAt: budgets.deadlineAt + deps.config.retentionFailedMs,
+      forkedFrom: { runId: source.runId, seq: o.atSeq },
+    },
+    deps.checkpoints,
+  );
+}
