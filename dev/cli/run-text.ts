@@ -20,6 +20,7 @@ export function runText(run: RunView, now: number): string {
       ['run', run.runId],
       ['status', run.status],
       ['agent', `${run.agent.name}@${run.agent.version}`],
+      ['forked from', run.forkedFrom ? `${run.forkedFrom.runId} at seq ${run.forkedFrom.seq}` : undefined],
       ['model', run.pinned?.model],
       ['prompt', run.pinned ? `${run.pinned.prompt.version} (${run.pinned.prompt.sha256.slice(0, 12)})` : undefined],
       ['tools', run.pinned?.tools.map((t) => `${t.name}@${t.version}:${t.policy}`).join(', ')],

@@ -7,10 +7,12 @@ import { ledgerResolver, type SupportWorld } from './support-world.js';
 
 /** A fresh world running `support-guarded` on in-memory storage (or the storage given). */
 export function guardedWorld(storage: WorldStorage = memoryStorage(), ledger: Ledger = new MemoryLedger()): SupportWorld {
-  const services = new SupportServices(ledger);
+  // The services keep time by the world's clock: they refuse a request past its deadline.
+  const clock = new ManualClock();
+  const services = new SupportServices(ledger, { now: () => clock.now() });
   return {
     storage,
-    clock: new ManualClock(),
+    clock,
     registry: new AgentRegistry().register(guardedAgent(services)),
     models: new StaticModelResolver({ [GUARDED_MODEL_ID]: guardedModel() }),
     ledger,

@@ -70,8 +70,12 @@ describe('the OpenAPI document', () => {
       'GET /runs/{runId}/blobs/{sha256} getRunBlob',
       'GET /runs/{runId}/events listRunEvents',
       'POST /runs startRun',
+      'POST /runs/{runId}/approve approveCall',
       'POST /runs/{runId}/cancel cancelRun',
+      'POST /runs/{runId}/fork forkRun',
+      'POST /runs/{runId}/messages sendMessage',
       'POST /runs/{runId}/resolve resolveRun',
+      'POST /runs/{runId}/signals sendSignal',
     ]);
   });
 

@@ -178,7 +178,7 @@ describe('checkReplay: will this deploy strand the recorded runs?', () => {
   it('a log this code cannot read strands its run: corrupt, unknown event type, newer schema version, API-invalid', () => {
     const events = logs.running.events as Record<string, unknown>[];
     const gap = { runId: 'gap', events: events.filter((e) => e.seq !== 3) };
-    const unknownType = { runId: 'unknown-type', events: [...events, { ...events[1], seq: events.length + 1, type: 'approval_requested' }] };
+    const unknownType = { runId: 'unknown-type', events: [...events, { ...events[1], seq: events.length + 1, type: 'event_from_the_future' }] };
     const newer = { runId: 'newer', events: [...events, { ...events[1], seq: events.length + 1, v: 2 }] };
     const invalid = { runId: 'invalid', events: [...events, { seq: events.length + 1, type: 'invalid', error: 'seq 8: event fails validation at output: Invalid input' }] };
     const report = checkReplay({ agents: shopV2({ keepV1: true }), logs: [gap, unknownType, newer, invalid, [], events] });
@@ -191,7 +191,7 @@ describe('checkReplay: will this deploy strand the recorded runs?', () => {
       ['mid-run', 'running', 'ok', undefined],
     ]);
     expect(report.runs[0]?.reasons[0]?.message).toBe('the log does not fold: seq 4: expected seq 3, found 4 (gap or repeat)');
-    expect(report.runs[1]?.reasons[0]?.message).toMatch(/has event type "approval_requested", which this code does not know/);
+    expect(report.runs[1]?.reasons[0]?.message).toMatch(/has event type "event_from_the_future", which this code does not know/);
     expect(report.runs[2]?.reasons[0]?.message).toMatch(/is in event schema v2, this code reads up to v1/);
     expect(report.runs[3]?.reasons[0]?.message).toMatch(/^the API could not read seq \d+: seq 8: event fails validation/);
     expect(report.runs[0]?.agent).toEqual({ name: 'shop', version: '1' });
