@@ -55,7 +55,8 @@ describe('crash harness over an MCP server', () => {
       sideEffects: () =>
         dir.calls().map((c) => ({ key: c.key ?? '', op: c.tool ?? '', readOnly: c.tool === 'lookup', applied: c.tool === 'upsert_note' ? c.applied === true : true })),
       // A person answers an unknown payment by checking the provider: here, it went through.
-      resolver: () => (attention) => (attention.callId ? { callId: attention.callId, outcome: 'succeeded', result: 'paid (confirmed by a person)' } : undefined),
+      // Run-level parks (two crashes around one model call: model_stalled) get retry, as an operator would.
+      resolver: () => (attention) => (attention.callId ? { callId: attention.callId, outcome: 'succeeded', result: 'paid (confirmed by a person)' } : 'retry'),
     });
     expect(report.points.filter((p) => !p.held).map((p) => ({ at: p.at, failures: p.failures }))).toEqual([]);
     expect(report.baseline).toMatchObject({ status: 'completed', sideEffects: 3 });

@@ -24,6 +24,9 @@ const scenario: HarnessScenario<OpsWorld, SideEffect> = {
   },
   request: { tenant: 'acme', runId: 'harness-1', agent: 'ops', input: 'checkout is returning 500s' },
   sideEffects: (world) => world.services.effects(),
+  // The scripted person: two crashes around one model call park the run as model_stalled (the
+  // runaway guard), and an operator answers that with retry. The ops tools never escalate.
+  resolver: () => (attention) => (attention.callId ? undefined : 'retry'),
 };
 
 describe('the ops agent under crashes', () => {
