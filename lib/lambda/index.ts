@@ -5,6 +5,7 @@
  */
 import type { AgentsSource } from '../engine/agent-set.js';
 import { apiHandlerFor } from './api-handler.js';
+import { modelsFromEnv } from '../models/model-config.js';
 import { runtimeOnce } from './cold-start.js';
 import { sweeperHandlerFor } from './sweeper-handler.js';
 import { triggerHandlerFor } from './trigger-handler.js';
@@ -21,7 +22,10 @@ export interface WorkerOptions extends HandlerOptions, WorkerHandlerOptions {}
 
 /** SQS FIFO event source of the step queue (batch size 1, ReportBatchItemFailures). */
 export function createWorkerHandler(options: WorkerOptions) {
-  const getRuntime = runtimeOnce(options.serviceName ?? 'logbook-worker', { agents: options.agents, callsModels: true });
+  const getRuntime = runtimeOnce(options.serviceName ?? 'logbook-worker', {
+    agents: options.agents,
+    builtInModels: (env) => modelsFromEnv(env).resolver,
+  });
   const handler = workerHandlerFor(getRuntime, options);
   /**
    * Build clients, models and agents ahead of the first event (a host's init phase), so a new

@@ -8,7 +8,7 @@ import { SqsStepQueue, SqsTickVisibility } from '../adapters/aws/sqs-step-queue.
 import { CryptoIds } from '../adapters/system/crypto-ids.js';
 import { SystemClock } from '../adapters/system/system-clock.js';
 import { createEngine, type EngineConfig, type EngineDeps } from '../engine/engine.js';
-import { modelsFromEnv } from '../models/model-config.js';
+import type { ModelResolver } from '../ports/model-client.js';
 import type { OutcomeNotice, OutcomePublisher } from '../ports/outcome-publisher.js';
 import { AgentRegistry } from '../engine/agents.js';
 import { resolveAgents, type AgentsSource } from '../engine/agent-set.js';
@@ -61,10 +61,11 @@ export interface RuntimeOptions {
   /** The environment to read (default process.env). */
   env?: Record<string, string | undefined>;
   /**
-   * Whether this process calls models (the worker). The API, trigger and sweeper only pin model
-   * ids, so they are built without provider clients or credentials.
+   * The built-in model providers, for the process that calls models (the worker). The API, trigger
+   * and sweeper only pin model ids, so they pass none: passed in rather than imported here, their
+   * bundles carry no provider SDK (the Bedrock client alone is ~150 KB minified).
    */
-  callsModels?: boolean;
+  builtInModels?: (env: Record<string, string | undefined>) => ModelResolver;
 }
 
 /** A resolver for processes that never call a model. */
@@ -94,7 +95,7 @@ export async function createRuntime(serviceName: string, options: RuntimeOptions
   const queueOptions = { sqs: clients.sqs, queueUrl: env.LOGBOOK_QUEUE_URL };
   const agents = await resolveAgents(options.agents);
   // The application's own clients first, then the built-in providers for any other pinned id.
-  const builtIn = options.callsModels ? modelsFromEnv(source).resolver : NO_MODELS;
+  const builtIn = options.builtInModels?.(source) ?? NO_MODELS;
   const models = { resolve: (id: string) => agents?.model(id) ?? builtIn.resolve(id) };
   const publisher: OutcomePublisher = env.LOGBOOK_EVENT_BUS
     ? createEventBridgePublisher({

@@ -203,6 +203,14 @@ describe('the packaged library, used by a new project', () => {
     expect(forbidden.filter((p) => packages.has(p))).toEqual([]);
     for (const text of ['parseArgs', 'DynamoDBLocal', 'logbook init']) expect(code, text).not.toContain(text);
     console.info(`worker bundle: ${(code.length / 1024).toFixed(0)} KiB, ${sources.length} source files from ${packages.size} packages`);
+    // Only the worker calls models: the API, trigger and sweeper bundles carry no provider SDK.
+    expect(packages.has('@aws-sdk/client-bedrock-runtime')).toBe(true);
+    for (const fn of functions.filter((r) => r !== worker)) {
+      const map = join(project, 'cdk.out', fn.Metadata!['aws:asset:path']!, 'index.mjs.map');
+      const fnSources = (JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] }).sources;
+      const path = fn.Metadata!['aws:cdk:path']!;
+      expect(fnSources.filter((s) => packageOf(s) === '@aws-sdk/client-bedrock-runtime' || s.includes('lib/models/bedrock-converse')), path).toEqual([]);
+    }
   });
 
   it("`logbook dev` runs the user's agent to completion through the API, and SIGTERM stops all of it", { timeout: 7 * MINUTE }, async () => {
