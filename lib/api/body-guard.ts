@@ -1,4 +1,6 @@
 import type { Context, Next } from 'hono';
+import { jsonShapeProblem } from '../core/json.js';
+import { MAX_JSON_DEPTH } from '../engine/limits.js';
 import type { ApiErrorBody } from './errors.js';
 
 /** What the API accepts in one request body: anything else is a 4xx before a route sees it. */
@@ -13,7 +15,7 @@ export interface BodyLimits {
  * 1 MiB: a task, a tool result for a resolution, a cancel reason are far smaller; larger payloads
  * belong in the run's blobs, not in one request (API Gateway itself stops at 10 MB, Lambda at 6).
  */
-export const DEFAULT_BODY_LIMITS: BodyLimits = { maxBodyBytes: 1024 * 1024, maxJsonDepth: 64 };
+export const DEFAULT_BODY_LIMITS: BodyLimits = { maxBodyBytes: 1024 * 1024, maxJsonDepth: MAX_JSON_DEPTH };
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
@@ -53,21 +55,7 @@ export function jsonBodyGuard(limits: BodyLimits) {
   };
 }
 
-/** The first place where `value` nests too deep or has a `__proto__` key. Iterative: no recursion to overflow. */
+/** The first place where a request body nests too deep or has a `__proto__` key. */
 export function shapeProblem(value: unknown, maxDepth: number): { path: string; message: string } | undefined {
-  const stack: { value: unknown; depth: number; path: string }[] = [{ value, depth: 0, path: 'body' }];
-  for (let item = stack.pop(); item; item = stack.pop()) {
-    if (item.value === null || typeof item.value !== 'object') continue;
-    const depth = item.depth + 1;
-    if (depth > maxDepth) return { path: item.path, message: `nested more than ${maxDepth} levels deep` };
-    if (Array.isArray(item.value)) {
-      item.value.forEach((v, i) => stack.push({ value: v, depth, path: `${item.path}.${i}` }));
-      continue;
-    }
-    for (const key of Object.keys(item.value)) {
-      if (key === '__proto__') return { path: `${item.path}.__proto__`, message: 'the key __proto__ is not allowed' };
-      stack.push({ value: (item.value as Record<string, unknown>)[key], depth, path: `${item.path}.${key}` });
-    }
-  }
-  return undefined;
+  return jsonShapeProblem(value, maxDepth, 'body');
 }

@@ -120,7 +120,7 @@ export function decide(state: RunState, ctx: DecideContext): Action {
     if (call.status === 'decided') {
       if (cancelling) continue; // no new calls once a cancel is recorded
       if (call.argsError !== undefined) {
-        rejects.push({ callId, code: 'invalid_arguments', message: `arguments are not valid JSON: ${call.argsError}` });
+        rejects.push({ callId, code: 'invalid_arguments', message: `invalid arguments: ${call.argsError}` });
       } else if (!pinned) {
         const known = state.started.tools.map((t) => t.name).join(', ');
         rejects.push({ callId, code: 'unknown_tool', message: `unknown tool "${call.name}"; available: ${known}` });

@@ -84,7 +84,7 @@ export const loggedCallSchema = z.object({
   providerId: z.string(),
   name: z.string(),
   args: bodySchema,
-  /** Set when the provider sent arguments that are not valid JSON. */
+  /** Set when the provider sent arguments that are not valid JSON, or nest too deep to record (then args are not recorded). */
   argsError: z.string().optional(),
 });
 

@@ -5,6 +5,13 @@
  * test/unit/engine/limits.test.ts follow.
  */
 
+/**
+ * Levels of arrays and objects a value from outside may nest: request bodies and the arguments of
+ * a model's tool calls. Deeper values are refused before any recursive code (hashing,
+ * JSON.stringify, which overflows near 5,000 levels) sees them.
+ */
+export const MAX_JSON_DEPTH = 64;
+
 /** Lambda timeout of the worker function (seconds, as Lambda takes it). */
 export const WORKER_TIMEOUT_S = 300;
 export const WORKER_TIMEOUT_MS = WORKER_TIMEOUT_S * 1000;

@@ -1,13 +1,16 @@
 import { decide, type Action, type DecideContext } from '../core/decide.js';
 import { costOf } from '../core/budgets.js';
 import { errorCode, errorMessage, ModelError } from '../core/errors.js';
+import type { Body } from '../core/body.js';
 import type { EventDraft } from '../core/events.js';
+import { jsonShapeProblem } from '../core/json.js';
+import type { ModelResponseCall } from '../core/messages.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 import { approvalGate, expireApprovals } from './approvals.js';
 import { rethrowHalt } from './checkpoints.js';
 import type { RunSession } from './run-session.js';
 import { buildModelRequest } from './prompt.js';
-import { MAX_CRASHED_TOOL_ATTEMPTS } from './limits.js';
+import { MAX_CRASHED_TOOL_ATTEMPTS, MAX_JSON_DEPTH } from './limits.js';
 import { executeCall, verifyCall, type PreparedCall } from './tool-runner.js';
 import { callWait, completeWaits, startWait } from './waits.js';
 
@@ -182,13 +185,7 @@ async function callModel(session: RunSession, action: Extract<Action, { kind: 'c
     draft = {
       type: 'model_response',
       text: response.text ? { kind: 'inline', value: response.text } : null,
-      calls: response.calls.map((c, i) => ({
-        callId: `${seq}-${i}`,
-        providerId: c.providerId,
-        name: c.name,
-        args: { kind: 'inline', value: c.args },
-        ...(c.argsError !== undefined ? { argsError: c.argsError } : {}),
-      })),
+      calls: response.calls.map((c, i) => ({ callId: `${seq}-${i}`, providerId: c.providerId, name: c.name, ...recordableArgs(c) })),
       usage,
       costUsd: costOf(state.started.model.price, usage.inputTokens, usage.outputTokens),
       stopReason: response.stopReason,
@@ -207,4 +204,16 @@ async function callModel(session: RunSession, action: Extract<Action, { kind: 'c
     metrics?.duration('ModelLatency', clock.now() - started);
   }
   await session.append(draft);
+}
+
+/**
+ * A model's arguments are outside input: nested too deep (or holding `__proto__`) they would
+ * overflow the recursive code that hashes and stores them, crashing every attempt at the same
+ * response. Such arguments are not recorded; the call carries argsError, and the model gets
+ * "invalid arguments" back as the tool result like any other malformed call.
+ */
+function recordableArgs(call: ModelResponseCall): { args: Body; argsError?: string } {
+  const problem = call.argsError === undefined ? jsonShapeProblem(call.args, MAX_JSON_DEPTH, 'arguments') : undefined;
+  if (problem) return { args: { kind: 'inline', value: '(not recorded)' }, argsError: `${problem.path}: ${problem.message}` };
+  return { args: { kind: 'inline', value: call.args }, ...(call.argsError !== undefined ? { argsError: call.argsError } : {}) };
 }

@@ -6,10 +6,12 @@ import { requestRunAction } from '../../../lib/engine/requests.js';
 import { runStep } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { defineTool } from '../../../lib/engine/tools.js';
+import { fromChatCompletion } from '../../../lib/models/openai-wire.js';
 import { StaticModelResolver } from '../../../lib/models/scripted-model.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
+import { MAX_JSON_DEPTH } from '../../../lib/engine/limits.js';
 import { logOf } from './helpers.js';
 
 const v1Input = z.object({ city: z.string() });
@@ -160,5 +162,46 @@ describe('stale workers', () => {
     expect(executions).toBe(1);
     const { state } = await logOf(t.world, t.run);
     expect(state.outcome?.type).toBe('completed');
+  });
+
+});
+
+describe('tool-call arguments from outside', () => {
+  it('arguments nested deeper than MAX_JSON_DEPTH (or holding __proto__) are not recorded: an error result, and the run goes on', async () => {
+    // What an OpenAI-compatible server's reply turns into: 20,000 levels overflow JSON.stringify
+    // and the canonical hash, so without the check every attempt at this reply would crash alike.
+    const deep = '{"city":'.repeat(20_000) + '"Oslo"' + '}'.repeat(20_000);
+    const reply = (turn: number) =>
+      fromChatCompletion({
+        choices: [
+          turn === 0
+            ? {
+                finish_reason: 'tool_calls',
+                message: {
+                  content: null,
+                  tool_calls: [
+                    { id: 'a', type: 'function', function: { name: 'weather', arguments: deep } },
+                    { id: 'b', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo","__proto__":{"admin":true}}' } },
+                    { id: 'c', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } },
+                  ],
+                },
+              }
+            : { finish_reason: 'stop', message: { content: 'sorry' } },
+        ],
+        usage: { prompt_tokens: 5, completion_tokens: 5 },
+      });
+    const model = { complete: async (req: ModelRequest) => reply(req.messages.filter((m) => m.role === 'assistant').length) };
+    const t = scriptedWorld({ tools: [weather('1', 'ok')], script: [], model });
+    await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
+    const done = await driveRun(t.world, t.run, { worker: () => t.worker });
+    expect(done.head.attention).toEqual([]);
+    expect(done.head.status).toBe('completed');
+    const { state } = await logOf(t.world, t.run);
+    expect(state.calls['3-0']!.result).toMatchObject({ ok: false, errorCode: 'invalid_arguments' });
+    expect(JSON.stringify(state.calls['3-0']!.result!.output)).toContain(`nested more than ${MAX_JSON_DEPTH} levels deep`);
+    expect(state.calls['3-0']!.args).toEqual({ kind: 'inline', value: '(not recorded)' });
+    expect(state.calls['3-1']!.result).toMatchObject({ ok: false, errorCode: 'invalid_arguments' });
+    expect(JSON.stringify(state.calls['3-1']!.result!.output)).toContain('__proto__');
+    expect(state.calls['3-2']!.result).toMatchObject({ ok: true });
   });
 });
