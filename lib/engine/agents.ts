@@ -56,12 +56,18 @@ export function pinTool(tool: ToolDefinition): PinnedTool {
 }
 
 /**
- * Agents by name and version, and tool implementations by (name, schema hash). Several versions
- * of an agent or tool can be registered at once, so runs pinned to an older one keep going.
+ * Agents by name and version, and tool implementations by (agent, name, schema hash). Several
+ * versions of an agent or tool can be registered at once, so runs pinned to an older one keep
+ * going. A run only ever gets its own agent's implementation of a tool (any version of that
+ * agent), or one registered with `registerTool` for every agent: two agents may each have a
+ * `lookup` with the same schema and different code, and neither runs the other's.
  */
 export class AgentRegistry {
   private readonly agents = new Map<string, AgentDefinition[]>();
-  private readonly tools = new Map<string, ToolDefinition>();
+  /** The agents' own tools, keyed by agent name, tool name and schema hash. */
+  private readonly agentTools = new Map<string, ToolDefinition>();
+  /** Implementations kept available to every agent's pinned runs (registerTool). */
+  private readonly sharedTools = new Map<string, ToolDefinition>();
 
   register(agent: AgentDefinition): this {
     const list = this.agents.get(agent.name) ?? [];
@@ -70,13 +76,17 @@ export class AgentRegistry {
     }
     list.push(agent);
     this.agents.set(agent.name, list);
-    for (const tool of agent.tools) this.registerTool(tool);
+    for (const tool of agent.tools) this.agentTools.set(agentToolKey(agent.name, tool.name, toolSchemaHash(tool)), tool);
     return this;
   }
 
-  /** Keep an implementation available for runs pinned to its schema. The latest registration wins. */
+  /**
+   * Keep an implementation available for runs of any agent pinned to its schema (for example the
+   * old code of a tool a new agent version dropped). An agent's own implementation comes first;
+   * among shared ones the latest registration wins.
+   */
   registerTool(tool: ToolDefinition): this {
-    this.tools.set(`${tool.name}#${toolSchemaHash(tool)}`, tool);
+    this.sharedTools.set(toolKey(tool.name, toolSchemaHash(tool)), tool);
     return this;
   }
 
@@ -96,7 +106,11 @@ export class AgentRegistry {
     return [...this.agents.keys()];
   }
 
-  tool(name: string, schemaHash: string): ToolDefinition | undefined {
-    return this.tools.get(`${name}#${schemaHash}`);
+  /** The implementation a run of `agent` uses for the pinned tool contract (name + schema hash). */
+  tool(name: string, schemaHash: string, agent: string): ToolDefinition | undefined {
+    return this.agentTools.get(agentToolKey(agent, name, schemaHash)) ?? this.sharedTools.get(toolKey(name, schemaHash));
   }
 }
+
+const toolKey = (name: string, schemaHash: string) => `${name}#${schemaHash}`;
+const agentToolKey = (agent: string, name: string, schemaHash: string) => `${agent}\u0000${toolKey(name, schemaHash)}`;

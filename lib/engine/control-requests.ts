@@ -82,7 +82,7 @@ export async function requestApproval(deps: EngineDeps, run: RunRef, request: Ap
     if (request.args === undefined) throw new ValidationError('an edit needs args', [{ path: 'args', message: 'required when decision is edit' }]);
     const started = await pinnedContent(deps, run);
     const pinned = started.tools.find((t) => t.name === call.name);
-    const impl = pinned && deps.registry.tool(pinned.name, pinned.schemaHash);
+    const impl = pinned && deps.registry.tool(pinned.name, pinned.schemaHash, started.agent.name);
     if (!impl) throw new ApprovalConflictError(`no implementation of ${call.name} for its pinned schema is registered here to check the edit against`);
     const parsed = impl.input.safeParse(request.args);
     if (!parsed.success) throw new ValidationError(`the edited arguments do not fit ${call.name}'s pinned schema`, zodIssues(parsed.error, 'args'));
@@ -115,7 +115,7 @@ export async function requestSignal(deps: EngineDeps, run: RunRef, request: { si
   }
   const started = await pinnedContent(deps, run);
   const pinned = started.tools.find((t) => t.name === target.tool);
-  const wait = pinned && deps.registry.tool(pinned.name, pinned.schemaHash)?.wait;
+  const wait = pinned && deps.registry.tool(pinned.name, pinned.schemaHash, started.agent.name)?.wait;
   if (wait?.kind !== 'signal') throw new SignalConflictError(`no implementation of ${target.tool} for its pinned schema is registered here to check the payload against`);
   const parsed = wait.payload.safeParse(request.payload);
   if (!parsed.success) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, zodIssues(parsed.error, 'payload'));

@@ -241,7 +241,7 @@ async function ingestInbox(session: RunSession, inboxVersion: number): Promise<n
   const { inbox, clock, logger } = session.deps;
   const items = await inbox.list(session.run);
   for (const item of items) {
-    const result = ingestItem(session.state, item, clock.now(), ingestContext(session.deps));
+    const result = ingestItem(session.state, item, clock.now(), ingestContext(session.deps, session.state.started.agent.name));
     if ('event' in result) await session.append(result.event);
     else logger?.info('inbox item ignored', { ...session.run, inboxId: item.id, kind: item.kind, why: result.ignored });
     // Only after its event is in the log: a crash before this re-reads it and fold skips it.

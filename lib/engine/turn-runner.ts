@@ -25,7 +25,7 @@ export function decideContext(session: RunSession): DecideContext {
   const { registry, models, clock, config } = session.deps;
   return {
     now: clock.now(),
-    hasTool: (name, hash) => registry.tool(name, hash) !== undefined,
+    hasTool: (name, hash) => registry.tool(name, hash, session.state.started.agent.name) !== undefined,
     hasModel: (id) => models.resolve(id) !== undefined,
     maxToolAttempts: config.maxToolAttempts,
     maxCrashedToolAttempts: config.maxCrashedToolAttempts ?? MAX_CRASHED_TOOL_ATTEMPTS,
@@ -107,7 +107,7 @@ function errorResult(callId: string, code: string, message: string, source: 'val
 async function runVerify(session: RunSession, callId: string): Promise<void> {
   const call = session.state.calls[callId];
   const pinned = session.state.started.tools.find((t) => t.name === call?.name);
-  const impl = pinned && session.deps.registry.tool(pinned.name, pinned.schemaHash);
+  const impl = pinned && session.deps.registry.tool(pinned.name, pinned.schemaHash, session.state.started.agent.name);
   if (!call || !pinned || !impl) {
     await session.append({ type: 'tool_verified', callId, status: 'unknown' });
     return;
@@ -123,7 +123,7 @@ async function runTools(session: RunSession, action: Extract<Action, { kind: 'ru
   for (const { callId, attempt } of action.calls) {
     const call = session.state.calls[callId];
     const pinned = session.state.started.tools.find((t) => t.name === call?.name);
-    const impl = pinned && registry.tool(pinned.name, pinned.schemaHash);
+    const impl = pinned && registry.tool(pinned.name, pinned.schemaHash, session.state.started.agent.name);
     if (!call || !pinned || !impl) continue; // decide only starts calls whose code exists
     // Tools run on the arguments read from the folded event, validated by the implementation.
     const raw = await codec.resolve(call.args);

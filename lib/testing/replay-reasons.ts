@@ -76,7 +76,7 @@ export function missingTools(state: RunState, agents: Agents): StrandReason[] {
   const registered = agents.registry.list().flatMap((a) => a.pinnedTools);
   const reasons: StrandReason[] = [];
   for (const pinned of state.started.tools) {
-    if (agents.registry.tool(pinned.name, pinned.schemaHash)) continue;
+    if (agents.registry.tool(pinned.name, pinned.schemaHash, state.started.agent.name)) continue;
     const sameName = uniqueBy(registered.filter((t) => t.name === pinned.name), (t) => t.schemaHash);
     const openCalls = Object.values(state.calls)
       .filter((c) => c.name === pinned.name && c.status !== 'done')

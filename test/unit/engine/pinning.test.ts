@@ -89,6 +89,23 @@ describe('version pinning', () => {
     expect(result.head.attention[0]).toMatchObject({ reason: 'missing_model' });
   });
 
+  it("two agents may have a same-named tool with the same schema: each run gets its own agent's code", async () => {
+    const t = scriptedWorld({ tools: [weather('1', 'agent-code')], script: [{ calls: [{ name: 'weather', args: { city: 'Oslo' } }] }, { text: 'done' }] });
+    // Registered after "agent": with one registry-wide table its implementation would win.
+    const other = defineAgent({ name: 'other', version: '1', model: { id: 'scripted:test', maxOutputTokens: 512 }, system: { version: 'p', text: 't' }, tools: [weather('1', 'other-code')] });
+    t.world.registry.register(other);
+    await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
+    const done = await driveRun(t.world, t.run, { worker: () => t.worker });
+    expect(done.head.status).toBe('completed');
+    const { state } = await logOf(t.world, t.run);
+    expect(state.calls['3-0']!.result?.output).toEqual({ kind: 'inline', value: 'agent-code:Oslo' });
+    // registerTool keeps an implementation for every agent's pinned runs; an agent's own comes first.
+    const shared = weather('1', 'shared');
+    t.world.registry.registerTool(shared);
+    expect(t.world.registry.tool('weather', state.started.tools[0]!.schemaHash, 'agent')).not.toBe(shared);
+    expect(t.world.registry.tool('weather', state.started.tools[0]!.schemaHash, 'third')).toBe(shared);
+  });
+
   it('several versions of an agent can be registered; runs start on the latest unless one is named', async () => {
     const reg = new AgentRegistry().register(defineAgent({ name: 'a', version: '1', model: { id: 'm', maxOutputTokens: 10 }, system: { version: 'p', text: 't' }, tools: [] }));
     reg.register(defineAgent({ name: 'a', version: '2', model: { id: 'm', maxOutputTokens: 10 }, system: { version: 'p', text: 't' }, tools: [] }));
