@@ -112,6 +112,15 @@ describe('the packaged library, used by a new project', () => {
     const outside = packed.filter((p) => !/^(dist\/(lib|dev)\/|bin\/|templates\/project\/|README\.md$|package\.json$)/.test(p));
     expect(outside).toEqual([]);
     expect(packed.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts') && !p.startsWith('templates/'))).toEqual([]);
+    // The TypeScript sources are not shipped, so the source maps carry them (a Lambda stack trace
+    // maps to lines a person can read) and no map points at a file that is not in the package.
+    expect(packed.filter((p) => p.endsWith('.d.ts.map'))).toEqual([]);
+    const maps = packed.filter((p) => p.endsWith('.js.map'));
+    expect(maps.length).toBeGreaterThan(50);
+    for (const map of maps) {
+      const parsed = JSON.parse(readFileSync(join(project, 'node_modules/logbook', map), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+      expect(parsed.sourcesContent?.length, map).toBe(parsed.sources.length);
+    }
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/logbook/package.json'), 'utf8')) as {
       private?: boolean;
       exports: Record<string, Record<string, string> | string>;
