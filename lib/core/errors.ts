@@ -180,6 +180,19 @@ export class ToolOutcomeUnknownError extends LogbookError {
   }
 }
 
+/**
+ * The next call needs more time than a whole invocation has (its timeout plus the margin exceeds
+ * the time from the claim to the invocation's end), so no later invocation can run it either:
+ * the run parks for a person (raise the worker's timeout, or lower the tool's) instead of
+ * handing the step on forever.
+ */
+export class CallDoesNotFitError extends LogbookError {
+  readonly code = 'call_does_not_fit';
+  constructor(message: string) {
+    super(message);
+  }
+}
+
 /** The worker must stop without acting further: lease too old, or not enough time left. */
 export class StopWorkError extends LogbookError {
   readonly code = 'stop_work';

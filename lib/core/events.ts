@@ -145,6 +145,7 @@ export const attentionReasonSchema = z.enum([
   'missing_model',
   'model_stalled',
   'tool_attempts_exhausted',
+  'call_does_not_fit',
 ]);
 export type AttentionReason = z.infer<typeof attentionReasonSchema>;
 

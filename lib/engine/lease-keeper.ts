@@ -1,4 +1,4 @@
-import { LeaseLostError, StopWorkError } from '../core/errors.js';
+import { CallDoesNotFitError, LeaseLostError, StopWorkError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { RunHeads } from '../ports/run-heads.js';
 import type { RunRef } from '../ports/run-ref.js';
@@ -32,10 +32,13 @@ export class LeaseKeeper {
   private readonly stopper = new AbortController();
   private readonly lostController = new AbortController();
   private lastRenewedAt: number;
+  /** When this invocation's lease was granted: how long a whole invocation is, seen from here. */
+  private readonly claimedAt: number;
   private loop: Promise<void> | undefined;
 
   constructor(private readonly o: LeaseKeeperOptions) {
     this.lastRenewedAt = o.grantedAt ?? o.clock.now();
+    this.claimedAt = this.lastRenewedAt;
   }
 
   get signal(): AbortSignal {
@@ -71,6 +74,12 @@ export class LeaseKeeper {
     const now = this.o.clock.now();
     const stale = this.staleness();
     if (stale) throw new StopWorkError(stale);
+    const whole = invocationDeadline - this.claimedAt;
+    if (whole < callTimeoutMs + this.o.marginMs) {
+      throw new CallDoesNotFitError(
+        `a call of up to ${callTimeoutMs} ms needs ${callTimeoutMs + this.o.marginMs} ms with the margin, but a whole invocation has ${whole} ms: raise the worker's timeout or lower the call's`,
+      );
+    }
     if (invocationDeadline - now < callTimeoutMs + this.o.marginMs) {
       throw new StopWorkError(`only ${invocationDeadline - now} ms left for a call of up to ${callTimeoutMs} ms`);
     }

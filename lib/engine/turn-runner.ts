@@ -1,6 +1,6 @@
 import { decide, type Action, type DecideContext } from '../core/decide.js';
 import { costOf } from '../core/budgets.js';
-import { errorCode, errorMessage, ModelError } from '../core/errors.js';
+import { CallDoesNotFitError, errorCode, errorMessage, ModelError } from '../core/errors.js';
 import type { Body } from '../core/body.js';
 import type { EventDraft } from '../core/events.js';
 import { jsonShapeProblem } from '../core/json.js';
@@ -86,15 +86,15 @@ export async function runTurn(session: RunSession): Promise<TurnOutcome> {
         }
         continue;
       case 'verify':
-        await runVerify(session, action.callId);
+        await parkIfNeverFits(session, () => runVerify(session, action.callId));
         continue;
       case 'run_tools':
-        await runTools(session, action);
+        await parkIfNeverFits(session, () => runTools(session, action));
         continue;
       case 'call_model':
         if (modelCalls > 0) return { kind: 'continue' };
         modelCalls++;
-        await callModel(session, action);
+        await parkIfNeverFits(session, () => callModel(session, action));
         continue;
     }
   }
@@ -102,6 +102,19 @@ export async function runTurn(session: RunSession): Promise<TurnOutcome> {
 
 function errorResult(callId: string, code: string, message: string, source: 'validation' | 'timeout'): EventDraft {
   return { type: 'tool_result', callId, ok: false, output: { kind: 'inline', value: { error: code, message } }, source, errorCode: code };
+}
+
+/**
+ * A call that no invocation of this length can run parks the run (run-level attention) instead of
+ * handing the step on forever. The fit is checked before anything starts, so nothing ran.
+ */
+async function parkIfNeverFits(session: RunSession, act: () => Promise<void>): Promise<void> {
+  try {
+    await act();
+  } catch (error) {
+    if (!(error instanceof CallDoesNotFitError)) throw error;
+    await session.append({ type: 'attention_required', reason: 'call_does_not_fit', detail: error.message });
+  }
 }
 
 async function runVerify(session: RunSession, callId: string): Promise<void> {

@@ -222,3 +222,22 @@ describe('tool-call arguments from outside', () => {
     expect(state.calls['3-2']!.result).toMatchObject({ ok: true });
   });
 });
+
+describe('a call longer than a whole invocation', () => {
+  it('parks the run with call_does_not_fit instead of handing the step on forever; a retry on a longer invocation completes it', async () => {
+    const slow = defineTool({ name: 'weather', version: '1', description: 'weather', input: v1Input, policy: 'rerun', timeoutMs: 200_000, execute: async ({ city }) => `slow:${city}` });
+    const t = scriptedWorld({ tools: [slow], script: [{ calls: [{ name: 'weather', args: { city: 'Oslo' } }] }, { text: 'done' }] });
+    await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
+    // A 150 s invocation (a worker configured with a timeout below its tool's) fits the model call, never the tool.
+    const parked = await driveRun(t.world, t.run, { worker: () => t.worker, invocationMs: 150_000 });
+    expect(parked.head.status).toBe('parked');
+    expect(parked.head.attention[0]).toMatchObject({ reason: 'call_does_not_fit' });
+    expect(parked.head.attention[0]!.detail).toMatch(/a call of up to 200000 ms .* a whole invocation has 150000 ms/);
+    expect(parked.steps).toBeLessThan(5);
+    const { state } = await logOf(t.world, t.run);
+    expect(state.calls['3-0']!.attempt).toBe(0); // nothing started
+    await requestRunAction(t.worker.deps, t.run, 'retry', 'ops');
+    const done = await driveRun(t.world, t.run, { worker: () => t.worker, invocationMs: 300_000 });
+    expect(done.head.status).toBe('completed');
+  });
+});
