@@ -5,6 +5,7 @@ import { serve } from '@hono/node-server';
 import { createApiApp } from '../../lib/api/app.js';
 import { engineRunService } from '../../lib/api/engine-service.js';
 import { LOCAL_CALLER } from '../../lib/api/tenant.js';
+import { WORKER_TIMEOUT_MS } from '../../lib/engine/limits.js';
 import { sweep } from '../../lib/engine/sweep.js';
 import { safeFields } from '../../lib/lambda/telemetry.js';
 import { createRuntime, type Runtime } from '../../lib/lambda/wiring.js';
@@ -58,8 +59,19 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** Local timings: short leases so a killed worker's run resumes within seconds. */
-export const LOCAL_TIMINGS = { leaseMs: 5_000, marginMs: 1_000, modelTimeoutMs: 15_000, workerTimeoutMs: 60_000, visibilityMarginS: 2 };
+/**
+ * Local timings: short leases so a killed worker's run resumes within seconds. The worker's
+ * invocation is as long as the deployed one's, so every tool that deploys (timeoutMs up to
+ * MAX_TOOL_TIMEOUT_MS, 60 s by default) also runs locally.
+ */
+export const LOCAL_TIMINGS = {
+  leaseMs: 5_000,
+  marginMs: 1_000,
+  modelTimeoutMs: 15_000,
+  workerTimeoutMs: WORKER_TIMEOUT_MS,
+  visibilityMarginS: 2,
+  queueVisibilityS: 120,
+};
 
 /**
  * The whole of Logbook on this machine: emulators, the table/bucket/queues from the shared
@@ -78,10 +90,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     }
     const endpoints = options.endpoints ?? (emulators as Emulators).endpoints;
     // AWS wants visibility >= 6 x the function timeout because its poller retries throttled
-    // invocations; the local runner never throttles, so twice the worker timeout is enough. A
-    // worker killed before it could shorten its tick's visibility then costs 2 minutes, not 30.
+    // invocations. The local runner never throttles, and a live worker keeps its tick invisible
+    // by renewing it with the lease, so 2 minutes is enough: a worker killed before it could
+    // shorten its tick's visibility then costs 2 minutes, not 30.
     const resources = await createResources(endpoints, resourceNames(options.prefix ?? 'logbook-local'), {
-      visibilityTimeoutSeconds: (2 * LOCAL_TIMINGS.workerTimeoutMs) / 1000,
+      visibilityTimeoutSeconds: LOCAL_TIMINGS.queueVisibilityS,
     });
     const workerLog = join(workDir, 'worker.log');
     const agentsModule = resolve(options.agentsModule);

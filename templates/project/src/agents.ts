@@ -16,9 +16,8 @@ export function opsTools(services: OpsServices) {
       version: '1.0.0',
       description: 'Current status, error rate and deployed version of a service.',
       input: z.object({ service: z.string().min(1) }),
-      // Read-only: a call cut off by a crash simply runs again.
+      // Read-only: a call cut off by a crash simply runs again. No timeoutMs: the default, 60 s.
       policy: 'rerun',
-      timeoutMs: 10_000,
       async execute({ service }, ctx) {
         return services.lookup(service, ctx.idempotencyKey);
       },
