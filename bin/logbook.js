@@ -8,14 +8,15 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const source = fileURLToPath(new URL('../dev/cli/main.ts', import.meta.url));
-if (existsSync(source)) {
-  if (!process.execArgv.includes('--conditions=logbook-source')) {
-    const tsx = fileURLToPath(import.meta.resolve('tsx'));
-    const child = spawnSync(process.execPath, ['--conditions=logbook-source', '--import', tsx, source, ...process.argv.slice(2)], { stdio: 'inherit' });
-    process.exit(child.status ?? 1);
-  }
+const fromSource = existsSync(source);
+if (fromSource && !process.execArgv.includes('--conditions=logbook-source')) {
+  const tsx = fileURLToPath(import.meta.resolve('tsx'));
+  const child = spawnSync(process.execPath, ['--conditions=logbook-source', '--import', tsx, source, ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(child.status ?? 1);
 }
 const { register } = await import('tsx/esm/api');
 register();
-const { runAsProcess } = await import('../dist/dev/cli/main.js');
+// Started with the source condition already (node --conditions=logbook-source bin/logbook.js):
+// the sources, never a dist/ that may be older than them.
+const { runAsProcess } = await import(fromSource ? '../dev/cli/main.ts' : '../dist/dev/cli/main.js');
 await runAsProcess(process.argv.slice(2));

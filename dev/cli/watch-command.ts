@@ -10,6 +10,10 @@ export const WATCH_EXIT_CODES = { completed: 0, failed: 3, cancelled: 4, parked:
 
 /** The API's long-poll limit: well inside API Gateway's 30 s. */
 const MAX_WAIT_SECONDS = 20;
+
+/** How long the final summary waits for the head to show what the events said (20 x 100 ms). */
+const HEAD_CATCH_UP_TRIES = 20;
+const HEAD_CATCH_UP_MS = 100;
 const TERMINAL_EVENTS = new Set(['run_completed', 'run_failed', 'run_cancelled']);
 const TERMINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 
@@ -67,6 +71,12 @@ export async function followRun(client: LogbookClient, runId: string, io: Output
     const ended = TERMINAL_EVENTS.has(progress.lastEvent ?? '');
     if (!ended && page.events.length > 0 && progress.status !== 'parked' && headChecked) continue;
     view = await client.getRun(runId);
+    // The head is projected right after a step's last append: when the events say the run
+    // ended, give it a moment, so the summary's usage and answer are the final ones.
+    for (let i = 0; ended && view.status !== progress.status && i < HEAD_CATCH_UP_TRIES; i++) {
+      await new Promise((done) => setTimeout(done, HEAD_CATCH_UP_MS));
+      view = await client.getRun(runId);
+    }
     headChecked = true;
     // The head is projected after a step's last append, so it may lag what the events said.
     const finalStatus = ended ? progress.status : view.status;

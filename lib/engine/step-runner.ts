@@ -257,7 +257,10 @@ async function runTurns(session: RunSession, options: StepOptions, onTurn: () =>
     try {
       outcome = await runTurn(session);
     } catch (error) {
-      if (error instanceof StopWorkError && !session.lease.lost) return { kind: 'continue' };
+      if (error instanceof StopWorkError && !session.lease.lost) {
+        session.deps.logger?.info('step stopped before a call', { ...session.run, why: error.reason });
+        return { kind: 'continue' };
+      }
       throw error;
     }
     onTurn();

@@ -172,4 +172,19 @@ describe('runs watch when the head lags the log', () => {
     expect(await followRun(client, 'p-1', io)).toBe(WATCH_EXIT_CODES.parked);
     expect(io.stderr.join('\n')).toContain('--action retry|fail');
   });
+
+  it('when the events say completed before the head is projected, the summary waits for the head: final usage and the answer', async () => {
+    const done = [...events.slice(0, 2), { seq: 3, type: 'tool_result', callId: '3-0', ok: true }, { seq: 4, type: 'run_completed', answer: { kind: 'inline', value: 'ok' } }];
+    const heads = [view('running'), view('running'), view('completed', { usage: { steps: 2, inputTokens: 382, outputTokens: 80, costUsd: 0.0023 }, result: 'All done.' })];
+    let reads = 0;
+    const client = {
+      getRun: async () => heads[Math.min(reads++, heads.length - 1)],
+      events: async (_id: string, after: number) => ({ runId: 'p-1', events: done.filter((e) => e.seq > after) }),
+    } as unknown as LogbookClient;
+    const io = capture();
+    expect(await followRun(client, 'p-1', io)).toBe(WATCH_EXIT_CODES.completed);
+    const summary = io.stderr.join('\n');
+    expect(summary).toContain('382 input + 80 output tokens');
+    expect(summary).toContain('Answer: All done.');
+  });
 });
