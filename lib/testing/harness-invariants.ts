@@ -90,6 +90,8 @@ export async function readOutcome(world: World, run: RunRef): Promise<RunOutcome
 /** A live fold the worker reported after one of its appends. */
 export interface ObservedFold {
   state: RunState;
+  /** The run it belongs to (a child run's folds are checked against the child's log). */
+  run?: RunRef;
 }
 
 /**
@@ -152,10 +154,14 @@ export async function checkInvariants(
   await checkChildren(world, run, state, failures);
 
   // 5. After every append, the worker's live state equalled the fold of the log up to that seq.
+  const logs = new Map<string, unknown[]>([[run.runId, page.events]]);
   for (const f of folds) {
-    const prefix = page.events.filter((e) => (e as { seq: number }).seq <= f.state.lastSeq);
+    const of = f.run ?? run;
+    let events = logs.get(of.runId);
+    if (!events) logs.set(of.runId, (events = (await world.storage.log.read(of, { afterSeq: 0 })).events));
+    const prefix = events.filter((e) => (e as { seq: number }).seq <= f.state.lastSeq);
     if (canonicalJson(foldLog(prefix)) !== canonicalJson(f.state)) {
-      failures.push(`live state at seq ${f.state.lastSeq} differs from the fold of the log`);
+      failures.push(`live state${of.runId === run.runId ? '' : ` of ${of.runId}`} at seq ${f.state.lastSeq} differs from the fold of the log`);
       break;
     }
   }
