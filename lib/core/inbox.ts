@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { bodySchema } from './body.js';
 
 /**
  * Inbox items: how everyone but the lease holder talks to a run (API, EventBridge trigger,
@@ -47,6 +48,11 @@ export const inboxItemSchema = z.discriminatedUnion('kind', [
     usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative(), costUsd: z.number().nonnegative() }).optional(),
     ok: z.boolean(),
     output: z.json(),
+    /**
+     * For a child's large answer: the body already offloaded under the parent's blob prefix (the
+     * item stays far below DynamoDB's item limit); `output` is then null.
+     */
+    body: bodySchema.optional(),
   }),
   /** A follow-up user message for the run's next model call. */
   z.object({ id: z.string().min(1), kind: z.literal('message'), by: z.string(), input: z.json() }),

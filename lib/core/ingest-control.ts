@@ -53,7 +53,7 @@ export function ingestControlItem(state: RunState, item: ControlItem, ctx: Inges
             type: 'tool_result',
             callId: item.callId,
             ok: item.ok,
-            output: { kind: 'inline', value: item.output },
+            output: item.body ?? { kind: 'inline', value: item.output },
             source: 'child',
             inboxId: item.id,
             sentBy: item.by,

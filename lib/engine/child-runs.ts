@@ -222,6 +222,8 @@ export async function deliverToParent(deps: EngineDeps, run: RunRef, state: RunS
   const answer = await childAnswer(deps, state);
   if (!answer) return;
   const parentRef: RunRef = { tenant: run.tenant, runId: parent.runId };
+  // A large answer goes to the parent's own blob prefix first (content-addressed: a repeat is harmless).
+  const body = await deps.codec.encode(parentRef, answer.output, deps.checkpoints);
   const item: InboxItem = {
     id: `child-${parent.callId}`,
     kind: 'complete_call',
@@ -231,7 +233,8 @@ export async function deliverToParent(deps: EngineDeps, run: RunRef, state: RunS
     childRunId: run.runId,
     usage: { inputTokens: state.usage.inputTokens, outputTokens: state.usage.outputTokens, costUsd: state.usage.costUsd },
     ok: answer.ok,
-    output: answer.output,
+    output: body.kind === 'inline' ? body.value : null,
+    ...(body.kind === 'blob' ? { body } : {}),
   };
   try {
     await deps.inbox.put(parentRef, item);

@@ -257,3 +257,20 @@ async function startAndStopAtChild(world: World & { effects?: unknown }, worker:
   await drain(world, worker);
   return { parent: await logOf(world, parent), child: await logOf(world, child) };
 }
+
+describe('a large child answer', () => {
+  it("reaches the parent as a blob under the parent's own prefix, which the parent's model is shown", async () => {
+    const world = familyWorld({ bigAnswer: 40_000, childBudgets: { maxOutputTokens: 20_000 }, parentBudgets: { maxOutputTokens: 50_000 } });
+    const worker = await started(world);
+    await drain(world, worker);
+    const p = await logOf(world, parent);
+    const result = p.events.find((e) => e.type === 'tool_result') as unknown as { source: string; output: { kind: string; key: string; size: number } };
+    expect(result.source).toBe('child');
+    expect(result.output).toMatchObject({ kind: 'blob', key: expect.stringMatching(/^blobs\/t\/plan-1\//) });
+    expect(result.output.size).toBeGreaterThan(40_000);
+    expect(p.state.outcome?.type).toBe('completed');
+    expect((p.state.outcome as { answer: { kind: string; summary?: string; value?: string } }).answer).toMatchObject({ kind: 'blob' });
+    // The inbox item that carried it was small: the body was offloaded before the put.
+    expect(await world.storage.inbox.list(parent)).toEqual([]);
+  });
+});

@@ -27,6 +27,8 @@ export interface FamilyOptions {
   childSteps?: number;
   /** Leave the child's model out (the child parks as missing_model and never answers). */
   noChildModel?: boolean;
+  /** The child answers with this many characters (above the inline limit: a blob). */
+  bigAnswer?: number;
 }
 
 export function familyAgents(effects: EffectRecorder<JsonValue>, options: FamilyOptions = {}): Agents {
@@ -80,7 +82,7 @@ export function familyAgents(effects: EffectRecorder<JsonValue>, options: Family
             [CHILD_MODEL]: () =>
               new ScriptedModel([
                 { text: 'Looking it up.', calls: [{ name: 'lookup', args: { topic: 'mugs' } }] },
-                (r) => ({ text: `findings: ${toolText(r)}` }),
+                (r) => ({ text: `findings: ${toolText(r)}${options.bigAnswer ? ' '.repeat(0) + 'x'.repeat(options.bigAnswer) : ''}` }),
               ]),
           }),
     },
