@@ -29,6 +29,8 @@ export const CHILDREN_IN_VIEW = 100;
  * child's status read from its head (consistent: a child parked for a person shows here).
  */
 export async function withChildren(deps: Pick<EngineDeps, 'heads'>, run: RunRef, view: RunView): Promise<RunView> {
+  // Only a run that pinned an agent tool can have children: no index query for any other.
+  if (view.pinned && !view.pinned.tools.some((t) => t.wait === 'child')) return view;
   const page = await deps.heads.listRuns(run.tenant, { parent: run.runId, limit: CHILDREN_IN_VIEW });
   const children = page.runs.map((h) => ({
     runId: h.runId,
