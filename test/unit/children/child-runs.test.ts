@@ -274,3 +274,27 @@ describe('a large child answer', () => {
     expect(await world.storage.inbox.list(parent)).toEqual([]);
   });
 });
+
+describe('the child agent is pinned', () => {
+  it('a deploy that changes the child agent version parks the pinned parent for the missing version, and starts no child', async () => {
+    const { agentTool, defineAgent, defineAgents, ScriptedModel } = await import('logbook');
+    const world = familyWorld();
+    // The run is created (pinning research → researcher@1), then the deploy replaces researcher@1 with @2.
+    await startRun(spawnWorker(world).deps, { ...parent, agent: 'planner', input: 'plan a mug shop' });
+    const v1 = world.registry.agent('researcher', '1');
+    const planner = world.registry.agent('planner', '1');
+    if (!v1 || !planner) throw new Error('agents missing');
+    const v2 = defineAgent({ ...v1, version: '2' });
+    const redeployed = defineAgents({
+      agents: [defineAgent({ ...planner, tools: [agentTool(v2, { name: 'research', version: '1', description: 'Ask the researcher agent about a topic.', budgets: { maxInputTokens: 20_000, maxOutputTokens: 2_000, maxCostUsd: 0.5 } })] })],
+      models: { 'scripted:planner': () => new ScriptedModel([{ text: 'Asking.', calls: [{ name: 'research', args: { task: 'mugs' } }] }]), 'scripted:researcher': () => new ScriptedModel([{ text: 'x' }]) },
+    });
+    const after: World = { ...world, registry: redeployed.registry };
+    const worker = spawnWorker(after);
+    await drain(after, worker);
+    const head = await headOf(after, parent);
+    expect(head.status).toBe('parked');
+    expect(head.attention[0]).toMatchObject({ reason: 'missing_tool_version' });
+    expect(await world.storage.heads.getHead(child)).toBeUndefined();
+  });
+});
