@@ -36,4 +36,11 @@ describe('crash harness over the parent-child handshake', () => {
     }
     expect(report.failed, formatHarnessReport(report)).toBe(0);
   }, 120_000);
+
+  it('holds with two children of one turn answering into the same parent inbox', async () => {
+    const report = await runCrashHarness({ ...scenario, name: 'planner calls two researchers', world: () => familyWorld({ twoCalls: true }) }, { doubleCrashStride: 0 });
+    console.info(formatHarnessReport(report));
+    expect(report.baseline.status).toBe('completed');
+    expect(report.failed, formatHarnessReport(report)).toBe(0);
+  }, 120_000);
 });

@@ -298,3 +298,23 @@ describe('the child agent is pinned', () => {
     expect(await world.storage.heads.getHead(child)).toBeUndefined();
   });
 });
+
+describe('two child calls in one turn', () => {
+  it('each gets its own child and its own reservation from what is left; both answers reach the parent', async () => {
+    const world = familyWorld({ twoCalls: true });
+    const worker = await started(world);
+    await drain(world, worker);
+    const p = await logOf(world, parent);
+    const starts = p.events.filter((e) => e.type === 'tool_started') as unknown as { callId: string; wait: { runId: string } }[];
+    expect(starts.map((s) => s.wait.runId)).toEqual([childRunId('plan-1', '3-0'), childRunId('plan-1', '3-1')]);
+    const results = p.events.filter((e) => e.type === 'tool_result');
+    expect(results.map((r) => [r.callId, r.source, r.inboxId])).toEqual(
+      expect.arrayContaining([
+        ['3-0', 'child', 'child-3-0'],
+        ['3-1', 'child', 'child-3-1'],
+      ]),
+    );
+    expect(p.state.outcome?.type).toBe('completed');
+    expect((await world.storage.heads.listRuns('t', { parent: 'plan-1', limit: 10 })).runs).toHaveLength(2);
+  });
+});

@@ -29,6 +29,8 @@ export interface FamilyOptions {
   noChildModel?: boolean;
   /** The child answers with this many characters (above the inline limit: a blob). */
   bigAnswer?: number;
+  /** The parent asks two researchers at once (two child calls in one turn). */
+  twoCalls?: boolean;
 }
 
 export function familyAgents(effects: EffectRecorder<JsonValue>, options: FamilyOptions = {}): Agents {
@@ -73,8 +75,11 @@ export function familyAgents(effects: EffectRecorder<JsonValue>, options: Family
     models: {
       [PARENT_MODEL]: () =>
         new ScriptedModel([
-          { text: 'Asking the researcher.', calls: [{ name: 'research', args: { task: 'mugs' } }] },
-          (r) => ({ text: `plan: ${toolText(r)}` }),
+          {
+            text: 'Asking the researcher.',
+            calls: [{ name: 'research', args: { task: 'mugs' } }, ...(options.twoCalls ? [{ name: 'research', args: { task: 'cups' } }] : [])],
+          },
+          (r) => ({ text: options.twoCalls ? `plan: ${r.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' | ')}` : `plan: ${toolText(r)}` }),
         ]),
       ...(options.noChildModel
         ? {}
