@@ -318,3 +318,19 @@ describe('two child calls in one turn', () => {
     expect((await world.storage.heads.listRuns('t', { parent: 'plan-1', limit: 10 })).runs).toHaveLength(2);
   });
 });
+
+describe('childRunId', () => {
+  it('is readable for short parents, a short hash for long ones (nested children), valid and deterministic', async () => {
+    const { RUN_ID_PATTERN } = await import('../../../lib/ports/run-ref.js');
+    expect(childRunId('order-7', '7-0')).toBe('order-7-c7-0');
+    const long = 'p'.repeat(80);
+    expect(childRunId(long, '12345-6')).toMatch(/^c-[0-9a-f]{40}$/);
+    expect(childRunId(long, '12345-6')).toBe(childRunId(long, '12345-6'));
+    expect(childRunId(long, '12345-6')).not.toBe(childRunId(long, '12345-7'));
+    let id = 'root';
+    for (let depth = 0; depth < 30; depth++) {
+      id = childRunId(id, `${depth + 3}-0`);
+      expect(id).toMatch(RUN_ID_PATTERN);
+    }
+  });
+});
