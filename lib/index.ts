@@ -7,6 +7,8 @@ export { defineTool, type ToolContext, type ToolDefinition, type ToolSpec, type 
 export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js';
 export { defineAgent, AgentRegistry, toolSchemaHash, type AgentDefinition, type AgentSpec } from './engine/agents.js';
 export { waitForSignal, sleepTool, type WaitForSignalSpec, type SleepToolSpec } from './engine/waits.js';
+export { agentTool, type AgentToolSpec } from './engine/agent-tool.js';
+export { childRunId } from './engine/child-runs.js';
 export type { ApprovalContext, ApprovalRule } from './engine/tools.js';
 export { defineAgents, type Agents, type AgentsSpec, type AgentsSource } from './engine/agent-set.js';
 export { ScriptedModel, StaticModelResolver, type ScriptStep, type ScriptedTurn } from './models/scripted-model.js';

@@ -64,9 +64,10 @@ export class LogbookClient {
     return (await this.call<{ runId: string; status: string; created: boolean }>('POST', '/runs', body)).data;
   }
 
-  async listRuns(query: { status?: string; limit?: number; cursor?: string } = {}): Promise<{ runs: RunSummary[]; cursor?: string }> {
+  async listRuns(query: { status?: string; parent?: string; limit?: number; cursor?: string } = {}): Promise<{ runs: RunSummary[]; cursor?: string }> {
     const params = new URLSearchParams();
     if (query.status) params.set('status', query.status);
+    if (query.parent) params.set('parent', query.parent);
     if (query.limit) params.set('limit', String(query.limit));
     if (query.cursor) params.set('cursor', query.cursor);
     const qs = params.toString();

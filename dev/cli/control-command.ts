@@ -108,7 +108,13 @@ export function waitingLines(run: RunView): string[] {
     '\nwaiting for:',
     table(
       ['CALL', 'TOOL', 'KIND', 'UNTIL', 'DETAIL'],
-      waiting.map((w) => [w.callId, w.tool, w.kind, w.until ?? '', w.kind === 'approval' ? truncate(JSON.stringify(w.args ?? null), 70) : (w.signal ?? '')]),
+      waiting.map((w) => [
+        w.callId,
+        w.tool,
+        w.kind,
+        w.until ?? '',
+        w.kind === 'approval' ? truncate(JSON.stringify(w.args ?? null), 70) : w.kind === 'child' ? `child ${w.childRunId ?? ''} ${w.childStatus ?? ''}`.trim() : (w.signal ?? ''),
+      ]),
     ),
   ];
   for (const w of waiting) {
@@ -116,6 +122,8 @@ export function waitingLines(run: RunView): string[] {
       lines.push(`\napprove with: logbook runs approve ${run.runId} --call ${w.callId} --decision approve|reject|edit [--args JSON] [--comment TEXT]`);
     } else if (w.kind === 'signal') {
       lines.push(`\nsignal with:  logbook runs signal ${run.runId} --signal ${w.signal} --payload JSON`);
+    } else if (w.kind === 'child' && w.childRunId) {
+      lines.push(`\nthe child:    logbook runs show ${w.childRunId}`);
     }
   }
   return lines;

@@ -29,9 +29,10 @@ export function describeEvent(e: Event): string {
     case 'model_failed':
       return `${String(e.code)}${e.retryable ? ' (retryable)' : ''}`;
     case 'tool_started': {
-      const wait = e.wait as { kind?: string; signal?: string; until?: number } | undefined;
+      const wait = e.wait as { kind?: string; signal?: string; runId?: string; until?: number } | undefined;
       const until = wait?.until ? new Date(wait.until).toISOString() : '';
-      const waits = wait ? `; waits for ${wait.kind === 'signal' ? `signal ${wait.signal}` : 'a timer'} until ${until}` : '';
+      const what = wait?.kind === 'signal' ? `signal ${wait.signal}` : wait?.kind === 'child' ? `child run ${wait.runId}` : 'a timer';
+      const waits = wait ? `; waits for ${what} until ${until}` : '';
       return `${String(e.callId)} attempt ${String(e.attempt)}${waits}`;
     }
     case 'approval_requested':

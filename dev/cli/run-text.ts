@@ -10,8 +10,8 @@ function budgetLine(used: string, limit: string | undefined): string {
 
 /**
  * What `logbook runs show` prints: identity, pinned versions, each budget as used of its limit
- * (steps, input and output tokens, cost, and the deadline), the outcome, and open attention with
- * the command that answers it.
+ * (steps, input and output tokens, cost, and the deadline), the outcome, its parent and child
+ * runs (agentTool), and open attention with the command that answers it.
  */
 export function runText(run: RunView, now: number): string {
   const b = run.budgets;
@@ -21,6 +21,7 @@ export function runText(run: RunView, now: number): string {
       ['status', run.status],
       ['agent', `${run.agent.name}@${run.agent.version}`],
       ['forked from', run.forkedFrom ? `${run.forkedFrom.runId} at seq ${run.forkedFrom.seq}` : undefined],
+      ['parent', run.parent ? `${run.parent.runId} (call ${run.parent.callId})` : undefined],
       ['model', run.pinned?.model],
       ['prompt', run.pinned ? `${run.pinned.prompt.version} (${run.pinned.prompt.sha256.slice(0, 12)})` : undefined],
       ['tools', run.pinned?.tools.map((t) => `${t.name}@${t.version}:${t.policy}`).join(', ')],
@@ -37,6 +38,10 @@ export function runText(run: RunView, now: number): string {
       ['park', run.park ? `${run.park.reason}: ${run.park.detail}` : undefined],
     ]),
   ];
+  if (run.children?.length) {
+    lines.push('\nchild runs:');
+    lines.push(table(['RUN', 'CALL', 'STATUS', 'SUMMARY'], run.children.map((c) => [c.runId, c.callId, c.status, truncate(c.summary ?? '', 60)])));
+  }
   if (run.attention.length > 0) {
     lines.push('\nneeds attention:');
     lines.push(table(['SEQ', 'REASON', 'CALL', 'DETAIL'], run.attention.map((a) => [a.seq, a.reason, a.callId ?? '(run)', a.detail])));

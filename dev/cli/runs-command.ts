@@ -10,7 +10,7 @@ import { followRun } from './watch-command.js';
 export const RUNS_USAGE = `usage:
   logbook runs start AGENT --input TEXT_OR_JSON [--run-id ID] [--version V] [--budgets JSON] [--watch [--until-done]]
   logbook runs watch RUN_ID [--after SEQ] [--until-done]   print events as they land; exit 0 completed, 3 failed, 4 cancelled, 5 parked
-  logbook runs list [--status S] [--limit N] [--cursor C]
+  logbook runs list [--status S] [--parent RUN_ID] [--limit N] [--cursor C]   --parent: the child runs of that run
   logbook runs show RUN_ID
   logbook runs events RUN_ID [--after SEQ] [--limit N]
   logbook runs cancel RUN_ID [--reason TEXT]
@@ -122,11 +122,12 @@ const COMMANDS = {
     followRun(ctx.client, needId(ctx), ctx.io, { json: ctx.json, untilDone: Boolean(values['until-done']), after: intOption(values.after, 'after') ?? 0 }),
   ),
   list: command(
-    { status: { type: 'string', value: 'S' }, limit: { type: 'string', value: 'N' }, cursor: { type: 'string', value: 'C' } },
+    { status: { type: 'string', value: 'S' }, parent: { type: 'string', value: 'RUN_ID' }, limit: { type: 'string', value: 'N' }, cursor: { type: 'string', value: 'C' } },
     async ({ client, io, json }, values) => {
       const limit = intOption(values.limit, 'limit');
       const page = await client.listRuns({
         ...(values.status ? { status: values.status } : {}),
+        ...(values.parent ? { parent: values.parent } : {}),
         ...(limit ? { limit } : {}),
         ...(values.cursor ? { cursor: values.cursor } : {}),
       });

@@ -9,7 +9,7 @@ import { RUN_ID_PATTERN } from '../ports/run-ref.js';
  * no tenant and no index: the store rebuilds the start key from the caller's own tenant and the
  * listing asked for, so a forged cursor can at most move within the caller's own list. Its shape
  * is validated strictly (it is client input) and it must come from a listing with the same status
- * filter; anything else is a ValidationError, never a store error.
+ * and parent filters; anything else is a ValidationError, never a store error.
  */
 export interface ListPosition {
   createdAt: number;
@@ -26,6 +26,8 @@ const CursorSchema = z
     v: z.literal(1),
     /** The status filter of the listing the cursor came from; null for all runs. */
     s: z.enum(STATUSES).nullable(),
+    /** The parent filter (children of one run), absent for other listings. */
+    p: z.string().regex(RUN_ID_PATTERN).optional(),
     c: z.number().int().min(0).max(MAX_LIST_TIME),
     r: z.string().regex(RUN_ID_PATTERN),
   })
@@ -33,8 +35,8 @@ const CursorSchema = z
 
 const MAX_CURSOR_CHARS = 512;
 
-export function encodeListCursor(last: Pick<RunHead, 'createdAt' | 'runId'>, status: RunStatus | undefined): string {
-  const body: z.infer<typeof CursorSchema> = { v: 1, s: status ?? null, c: last.createdAt, r: last.runId };
+export function encodeListCursor(last: Pick<RunHead, 'createdAt' | 'runId'>, status: RunStatus | undefined, parent?: string): string {
+  const body: z.infer<typeof CursorSchema> = { v: 1, s: status ?? null, ...(parent !== undefined ? { p: parent } : {}), c: last.createdAt, r: last.runId };
   return Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
 }
 
@@ -43,7 +45,7 @@ function invalid(message: string): ValidationError {
 }
 
 /** The position a cursor names, for a listing with this status filter; throws ValidationError. */
-export function decodeListCursor(cursor: string, status: RunStatus | undefined): ListPosition {
+export function decodeListCursor(cursor: string, status: RunStatus | undefined, parent?: string): ListPosition {
   if (cursor.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid('not a cursor this API issued');
   let value: unknown;
   try {
@@ -54,6 +56,7 @@ export function decodeListCursor(cursor: string, status: RunStatus | undefined):
   const parsed = CursorSchema.safeParse(value);
   if (!parsed.success) throw invalid('not a cursor this API issued');
   if (parsed.data.s !== (status ?? null)) throw invalid('the cursor belongs to a listing with another status filter');
+  if (parsed.data.p !== parent) throw invalid('the cursor belongs to a listing with another parent filter');
   return { createdAt: parsed.data.c, runId: parsed.data.r };
 }
 

@@ -96,6 +96,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
     const page = await service.list(c.get('caller'), {
       limit: q.limit,
       ...(q.status ? { status: q.status } : {}),
+      ...(q.parent ? { parent: q.parent } : {}),
       ...(q.cursor ? { cursor: q.cursor } : {}),
     });
     return c.json(page, 200);

@@ -12,9 +12,11 @@ export const WaitViewSchema = z
   .object({
     callId: z.string(),
     tool: z.string(),
-    kind: z.enum(['approval', 'signal', 'timer']),
+    kind: z.enum(['approval', 'signal', 'timer', 'child']),
     seq: z.number(),
     signal: z.string().optional().openapi({ description: 'for a signal: the name POST /signals must give' }),
+    childRunId: z.string().optional().openapi({ description: 'for a child run (agentTool): its run id, same tenant' }),
+    childStatus: z.string().optional().openapi({ description: 'for a child run: its status now (e.g. awaiting_approval when it waits for a person)' }),
     until: z.string().optional().openapi({ description: 'ISO time the wait ends (timeout, timer, approval expiry)' }),
     argsHash: z.string().optional().openapi({ description: 'for an approval: sha256 of the arguments asked about' }),
     args: JsonSchema.optional().openapi({ description: 'for an approval: the arguments asked about (inline, or a blob reference)' }),

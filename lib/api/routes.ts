@@ -46,7 +46,7 @@ export const listRunsRoute = createRoute({
   method: 'get',
   path: '/runs',
   operationId: 'listRuns',
-  summary: "The caller's runs, newest first",
+  summary: "The caller's runs, newest first (with `parent`: that run's child runs)",
   request: { query: ListQuerySchema },
   responses: { 200: json(RunListSchema, 'a page of runs'), ...always },
 });

@@ -1,6 +1,8 @@
 import type { Body } from '../core/body.js';
 import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
+import type { EngineDeps } from '../engine/engine.js';
 import type { RunHead } from '../ports/run-heads.js';
+import type { RunRef } from '../ports/run-ref.js';
 import type { RunSummary, RunView } from './schemas.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -15,7 +17,34 @@ export function runSummary(head: RunHead): RunSummary {
     lastSeq: head.lastSeq,
     usage: { ...head.usage },
     ...(head.outcome?.summary ? { summary: head.outcome.summary } : head.park ? { summary: `${head.park.reason}: ${head.park.detail}` } : {}),
+    ...(head.parent ? { parent: { ...head.parent } } : {}),
   };
+}
+
+/** Most children GET /runs/{id} lists; GET /runs?parent= pages through all of them. */
+export const CHILDREN_IN_VIEW = 100;
+
+/**
+ * The run's children (from the parent listing, same tenant) and, for each open child call, the
+ * child's status read from its head (consistent: a child parked for a person shows here).
+ */
+export async function withChildren(deps: Pick<EngineDeps, 'heads'>, run: RunRef, view: RunView): Promise<RunView> {
+  // Only a run that pinned an agent tool can have children: no index query for any other.
+  if (view.pinned && !view.pinned.tools.some((t) => t.wait === 'child')) return view;
+  const page = await deps.heads.listRuns(run.tenant, { parent: run.runId, limit: CHILDREN_IN_VIEW });
+  const children = page.runs.map((h) => ({
+    runId: h.runId,
+    callId: h.parent?.callId ?? '',
+    status: h.status,
+    ...(h.outcome?.summary ? { summary: h.outcome.summary } : {}),
+  }));
+  if (children.length > 0) view.children = children;
+  for (const w of view.waiting ?? []) {
+    if (w.kind !== 'child' || !w.childRunId) continue;
+    const child = await deps.heads.getHead({ tenant: run.tenant, runId: w.childRunId });
+    w.childStatus = child?.status ?? 'starting';
+  }
+  return view;
 }
 
 /** An answer as the API shows it: the inline value, or the blob reference with its summary. */
@@ -45,6 +74,7 @@ export function runView(head: RunHead, started: EventOf<'run_started'> | undefin
       kind: w.kind,
       seq: w.seq,
       ...(w.signal !== undefined ? { signal: w.signal } : {}),
+      ...(w.childRunId !== undefined ? { childRunId: w.childRunId } : {}),
       ...(w.until !== undefined ? { until: iso(w.until) } : {}),
       ...(w.argsHash !== undefined ? { argsHash: w.argsHash } : {}),
     }));

@@ -86,8 +86,16 @@ export const RunSummarySchema = z
     lastSeq: z.number(),
     usage: UsageSchema,
     summary: z.string().optional(),
+    parent: z
+      .object({ runId: z.string(), callId: z.string() })
+      .optional()
+      .openapi({ description: 'for a child run (agentTool): the parent run and the call that started it' }),
   })
   .openapi('RunSummary');
+
+export const ChildRunSchema = z
+  .object({ runId: z.string(), callId: z.string(), status: RunStatusSchema, summary: z.string().optional() })
+  .openapi('ChildRun');
 
 export const RunViewSchema = RunSummarySchema.extend({
   pinned: z
@@ -101,7 +109,7 @@ export const RunViewSchema = RunSummarySchema.extend({
           policy: z.string(),
           schemaHash: z.string(),
           approval: z.enum(['always', 'conditional']).optional(),
-          wait: z.enum(['signal', 'timer']).optional(),
+          wait: z.enum(['signal', 'timer', 'child']).optional(),
         }),
       ),
     })
@@ -113,6 +121,10 @@ export const RunViewSchema = RunSummarySchema.extend({
   /** Approvals, signals and timers the run waits on (control-schemas.ts). */
   waiting: z.array(WaitViewSchema).optional(),
   forkedFrom: z.object({ runId: z.string(), seq: z.number() }).optional(),
+  children: z
+    .array(ChildRunSchema)
+    .optional()
+    .openapi({ description: 'child runs this run started (newest first, at most 100; GET /runs?parent= pages through all)' }),
   park: z.object({ reason: z.string(), detail: z.string() }).optional(),
 }).openapi('Run');
 export type RunView = z.infer<typeof RunViewSchema>;
@@ -130,6 +142,7 @@ export const EventPageSchema = z
 
 export const ListQuerySchema = z.object({
   status: RunStatusSchema.optional(),
+  parent: RunIdSchema.optional().openapi({ description: 'only the child runs of this run (same tenant)' }),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().max(2048).optional(),
 });

@@ -145,7 +145,7 @@ export class Logbook extends Construct {
         read: true,
         write: true,
         delete: true,
-        queryIndexes: [TABLE.gsi.byTenant.name, TABLE.gsi.byTenantStatus.name],
+        queryIndexes: [TABLE.gsi.byTenant.name, TABLE.gsi.byTenantStatus.name, TABLE.gsi.byParent.name],
       })
       // write: starting a run offloads a large input or pinned prompt before run_started.
       .bindBucket(this.bucket, { read: true, write: true })

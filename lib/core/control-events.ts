@@ -21,16 +21,55 @@ export const pinnedWaitSchema = z.discriminatedUnion('kind', [
     timeoutMs: z.number().int().positive(),
   }),
   z.object({ kind: z.literal('timer'), maxMs: z.number().int().positive() }),
+  /**
+   * An agent used as a tool (agentTool): a call starts a child run of exactly this agent version,
+   * so a deploy that changes the child agent changes the schema hash, and a pinned run parks for
+   * the missing version instead of calling another child.
+   */
+  z.object({
+    kind: z.literal('child'),
+    agent: z.object({ name: z.string().min(1), version: z.string().min(1) }),
+    /** The child's budgets as configured on the agentTool (each capped by what the parent has left). */
+    budgets: z
+      .object({
+        maxSteps: z.number().int().positive().optional(),
+        maxInputTokens: z.number().int().positive().optional(),
+        maxOutputTokens: z.number().int().positive().optional(),
+        maxCostUsd: z.number().positive().optional(),
+        deadlineSeconds: z.number().int().positive().optional(),
+      })
+      .strict(),
+  }),
 ]);
 export type PinnedWait = z.infer<typeof pinnedWaitSchema>;
 
+/** What a child run may spend: reserved on the parent when the call starts (counted as spent). */
+export const childReservationSchema = z.object({
+  inputTokens: z.number().int().positive(),
+  outputTokens: z.number().int().positive(),
+  costUsd: z.number().positive(),
+});
+export type ChildReservation = z.infer<typeof childReservationSchema>;
+
 /**
  * A started call that completes later from outside, holding no Lambda: a signal delivered through
- * the inbox, or a timer the sweeper fires at `until`. (Child runs will be a third kind.)
+ * the inbox, a timer the sweeper fires at `until`, or a child run whose end reaches the parent's
+ * inbox. A child wait records the child's run id and the exact budgets it was started with, so a
+ * resumed parent re-issues the very same create (idempotent: same id, same request hash).
  */
 export const callWaitSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('signal'), signal: z.string().min(1), until: z.number().int().positive() }),
   z.object({ kind: z.literal('timer'), until: z.number().int().positive() }),
+  z.object({
+    kind: z.literal('child'),
+    runId: z.string().min(1),
+    until: z.number().int().positive(),
+    /** Reserved on the parent at the start; the child's real usage replaces it when it answers. */
+    reserved: childReservationSchema,
+    /** The child's steps and deadline (its tokens and cost are `reserved`). */
+    maxSteps: z.number().int().positive(),
+    deadlineAt: z.number().int().positive(),
+  }),
 ]);
 export type CallWait = z.infer<typeof callWaitSchema>;
 

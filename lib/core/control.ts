@@ -37,10 +37,12 @@ export interface OpenControl {
   callId: string;
   /** The tool called. */
   tool: string;
-  kind: 'approval' | 'signal' | 'timer';
+  kind: 'approval' | 'signal' | 'timer' | 'child';
   /** seq of the event that opened it (approval_requested, or the call's model_response). */
   seq: number;
   signal?: string;
+  /** For a child call: the child run's id (same tenant). */
+  childRunId?: string;
   until?: number;
   argsHash?: string;
 }
@@ -68,6 +70,7 @@ export function openControls(state: RunState): OpenControl[] {
         seq: call.modelSeq,
         until: call.wait.until,
         ...(call.wait.kind === 'signal' ? { signal: call.wait.signal } : {}),
+        ...(call.wait.kind === 'child' ? { childRunId: call.wait.runId } : {}),
       });
     }
   }

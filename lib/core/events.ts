@@ -68,6 +68,8 @@ export const runStartedSchema = z.object({
   expiresAt: z.number().int().positive(),
   /** Set on a fork: the source run and the seq up to which its events were copied. */
   forkedFrom: z.object({ runId: z.string().min(1), seq: z.number().int().positive() }).optional(),
+  /** Set on a child run (agentTool): the parent run and the call that started it. */
+  parent: z.object({ runId: z.string().min(1), callId: z.string().min(1) }).optional(),
 });
 
 export const modelStartedSchema = z.object({
@@ -124,12 +126,16 @@ export const toolResultSchema = z.object({
   ok: z.boolean(),
   output: bodySchema,
   /** Who produced it: the tool, its verify(), a person, input validation, the cancel path, a timeout, a signal or a timer. */
-  source: z.enum(['tool', 'verify', 'human', 'validation', 'cancel', 'timeout', 'signal', 'timer']),
+  source: z.enum(['tool', 'verify', 'human', 'validation', 'cancel', 'timeout', 'signal', 'timer', 'child']),
   errorCode: z.string().optional(),
   /** The inbox item this result came from (a signal): each item is ingested once. */
   inboxId: z.string().optional(),
   /** Who sent it, for results that came through the inbox. */
   sentBy: z.string().optional(),
+  /** For a child run's answer: what the child really spent (replaces the reservation, never above it). */
+  childUsage: z
+    .object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative(), costUsd: z.number().nonnegative() })
+    .optional(),
 });
 
 export const toolVerifiedSchema = z.object({

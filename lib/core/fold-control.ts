@@ -92,8 +92,32 @@ export function deliverPendingMessages(s: RunState): void {
   s.pendingMessages = [];
 }
 
-/** The signal/timer rules of a tool_result: only a waiting call takes one, and vice versa. */
+/**
+ * A child call's reservation is counted as spent when it starts; its answer replaces it with what
+ * the child really spent, field by field never above the reservation (the child's own budgets are
+ * the reservation, so a larger figure could only be a bug: it must not raise the parent's spend).
+ * A child call settled any other way (timeout, cancel, a person) keeps its reservation spent.
+ */
+export function reserveChild(s: RunState, call: CallState): void {
+  if (call.wait?.kind !== 'child') return;
+  const r = call.wait.reserved;
+  s.usage.inputTokens += r.inputTokens;
+  s.usage.outputTokens += r.outputTokens;
+  s.usage.costUsd += r.costUsd;
+}
+
+export function reconcileChild(s: RunState, e: EventOf<'tool_result'>, call: CallState): void {
+  if (call.wait?.kind !== 'child' || e.source !== 'child' || !e.childUsage) return;
+  const r = call.wait.reserved;
+  const u = e.childUsage;
+  s.usage.inputTokens += Math.min(u.inputTokens, r.inputTokens) - r.inputTokens;
+  s.usage.outputTokens += Math.min(u.outputTokens, r.outputTokens) - r.outputTokens;
+  s.usage.costUsd += Math.min(u.costUsd, r.costUsd) - r.costUsd;
+}
+
+/** The signal/timer/child rules of a tool_result: only a waiting call takes one, and vice versa. */
 export function checkWaitResult(e: EventOf<'tool_result'>, call: CallState): void {
+  if (e.source === 'child' && call.wait?.kind !== 'child') fail(e, `child result for ${call.callId}, which waits for no child`);
   const viaWait = e.source === 'signal' || e.source === 'timer';
   if (viaWait && !call.wait) fail(e, `${e.source} result for ${call.callId}, which waits for nothing`);
   if (e.source === 'signal' && call.wait?.kind !== 'signal') fail(e, `signal result for ${call.callId}, which waits for a ${call.wait?.kind}`);

@@ -7,6 +7,8 @@ import {
   applyUserMessage,
   checkWaitResult,
   deliverPendingMessages,
+  reconcileChild,
+  reserveChild,
   settle,
 } from './fold-control.js';
 
@@ -157,6 +159,7 @@ function apply(s: RunState, e: RunEvent): void {
       call.notAfter = e.notAfter;
       if (e.wait) call.wait = e.wait;
       else delete call.wait;
+      reserveChild(s, call);
       delete call.verified;
       delete call.rerunApproved;
       return;
@@ -169,6 +172,7 @@ function apply(s: RunState, e: RunEvent): void {
       }
       if (e.source === 'verify' && call.verified !== 'landed') fail(e, `verify result for ${e.callId} not verified`);
       checkWaitResult(e, call);
+      reconcileChild(s, e, call);
       if (e.inboxId) s.inboxSeen.push(e.inboxId);
       settle(s, call, { ok: e.ok, output: e.output, source: e.source, ...(e.errorCode ? { errorCode: e.errorCode } : {}) });
       return;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { bodySchema } from './body.js';
 
 /**
  * Inbox items: how everyone but the lease holder talks to a run (API, EventBridge trigger,
@@ -30,18 +31,28 @@ export const inboxItemSchema = z.discriminatedUnion('kind', [
     comment: z.string().optional(),
   }),
   /**
-   * Completes a waiting call from outside (id `<via>-<callId>`: once per call). Today `via` is a
-   * signal; a child run's outcome will reach its parent the same way.
+   * Completes a waiting call from outside (id `<via>-<callId>`: once per call): a signal, or the
+   * end of a child run (`via: 'child'`, put by the child's last step into its parent's inbox).
    */
   z.object({
     id: z.string().min(1),
     kind: z.literal('complete_call'),
     by: z.string(),
     callId: z.string(),
-    via: z.literal('signal'),
-    signal: z.string(),
+    via: z.enum(['signal', 'child']),
+    /** For a signal: its name. */
+    signal: z.string().optional(),
+    /** For a child: its run id (a completion from another run is ignored). */
+    childRunId: z.string().optional(),
+    /** For a child: what it spent. */
+    usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative(), costUsd: z.number().nonnegative() }).optional(),
     ok: z.boolean(),
     output: z.json(),
+    /**
+     * For a child's large answer: the body already offloaded under the parent's blob prefix (the
+     * item stays far below DynamoDB's item limit); `output` is then null.
+     */
+    body: bodySchema.optional(),
   }),
   /** A follow-up user message for the run's next model call. */
   z.object({ id: z.string().min(1), kind: z.literal('message'), by: z.string(), input: z.json() }),

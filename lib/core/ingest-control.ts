@@ -43,6 +43,24 @@ export function ingestControlItem(state: RunState, item: ControlItem, ctx: Inges
     }
     case 'complete_call': {
       const call = state.calls[item.callId];
+      if (item.via === 'child') {
+        const wait = call?.wait;
+        if (!call || call.status !== 'started' || wait?.kind !== 'child' || wait.runId !== item.childRunId) {
+          return { ignored: `call ${item.callId} does not wait for child run ${item.childRunId}` };
+        }
+        return {
+          event: {
+            type: 'tool_result',
+            callId: item.callId,
+            ok: item.ok,
+            output: item.body ?? { kind: 'inline', value: item.output },
+            source: 'child',
+            inboxId: item.id,
+            sentBy: item.by,
+            ...(item.usage ? { childUsage: item.usage } : {}),
+          },
+        };
+      }
       if (!call || call.status !== 'started' || call.wait?.kind !== 'signal' || call.wait.signal !== item.signal) {
         return { ignored: `call ${item.callId} does not wait for signal ${item.signal}` };
       }

@@ -35,7 +35,8 @@ export function defineAgents(spec: AgentsSpec | readonly AgentDefinition[]): Age
   const built = new Map<string, ModelClient>();
   return {
     registry,
-    modelIds: [...new Set(agents.map((a) => a.model.id))],
+    // Child agents (agentTool) are registered with their parents: their models count too.
+    modelIds: [...new Set(registry.list().map((a) => a.model.id))],
     model(modelId) {
       const factory = models[modelId];
       if (!factory) return undefined;

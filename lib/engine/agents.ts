@@ -71,12 +71,17 @@ export class AgentRegistry {
 
   register(agent: AgentDefinition): this {
     const list = this.agents.get(agent.name) ?? [];
-    if (list.some((a) => a.version === agent.version)) {
-      throw new ConfigError(`agent ${agent.name}@${agent.version} registered twice`);
-    }
+    const same = list.find((a) => a.version === agent.version);
+    // The very same definition again (a child agent also listed on its own) is no conflict.
+    if (same === agent) return this;
+    if (same) throw new ConfigError(`agent ${agent.name}@${agent.version} registered twice`);
     list.push(agent);
     this.agents.set(agent.name, list);
-    for (const tool of agent.tools) this.agentTools.set(agentToolKey(agent.name, tool.name, toolSchemaHash(tool)), tool);
+    for (const tool of agent.tools) {
+      this.agentTools.set(agentToolKey(agent.name, tool.name, toolSchemaHash(tool)), tool);
+      // An agent used as a tool must be startable: register it with its parent.
+      if (tool.wait?.kind === 'child') this.register(tool.wait.agent);
+    }
     return this;
   }
 

@@ -1,17 +1,22 @@
 import type { OutcomeDetailType } from '../ports/outcome-publisher.js';
-import type { HeadProjection, RunHead } from '../ports/run-heads.js';
+import type { RunState } from '../core/state.js';
+import { TERMINAL_STATUSES, type HeadProjection, type RunHead } from '../ports/run-heads.js';
+import { deliverToParent } from './child-runs.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { EngineDeps } from './engine.js';
 
 /**
  * Publish a terminal or parked outcome once per outcome seq (the notice id is runId:seq, so a
  * repeat after a crash is harmless downstream), then raise notifiedSeq on the head. Any lease
- * holder that folds such a log repairs a missing notice. Returns true when a notice was published
+ * holder that folds such a log repairs a missing notice. A child run's answer is delivered to its
+ * parent's inbox the same way (before notifiedSeq moves). Returns true when a notice was published
  * (or marked done) now.
  */
-export async function publishOutcome(deps: EngineDeps, run: RunRef, head: RunHead, projection: HeadProjection): Promise<boolean> {
+export async function publishOutcome(deps: EngineDeps, run: RunRef, head: RunHead, projection: HeadProjection, state?: RunState): Promise<boolean> {
   const outcome = projection.outcome;
   if (!outcome || head.notifiedSeq >= outcome.seq) return false;
+  // A child run's end reaches its parent first: owed with the notice, so it is retried until done.
+  if (state && TERMINAL_STATUSES.has(outcome.status)) await deliverToParent(deps, run, state);
   if (!deps.publisher) {
     // Nothing to publish to: mark it done, or the sweeper would keep waking the run for it.
     await deps.heads.markNotified(run, outcome.seq);

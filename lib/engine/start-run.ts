@@ -1,6 +1,6 @@
 import { resolveBudgets, type BudgetRequest } from '../core/budgets.js';
 import { RunConflictError, ValidationError } from '../core/errors.js';
-import { parseEvent, type EventOf } from '../core/events.js';
+import { parseEvent, type Budgets, type EventOf } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../ports/run-ref.js';
 import type { RunHead } from '../ports/run-heads.js';
@@ -15,6 +15,12 @@ export interface StartRunRequest {
   version?: string;
   input: JsonValue;
   budgets?: BudgetRequest;
+  /**
+   * A child run (agentTool): its parent and the exact budgets reserved for it on the parent
+   * (absolute, so a retried create carries the same request hash whenever it is re-issued).
+   * Set by the engine only; the API never passes it.
+   */
+  child?: { parent: { runId: string; callId: string }; budgets: Budgets };
 }
 
 export interface StartRunResult {
@@ -44,10 +50,18 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     ]);
   }
   const run: RunRef = { tenant: request.tenant, runId };
-  const requestHash = hashJson({ agent: agent.name, version: agent.version, input: request.input, budgets: request.budgets ?? null });
+  const child = request.child;
+  const requestHash = hashJson({
+    agent: agent.name,
+    version: agent.version,
+    input: request.input,
+    budgets: request.budgets ?? null,
+    ...(child ? { parent: child.parent, childBudgets: child.budgets } : {}),
+  });
   const now = clock.now();
   // The agent's budgets are its defaults; the request may change them, the ceiling clamps both.
-  const budgets = resolveBudgets({ ...agent.budgets, ...request.budgets }, now);
+  // A child's budgets were fixed (and reserved) by its parent.
+  const budgets = child ? { ...child.budgets } : resolveBudgets({ ...agent.budgets, ...request.budgets }, now);
   // Agents built by defineAgents carry the price of their model; a bare registry entry may not.
   const price = agent.model.price ?? { inputPerMTokUsd: 0, outputPerMTokUsd: 0 };
   const draft = await codec.encodeDraft(run, {
@@ -63,6 +77,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     budgets,
     graceMs: agent.graceMs ?? 30_000,
     expiresAt: budgets.deadlineAt + deps.config.retentionFailedMs,
+    ...(child ? { parent: { ...child.parent } } : {}),
   });
   const event = parseEvent({ ...draft, v: 1, seq: 1, at: now, by: { epoch: writerEpoch, nonce: `create:${ids.nonce()}` } });
   // A retried PutItem of this very call carries this nonce and counts as ours; a second request
@@ -89,7 +104,10 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
 
 /** The head of a run that was just created: a projection of its run_started and nothing else. */
 export function initialHead(
-  started: Pick<EventOf<'run_started'>, 'tenant' | 'runId' | 'agent' | 'at' | 'expiresAt'> & { budgets?: EventOf<'run_started'>['budgets'] },
+  started: Pick<EventOf<'run_started'>, 'tenant' | 'runId' | 'agent' | 'at' | 'expiresAt'> & {
+    budgets?: EventOf<'run_started'>['budgets'];
+    parent?: EventOf<'run_started'>['parent'];
+  },
   now: number,
 ): RunHead {
   return {
@@ -109,5 +127,6 @@ export function initialHead(
     attention: [],
     notifiedSeq: 0,
     expiresAt: started.expiresAt,
+    ...(started.parent ? { parent: { ...started.parent } } : {}),
   };
 }

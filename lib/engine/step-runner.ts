@@ -291,7 +291,7 @@ async function finish(deps: EngineDeps, session: RunSession, outcome: TurnOutcom
   } catch (error) {
     deps.logger?.warn('snapshot failed (not required)', { ...session.run, error: String(error) });
   }
-  if (await publishOutcome(deps, session.run, next, projection)) next.notifiedSeq = projection.outcome?.seq ?? next.notifiedSeq;
+  if (await publishOutcome(deps, session.run, next, projection, state)) next.notifiedSeq = projection.outcome?.seq ?? next.notifiedSeq;
   return next;
 }
 

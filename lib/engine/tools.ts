@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { Policy } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import { ConfigError } from '../core/errors.js';
+import type { BudgetRequest } from '../core/budgets.js';
+import type { AgentDefinition } from './agents.js';
 import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './limits.js';
 
 /** What a tool gets besides its arguments. */
@@ -63,10 +65,11 @@ export interface ApprovalContext {
 // Method syntax keeps the predicate bivariant, like execute(), so a ToolDefinition<I> is a ToolDefinition<unknown>.
 export type ApprovalRule<I> = 'always' | { predicate(args: I, ctx: ApprovalContext): boolean | Promise<boolean> }['predicate'];
 
-/** A tool that waits for the outside world instead of running code (see waits.ts). */
+/** A tool that waits for the outside world instead of running code (see waits.ts, agent-tool.ts). */
 export type ToolWait =
   | { kind: 'signal'; signal: string; payload: z.ZodType; timeoutMs: number }
-  | { kind: 'timer'; maxMs: number; durationMs(args: unknown): number };
+  | { kind: 'timer'; maxMs: number; durationMs(args: unknown): number }
+  | { kind: 'child'; agent: AgentDefinition; budgets: BudgetRequest };
 
 export interface ToolSpec<I> {
   name: string;

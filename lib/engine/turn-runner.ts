@@ -13,6 +13,7 @@ import { buildModelRequest } from './prompt.js';
 import { MAX_CRASHED_TOOL_ATTEMPTS, MAX_JSON_DEPTH } from './limits.js';
 import { executeCall, verifyCall, type PreparedCall } from './tool-runner.js';
 import { callWait, completeWaits, startWait } from './waits.js';
+import { cancelChildren, ensureChildren, startChildCall } from './child-runs.js';
 
 export type TurnOutcome =
   | { kind: 'continue' }
@@ -53,6 +54,7 @@ export async function runTurn(session: RunSession): Promise<TurnOutcome> {
         await session.append({ type: 'run_failed', code: action.code, message: action.message });
         return { kind: 'ended' };
       case 'cancel':
+        await cancelChildren(session); // cancel cascades, before the parent's end is recorded
         await session.append({ type: 'run_cancelled', unresolved: action.unresolved });
         return { kind: 'ended' };
       case 'attention':
@@ -64,8 +66,11 @@ export async function runTurn(session: RunSession): Promise<TurnOutcome> {
         });
         continue;
       case 'park':
+        if (await ensureChildren(session)) continue;
         return { kind: 'parked', reasons: action.reasons };
       case 'wait':
+        // A child whose create a crash cut off is created now (the same create, idempotent).
+        if (await ensureChildren(session)) continue;
         return { kind: 'waiting', ...(action.until !== undefined ? { until: action.until } : {}), reason: action.reason };
       case 'expire_approvals':
         await expireApprovals(session, action.callIds);
@@ -148,6 +153,10 @@ async function runTools(session: RunSession, action: Extract<Action, { kind: 'ru
     }
     // Approval (requested, or re-checked against these exact arguments) comes before any start.
     if ((await approvalGate(session, call, pinned, impl, raw, parsed.data)) !== 'run') continue;
+    if (pinned.wait?.kind === 'child') {
+      await startChildCall(session, call, attempt, pinned); // a child run: this call holds no Lambda
+      continue;
+    }
     const wait = callWait(pinned, impl, parsed.data, clock.now(), session.state.started.budgets.deadlineAt);
     if (wait) {
       await startWait(session, call, attempt, wait); // a durable wait: nothing runs

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import type { CallWait, PinnedTool, PinnedWait } from '../core/events.js';
 import type { CallState } from '../core/state.js';
+import { cancelChild } from './child-runs.js';
 import type { RunSession } from './run-session.js';
 import { defineTool, type ToolDefinition, type ToolWait } from './tools.js';
 
@@ -85,15 +86,19 @@ export function sleepTool(spec: SleepToolSpec): ToolDefinition<{ seconds: number
 export function pinnedWait(wait: ToolWait | undefined): PinnedWait | undefined {
   if (!wait) return undefined;
   if (wait.kind === 'timer') return { kind: 'timer', maxMs: wait.maxMs };
+  if (wait.kind === 'child') return { kind: 'child', agent: { name: wait.agent.name, version: wait.agent.version }, budgets: { ...wait.budgets } };
   const payloadSchema = z.toJSONSchema(wait.payload, { target: 'draft-2020-12' }) as Record<string, unknown>;
   delete payloadSchema.$schema;
   return { kind: 'signal', signal: wait.signal, payloadSchema, timeoutMs: wait.timeoutMs };
 }
 
-/** The wait a call of this pinned tool starts now: never past the run's deadline. */
+/**
+ * The wait a call of this pinned tool starts now: never past the run's deadline. A child call's
+ * wait depends on what the parent has left (child-runs.ts), so it is not built here.
+ */
 export function callWait(pinned: PinnedTool, impl: ToolDefinition, args: unknown, now: number, deadlineAt: number): CallWait | undefined {
   const wait = pinned.wait;
-  if (!wait) return undefined;
+  if (!wait || wait.kind === 'child') return undefined;
   if (wait.kind === 'signal') return { kind: 'signal', signal: wait.signal, until: Math.min(now + wait.timeoutMs, deadlineAt) };
   const ms = impl.wait?.kind === 'timer' ? impl.wait.durationMs(args) : wait.maxMs;
   return { kind: 'timer', until: Math.min(now + Math.min(ms, wait.maxMs), deadlineAt) };
@@ -111,7 +116,19 @@ export async function completeWaits(session: RunSession, callIds: string[]): Pro
     const wait = call?.wait;
     if (!call || !wait) continue;
     const cutShort = session.state.started.budgets.deadlineAt <= wait.until ? 'the run reached its deadline' : undefined;
-    if (wait.kind === 'signal') {
+    if (wait.kind === 'child') {
+      // The child never answered in time (parked for a person, say): stop it, and tell the model.
+      await cancelChild(session, wait.runId, 'the parent stopped waiting');
+      const message = cutShort ?? `child run ${wait.runId} gave no answer by ${new Date(wait.until).toISOString()}`;
+      await session.append({
+        type: 'tool_result',
+        callId,
+        ok: false,
+        output: { kind: 'inline', value: { error: 'child_timeout', childRunId: wait.runId, message } },
+        source: 'timeout',
+        errorCode: 'child_timeout',
+      });
+    } else if (wait.kind === 'signal') {
       const message = cutShort ?? `no signal "${wait.signal}" arrived in time`;
       await session.append({
         type: 'tool_result',

@@ -96,6 +96,8 @@ export interface RunHead {
   snapshot?: SnapshotPointer;
   /** Epoch ms at which the head may be deleted (DynamoDB TTL). */
   expiresAt: number;
+  /** A child run (agentTool): its parent run (same tenant) and the call that started it. Set at creation. */
+  parent?: { runId: string; callId: string };
 }
 
 export interface LeaseGrant {
@@ -120,6 +122,8 @@ export interface HeadProjection {
 
 export interface ListRunsOptions {
   status?: RunStatus;
+  /** Only the children of this run (agentTool calls), newest first. Not combined with `status`. */
+  parent?: string;
   limit: number;
   cursor?: string;
 }

@@ -1,5 +1,6 @@
 import type { OpenAttention, RunHead } from '../ports/run-heads.js';
 import type { RunRef } from '../ports/run-ref.js';
+import { sweepEntry } from '../ports/sweep-index.js';
 import { RequestConflictError, requestResolution, requestRunAction, type Resolution } from '../engine/requests.js';
 import { ResolverAnswerRefusedError } from './harness-errors.js';
 import { runStep, type StepResult } from '../engine/step-runner.js';
@@ -48,10 +49,12 @@ export async function driveRun(world: World, run: RunRef, options: DriveOptions)
   let crashes = 0;
   let resolutions = 0;
   const max = options.maxIterations ?? 300;
+  // The run and its child runs (agentTool): their ticks are delivered too, the family settles together.
+  const family = new Set([run.runId]);
   for (let i = 0; i < max; i++) {
     const message = storage.queue.take();
     if (message) {
-      if (message.tick.runId !== run.runId) continue;
+      if (!(await inFamily(world, run, family, message.tick.runId))) continue;
       const worker = options.worker();
       try {
         const result = await runStep(worker.deps, message.tick, {
@@ -124,8 +127,11 @@ export async function driveRun(world: World, run: RunRef, options: DriveOptions)
       resolutions++;
       continue;
     }
-    // Nothing queued: let time pass to the next wake-up, then sweep as the scheduled sweeper would.
-    const wakeAt = Math.max(head.wakeAt ?? 0, head.lease?.until ?? 0, head.updatedAt + 60_000);
+    // Nothing queued: let time pass to the next wake-up (of the run or of a child that still owes
+    // something), then sweep as the scheduled sweeper would.
+    // An inbox item whose wake-up was lost (a child's answer, say) is found by the next sweep.
+    const own = inboxPending ? head.updatedAt + 1 : Math.max(head.wakeAt ?? 0, head.lease?.until ?? 0, head.updatedAt + 60_000);
+    const wakeAt = Math.min(own, ...(await childWakeTimes(world, run, family)));
     await clock.advance(Math.max(1, wakeAt - clock.now() + 1));
     const sweeper = options.worker();
     try {
@@ -138,4 +144,29 @@ export async function driveRun(world: World, run: RunRef, options: DriveOptions)
   }
   const head = await storage.heads.getHead(run);
   throw new Error(`run ${run.runId} did not settle within ${max} iterations (status ${head?.status})`);
+}
+
+/** Whether a tick belongs to the driven run or one of its descendants (their heads name the parent). */
+async function inFamily(world: World, run: RunRef, family: Set<string>, runId: string): Promise<boolean> {
+  if (family.has(runId)) return true;
+  const head = await world.storage.heads.getHead({ tenant: run.tenant, runId });
+  if (!head?.parent || !family.has(head.parent.runId)) return false;
+  family.add(runId);
+  return true;
+}
+
+/** When each descendant next needs the sweeper (a lost tick, an owed answer, a deadline). */
+async function childWakeTimes(world: World, run: RunRef, family: Set<string>): Promise<number[]> {
+  const times: number[] = [];
+  const queue = [run.runId];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    const { runs } = await world.storage.heads.listRuns(run.tenant, { parent: next, limit: 100 });
+    for (const child of runs) {
+      family.add(child.runId);
+      queue.push(child.runId);
+      const entry = sweepEntry(child);
+      if (entry) times.push(entry.wakeAt);
+    }
+  }
+  return times;
 }

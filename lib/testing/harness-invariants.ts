@@ -90,6 +90,8 @@ export async function readOutcome(world: World, run: RunRef): Promise<RunOutcome
 /** A live fold the worker reported after one of its appends. */
 export interface ObservedFold {
   state: RunState;
+  /** The run it belongs to (a child run's folds are checked against the child's log). */
+  run?: RunRef;
 }
 
 /**
@@ -148,11 +150,18 @@ export async function checkInvariants(
     }
   }
 
-  // 4. After every append, the worker's live state equalled the fold of the log up to that seq.
+  // 4. Child runs: exactly one per child call, and its end reached the parent as the call's result.
+  await checkChildren(world, run, state, failures);
+
+  // 5. After every append, the worker's live state equalled the fold of the log up to that seq.
+  const logs = new Map<string, unknown[]>([[run.runId, page.events]]);
   for (const f of folds) {
-    const prefix = page.events.filter((e) => (e as { seq: number }).seq <= f.state.lastSeq);
+    const of = f.run ?? run;
+    let events = logs.get(of.runId);
+    if (!events) logs.set(of.runId, (events = (await world.storage.log.read(of, { afterSeq: 0 })).events));
+    const prefix = events.filter((e) => (e as { seq: number }).seq <= f.state.lastSeq);
     if (canonicalJson(foldLog(prefix)) !== canonicalJson(f.state)) {
-      failures.push(`live state at seq ${f.state.lastSeq} differs from the fold of the log`);
+      failures.push(`live state${of.runId === run.runId ? '' : ` of ${of.runId}`} at seq ${f.state.lastSeq} differs from the fold of the log`);
       break;
     }
   }
@@ -205,6 +214,9 @@ interface LoggedModelEvent {
   reserved?: { inputTokens: number; outputTokens: number; costUsd: number };
   usage?: { inputTokens: number; outputTokens: number };
   costUsd?: number;
+  callId?: string;
+  wait?: { kind: string; reserved?: { inputTokens: number; outputTokens: number; costUsd: number } };
+  childUsage?: { inputTokens: number; outputTokens: number; costUsd: number };
 }
 
 function usageFromLog(events: unknown[]): { inputTokens: number; outputTokens: number; costUsd: number } {
@@ -217,8 +229,19 @@ function usageFromLog(events: unknown[]): { inputTokens: number; outputTokens: n
     total.costUsd += open.costUsd;
     open = undefined;
   };
+  // A child call's reservation is spent at its start; the child's answer replaces it, never above it.
+  const childReserved = new Map<string, NonNullable<LoggedModelEvent['reserved']>>();
   for (const raw of events as LoggedModelEvent[]) {
-    if (raw.type === 'model_started') {
+    if (raw.type === 'tool_started' && raw.wait?.kind === 'child' && raw.wait.reserved && raw.callId) {
+      const r = raw.wait.reserved;
+      childReserved.set(raw.callId, r);
+      total.inputTokens += r.inputTokens;
+      total.outputTokens += r.outputTokens;
+      total.costUsd += r.costUsd;
+    } else if (raw.type === 'tool_result' && raw.childUsage && raw.callId && childReserved.has(raw.callId)) {
+      const r = childReserved.get(raw.callId)!;
+      for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) total[k] += Math.min(raw.childUsage[k], r[k]) - r[k];
+    } else if (raw.type === 'model_started') {
       settle();
       open = raw.reserved;
     } else if (raw.type === 'model_response') {
@@ -235,4 +258,34 @@ function usageFromLog(events: unknown[]): { inputTokens: number; outputTokens: n
 /** The tools' answers in log order, as one comparable string. */
 export function toolOutputsOf(events: unknown[]): string {
   return canonicalJson(events.filter((e) => (e as { type?: string }).type === 'tool_result').map((e) => (e as { output?: unknown }).output));
+}
+
+/**
+ * Each child call of the run has exactly the one child its id names (no second child: the parent
+ * lists no other), and a child that ended gave the parent its answer: the call's result came
+ * from the child and carries what the child ended with.
+ */
+async function checkChildren(world: World, run: RunRef, state: RunState, failures: string[]): Promise<void> {
+  const calls = Object.values(state.calls).filter((c) => c.wait?.kind === 'child');
+  const listed = (await world.storage.heads.listRuns(run.tenant, { parent: run.runId, limit: 100 })).runs.map((h) => h.runId);
+  const expected = calls.map((c) => (c.wait?.kind === 'child' ? c.wait.runId : ''));
+  const extra = listed.filter((id) => !expected.includes(id));
+  if (extra.length > 0) failures.push(`child runs ${extra.join(', ')} belong to no child call (a second child)`);
+  for (const call of calls) {
+    if (call.wait?.kind !== 'child') continue;
+    const childRef = { tenant: run.tenant, runId: call.wait.runId };
+    const childPage = await world.storage.log.read(childRef, { afterSeq: 0 });
+    if (childPage.events.length === 0) {
+      if (call.result?.source === 'child') failures.push(`call ${call.callId} has a child result but child ${childRef.runId} has no log`);
+      continue;
+    }
+    const child = foldLog(childPage.events);
+    if (!child.outcome || call.result?.source !== 'child') {
+      if (state.outcome?.type === 'completed') failures.push(`call ${call.callId}: child ${childRef.runId} is ${child.status} and the parent completed without its answer`);
+      continue;
+    }
+    const answer = child.outcome.type === 'completed' && child.outcome.answer.kind === 'inline' ? canonicalJson(child.outcome.answer.value) : undefined;
+    const got = call.result.output.kind === 'inline' ? canonicalJson(call.result.output.value) : undefined;
+    if (answer !== undefined && got !== answer) failures.push(`call ${call.callId}: result ${got} is not child ${childRef.runId}'s answer ${answer} (lost answer)`);
+  }
 }

@@ -256,6 +256,32 @@ export function runHeadsContract(target: StoreTarget): void {
       expect((await sut.store.listRuns(tenant, { limit: 1 })).runs[0]).toEqual(await sut.store.getHead(runs[4]!));
     });
 
+    it("lists a run's children (agentTool) newest first, page by page, within the tenant only", async () => {
+      const tenant = newRun().tenant;
+      const parent = { tenant, runId: 'parent-1' };
+      await sut.store.createHead(newHead(parent, now));
+      const children = Array.from({ length: 3 }, (_, i) => ({ tenant, runId: `parent-1-c${i + 3}-0` }));
+      for (const [i, run] of children.entries()) {
+        await sut.store.createHead(newHead(run, now + (i + 1) * 1000, { parent: { runId: 'parent-1', callId: `${i + 3}-0` } }));
+      }
+      // Another parent's child, and a run of another tenant naming the same parent id.
+      await sut.store.createHead(newHead({ tenant, runId: 'other-c3-0' }, now + 5000, { parent: { runId: 'other', callId: '3-0' } }));
+      await sut.store.createHead(newHead({ tenant: `${tenant}-x`, runId: 'parent-1-c9-0' }, now + 6000, { parent: { runId: 'parent-1', callId: '9-0' } }));
+      const ids = (heads: RunHead[]) => heads.map((h) => h.runId);
+      const p1 = await sut.store.listRuns(tenant, { parent: 'parent-1', limit: 2 });
+      expect(ids(p1.runs)).toEqual(['parent-1-c5-0', 'parent-1-c4-0']);
+      expect(p1.runs[0]?.parent).toEqual({ runId: 'parent-1', callId: '5-0' });
+      const p2 = await sut.store.listRuns(tenant, { parent: 'parent-1', limit: 2, cursor: p1.cursor });
+      expect(ids(p2.runs)).toEqual(['parent-1-c3-0']);
+      expect(p2.cursor).toBeUndefined();
+      // The parent itself is no child; the children still appear in the tenant's listing.
+      expect(ids((await sut.store.listRuns(tenant, { limit: 10 })).runs)).toContain('parent-1');
+      expect((await sut.store.listRuns(`${tenant}-y`, { parent: 'parent-1', limit: 10 })).runs).toEqual([]);
+      // A cursor of the children listing is refused by the plain listing and by another parent's.
+      await expect(sut.store.listRuns(tenant, { limit: 2, cursor: p1.cursor })).rejects.toBeInstanceOf(ValidationError);
+      await expect(sut.store.listRuns(tenant, { parent: 'other', limit: 2, cursor: p1.cursor })).rejects.toBeInstanceOf(ValidationError);
+    });
+
     it('refuses forged cursors and cursors of another listing; a cursor never leaves the caller\'s tenant', async () => {
       const tenant = newRun().tenant;
       const other = newRun().tenant;

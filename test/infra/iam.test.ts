@@ -64,6 +64,7 @@ describe('least privilege per handler', () => {
         [TABLE]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
         [`${TABLE}/index/byTenant`]: ['dynamodb:Query'],
         [`${TABLE}/index/byTenantStatus`]: ['dynamodb:Query'],
+        [`${TABLE}/index/byParent`]: ['dynamodb:Query'],
         [KEY]: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'],
         [OBJECTS]: ['s3:GetObject', 's3:PutObject'],
         [BUCKET]: ['s3:ListBucket'],

@@ -1,6 +1,6 @@
 import type { RunHead } from '../../ports/run-heads.js';
 import { sweepEntry } from '../../ports/sweep-index.js';
-import { HEAD_SK, PK, SK, TTL, pk, statusPk, sweepPk, tenantPk, tenantSk, ttlSeconds } from './dynamo-keys.js';
+import { HEAD_SK, PK, SK, TTL, parentPk, pk, statusPk, sweepPk, tenantPk, tenantSk, ttlSeconds } from './dynamo-keys.js';
 import { TABLE } from './table-definition.js';
 
 /**
@@ -14,6 +14,7 @@ export const A = {
   tenantPk: TABLE.gsi.byTenant.partitionKey,
   tenantSk: TABLE.gsi.byTenant.sortKey,
   statusPk: TABLE.gsi.byTenantStatus.partitionKey,
+  parentPk: TABLE.gsi.byParent.partitionKey,
   sweepPk: TABLE.gsi.sweep.partitionKey,
   sweepAt: TABLE.gsi.sweep.sortKey,
   leaseOwner: 'leaseOwner',
@@ -62,6 +63,10 @@ export function headToItem(head: RunHead): Item {
     item[A.leaseEpoch] = head.lease.epoch;
   }
   if (head.budgets) item.budgets = head.budgets;
+  if (head.parent) {
+    item.parent = head.parent;
+    item[A.parentPk] = parentPk(head.tenant, head.parent.runId);
+  }
   if (head.waits?.length) item.waits = head.waits;
   if (head.park) item.park = head.park;
   if (head.outcome) item.outcome = head.outcome;
@@ -102,6 +107,7 @@ export function itemToHead(item: Item): RunHead {
     };
   }
   if (item.budgets !== undefined) head.budgets = item.budgets as NonNullable<RunHead['budgets']>;
+  if (item.parent !== undefined) head.parent = item.parent as NonNullable<RunHead['parent']>;
   if (Array.isArray(item.waits) && item.waits.length > 0) head.waits = item.waits as NonNullable<RunHead['waits']>;
   if (item.park !== undefined) head.park = item.park as NonNullable<RunHead['park']>;
   if (item.outcome !== undefined) head.outcome = item.outcome as NonNullable<RunHead['outcome']>;

@@ -7,6 +7,7 @@ import { TABLE } from './table-definition.js';
  *   pk = RUN#<tenant>#<runId>, sk = EVT#<seq, 10 digits> | HEAD | INBOX#<ulid>
  *   byTenant:        tenantPk = TENANT#<tenant>, tenantSk = <inverted createdAt>#<runId>
  *   byTenantStatus:  statusPk = TENANT#<tenant>#<status>, tenantSk as above
+ *   byParent (sparse): parentPk = PARENT#<tenant>#<parent runId>, tenantSk as above
  *   sweep (sparse):  sweepPk = SWEEP#<shard>, wakeAt = the sweep time of sweepEntry(head)
  */
 
@@ -44,6 +45,11 @@ export function tenantPk(tenant: string): string {
 
 export function statusPk(tenant: string, status: RunStatus): string {
   return `TENANT#${tenant}#${status}`;
+}
+
+/** Child runs of one parent (same tenant: the tenant is part of the key). */
+export function parentPk(tenant: string, parentRunId: string): string {
+  return `PARENT#${tenant}#${parentRunId}`;
 }
 
 const MAX_TIME = 9_999_999_999_999;

@@ -5,7 +5,7 @@ import { A, itemToHead, sweepAttributes, type Item } from './dynamo-head-item.js
 import { ValidationError } from '../../core/errors.js';
 import { decodeListCursor, encodeListCursor } from '../list-cursor.js';
 import { errorName } from './aws-errors.js';
-import { HEAD_SK, PK, SK, isExpired, pk, statusPk, sweepPk, tenantPk, tenantSk } from './dynamo-keys.js';
+import { HEAD_SK, PK, SK, isExpired, parentPk, pk, statusPk, sweepPk, tenantPk, tenantSk } from './dynamo-keys.js';
 import { readHeadItem, repairSweep } from './dynamo-sweep.js';
 import { TABLE } from './table-definition.js';
 
@@ -19,10 +19,12 @@ export async function listRuns(
   tenant: string,
   options: ListRunsOptions,
 ): Promise<{ runs: RunHead[]; cursor?: string }> {
-  const index = options.status === undefined ? TABLE.gsi.byTenant : TABLE.gsi.byTenantStatus;
-  const partition = options.status === undefined ? tenantPk(tenant) : statusPk(tenant, options.status);
+  // Children of one parent: its own sparse index (a status filter then applies to the heads read).
+  const index = options.parent !== undefined ? TABLE.gsi.byParent : options.status === undefined ? TABLE.gsi.byTenant : TABLE.gsi.byTenantStatus;
+  const partition =
+    options.parent !== undefined ? parentPk(tenant, options.parent) : options.status === undefined ? tenantPk(tenant) : statusPk(tenant, options.status);
   const runs: RunHead[] = [];
-  const position = options.cursor === undefined ? undefined : decodeListCursor(options.cursor, options.status);
+  const position = options.cursor === undefined ? undefined : decodeListCursor(options.cursor, options.status, options.parent);
   let startKey: Record<string, unknown> | undefined = position && {
     [PK]: pk({ tenant, runId: position.runId }),
     [SK]: HEAD_SK,
@@ -58,7 +60,7 @@ export async function listRuns(
       if (!item || isExpired(item, ctx.now())) continue;
       if (options.status !== undefined && item.status !== options.status) continue;
       const last = runs.at(-1);
-      if (runs.length === options.limit && last) return { runs, cursor: encodeListCursor(last, options.status) };
+      if (runs.length === options.limit && last) return { runs, cursor: encodeListCursor(last, options.status, options.parent) };
       runs.push(itemToHead(item));
     }
     startKey = page.LastEvaluatedKey;

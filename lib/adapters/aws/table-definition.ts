@@ -20,6 +20,8 @@ export const TABLE = {
     byTenant: { name: 'byTenant', partitionKey: 'tenantPk', sortKey: 'tenantSk' },
     /** Runs of a tenant in one status, newest first. */
     byTenantStatus: { name: 'byTenantStatus', partitionKey: 'statusPk', sortKey: 'tenantSk' },
+    /** Sparse: child runs (agentTool) of one parent run, newest first. Only child heads carry the key. */
+    byParent: { name: 'byParent', partitionKey: 'parentPk', sortKey: 'tenantSk' },
     /** Sparse sweeper index: present only on heads that may need a wake-up. */
     sweep: { name: 'sweep', partitionKey: 'sweepPk', sortKey: 'wakeAt' },
   },
@@ -32,6 +34,7 @@ export const KEY_ATTRIBUTE_TYPES: Record<string, 'S' | 'N'> = {
   tenantPk: 'S',
   tenantSk: 'S',
   statusPk: 'S',
+  parentPk: 'S',
   sweepPk: 'S',
   wakeAt: 'N',
 };

@@ -231,13 +231,14 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
       .map((r) => r.head)
       .filter((h): h is RunHead => h !== undefined && h.tenant === tenant)
       .filter((h) => options.status === undefined || h.status === options.status)
+      .filter((h) => options.parent === undefined || h.parent?.runId === options.parent)
       .sort((a, b) => b.createdAt - a.createdAt || (a.runId < b.runId ? -1 : 1));
     // The same opaque cursor as the DynamoDB store: a position in the caller's list, validated.
-    const position = options.cursor === undefined ? undefined : decodeListCursor(options.cursor, options.status);
+    const position = options.cursor === undefined ? undefined : decodeListCursor(options.cursor, options.status, options.parent);
     const rest = position ? all.filter((h) => isAfter(h, position)) : all;
     const page = rest.slice(0, options.limit);
     const last = page.at(-1);
-    return rest.length > options.limit && last ? { runs: copy(page), cursor: encodeListCursor(last, options.status) } : { runs: copy(page) };
+    return rest.length > options.limit && last ? { runs: copy(page), cursor: encodeListCursor(last, options.status, options.parent) } : { runs: copy(page) };
   }
 
   async listDue(shard: number, now: number, limit: number): Promise<RunHead[]> {

@@ -212,4 +212,19 @@ describe('GET /openapi.json', () => {
     ]);
     expect(Object.keys(doc.paths['/runs'] ?? {}).sort()).toEqual(['get', 'post']);
   });
+
+  it('documents child runs: the parent filter of the listing, parent and children of a run, child waits', async () => {
+    const doc = (await (await app().request('/openapi.json')).json()) as {
+      paths: Record<string, { get?: { parameters?: { name: string; in: string }[] } }>;
+      components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }> } | undefined> };
+    };
+    expect(doc.paths['/runs']?.get?.parameters?.map((p) => `${p.in}:${p.name}`)).toContain('query:parent');
+    // Run extends RunSummary (allOf): `parent` is on the summary, `children` on the run.
+    expect(Object.keys(doc.components.schemas.RunSummary?.properties ?? {})).toContain('parent');
+    const run = doc.components.schemas.Run as { allOf?: { properties?: Record<string, unknown> }[] };
+    expect(run.allOf?.flatMap((part) => Object.keys(part.properties ?? {}))).toContain('children');
+    expect(Object.keys(doc.components.schemas.ChildRun?.properties ?? {}).sort()).toEqual(['callId', 'runId', 'status', 'summary']);
+    expect(doc.components.schemas.Wait?.properties?.kind?.enum).toContain('child');
+    expect(Object.keys(doc.components.schemas.Wait?.properties ?? {})).toEqual(expect.arrayContaining(['childRunId', 'childStatus']));
+  });
 });
