@@ -199,6 +199,23 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     return true;
   }
 
+  async projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
+    const head = this.requireHead(run);
+    const lease = head.lease;
+    if (!lease || lease.owner !== args.owner || lease.epoch !== args.epoch) {
+      this.stats.requests++;
+      throw new LeaseLostError(runKey(run), args.epoch);
+    }
+    if (head.inboxVersion !== args.inboxVersion) {
+      this.stats.requests++;
+      return false; // nothing written, as the one conditional update on DynamoDB
+    }
+    await this.project(run, projection);
+    const released = await this.releaseLease(run, args);
+    this.stats.requests--; // one request, not two
+    return released;
+  }
+
   async setPark(run: RunRef, park: HeadPark | null, status?: RunStatus): Promise<void> {
     this.stats.requests++;
     const head = this.requireHead(run);
