@@ -66,10 +66,13 @@ export function foldEvent(prev: RunState | undefined, event: RunEvent): RunState
  */
 export function previewToolResult(state: RunState, event: EventOf<'tool_result'>): RunState {
   const call = state.calls[event.callId];
+  // The other calls are read through the prototype, not copied: a long run has one per turn.
+  const calls: Record<string, CallState> = Object.create(state.calls) as Record<string, CallState>;
+  if (call) calls[event.callId] = structuredClone(call);
   const s: RunState = {
     ...state,
     usage: { ...state.usage },
-    calls: call ? { ...state.calls, [event.callId]: structuredClone(call) } : state.calls,
+    calls,
     turnCalls: [...state.turnCalls],
     messages: [...state.messages],
     attention: [...state.attention],
