@@ -170,8 +170,8 @@ async function runTools(session: RunSession, action: Extract<Action, { kind: 'ru
   // A cancel seen meanwhile is ingested first; the reservation then stays spent, as any
   // model_started with no response does (conservative: decide counts it as unanswered).
   if (session.cancel.signal.aborted) return false;
-  // The reservation's checks were made when it was carried; time has passed since (the tools ran
-  // after it was decided only for the last result's append, but a slow append may stall): again.
+  // The lease and time checks were made when the reservation was decided; the append took time
+  // since, so check again (stale: stop here, and the reservation stays spent, as above).
   session.lease.assertFresh(session.deps.config.modelTimeoutMs, session.deadlineAt);
   await invokeModel(session, carried.reservation);
   return true;
