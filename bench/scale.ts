@@ -15,13 +15,15 @@ export interface ScaleOptions {
 interface EventView {
   type: string;
   at: number;
+  /** A tool_result that resolved its turn carries the next model call's reservation. */
+  reservation?: unknown;
 }
 
 /**
  * Scale on the whole local stack: `runs` runs started at once through the HTTP API, worked by the
  * local event-source runner's worker processes (the real worker handler), every run checked
- * completed. Prints throughput and the p95 turn latency: the time between consecutive
- * model_started events of a run, queueing between steps included.
+ * completed. Prints throughput and the p95 turn latency: the time between consecutive model
+ * reservations of a run (model_started, or carried by a tool_result), queueing between steps included.
  */
 export async function runScale(options: ScaleOptions): Promise<{ ok: boolean }> {
   const turns = options.turns ?? 5;
@@ -75,7 +77,7 @@ export async function runScale(options: ScaleOptions): Promise<{ ok: boolean }> 
       const res = await fetch(`${stack.apiUrl}/runs/${runId}/events?limit=100`);
       if (!res.ok) throw new Error(`events of ${runId}: HTTP ${res.status} ${await res.text()}`);
       const { events } = (await res.json()) as { events: EventView[] };
-      const starts = events.filter((e) => e.type === 'model_started').map((e) => e.at);
+      const starts = events.filter((e) => e.type === 'model_started' || (e.type === 'tool_result' && e.reservation)).map((e) => e.at);
       for (let i = 1; i < starts.length; i++) gaps.push(starts[i]! - starts[i - 1]!);
     }
     const completed = [...status.values()].filter((s) => s === 'completed').length;
@@ -87,7 +89,7 @@ export async function runScale(options: ScaleOptions): Promise<{ ok: boolean }> 
         `scale: ${options.runs} concurrent runs x ${turns} turns on the local stack (${stack.dynamo}, ${workers} worker processes)`,
         `  completed ${completed}/${options.runs}, not finished ${open.size}, other ${options.runs - completed - open.size}, worker log errors ${errors}`,
         `  wall ${(wallMs / 1000).toFixed(1)} s, throughput ${(totalTurns / (wallMs / 1000)).toFixed(1)} turns/s, ${(completed / (wallMs / 1000)).toFixed(2)} runs/s`,
-        `  turn latency (model_started to next model_started): p50 ${median(gaps)} ms, p95 ${p95(gaps).toFixed(0)} ms over ${gaps.length} turns`,
+        `  turn latency (reservation to next reservation): p50 ${median(gaps)} ms, p95 ${p95(gaps).toFixed(0)} ms over ${gaps.length} turns`,
         `  ${ok ? 'ok' : 'NOT OK'}`,
       ].join('\n'),
     );

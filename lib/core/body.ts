@@ -22,8 +22,21 @@ export function inline(value: z.infer<typeof inlineBodySchema>['value']): Body {
   return { kind: 'inline', value };
 }
 
+/**
+ * Sizes of inline JSON bodies already measured, per body object. Bodies are never changed in place
+ * (an edited call gets a new args body), so the memo is exact; it spares a long run re-serializing
+ * its whole history for every model call's estimate. Copies (snapshots, clones) are measured anew.
+ */
+const inlineSizes = new WeakMap<Body, number>();
+
 /** Bytes a body contributes to a prompt, used for the conservative input-token estimate. */
 export function bodySize(body: Body): number {
   if (body.kind === 'blob') return body.size;
-  return typeof body.value === 'string' ? body.value.length : JSON.stringify(body.value).length;
+  if (typeof body.value === 'string') return body.value.length;
+  let size = inlineSizes.get(body);
+  if (size === undefined) {
+    size = JSON.stringify(body.value).length;
+    inlineSizes.set(body, size);
+  }
+  return size;
 }

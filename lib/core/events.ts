@@ -72,13 +72,19 @@ export const runStartedSchema = z.object({
   parent: z.object({ runId: z.string().min(1), callId: z.string().min(1) }).optional(),
 });
 
-export const modelStartedSchema = z.object({
-  ...base,
-  type: z.literal('model_started'),
+/** What a model call reserves before it is made: the fields of model_started, also carried by a tool_result. */
+export const modelReservationSchema = z.object({
   step: z.number().int().positive(),
   maxOutputTokens: z.number().int().positive(),
   /** Upper bound charged to the budgets now; replaced by actual usage when a response lands. */
   reserved: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int(), costUsd: z.number() }),
+});
+export type ModelReservation = z.infer<typeof modelReservationSchema>;
+
+export const modelStartedSchema = z.object({
+  ...base,
+  type: z.literal('model_started'),
+  ...modelReservationSchema.shape,
 });
 
 export const loggedCallSchema = z.object({
@@ -136,6 +142,12 @@ export const toolResultSchema = z.object({
   childUsage: z
     .object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative(), costUsd: z.number().nonnegative() })
     .optional(),
+  /**
+   * The next model call's reservation, carried by the result that resolves the turn's last open
+   * call (one write fewer per turn). Folds exactly as this tool_result followed by a model_started
+   * with these fields: charged at once, and spent if no model_response follows.
+   */
+  reservation: modelReservationSchema.optional(),
 });
 
 export const toolVerifiedSchema = z.object({
@@ -231,6 +243,16 @@ export type EventDraft = RunEvent extends infer E
     ? Omit<E, 'v' | 'seq' | 'at' | 'by'>
     : never
   : never;
+
+/**
+ * The model reservation an event records, whether as its own model_started or carried by the
+ * tool_result before it: what counts a run's model calls (steps) must read both.
+ */
+export function reservationOf(event: { type: string; step?: unknown; reservation?: unknown }): ModelReservation | undefined {
+  if (event.type === 'model_started') return event as unknown as ModelReservation;
+  if (event.type === 'tool_result' && event.reservation) return event.reservation as ModelReservation;
+  return undefined;
+}
 
 export const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set(['run_completed', 'run_failed', 'run_cancelled']);
 

@@ -1,5 +1,5 @@
 import { CorruptLogError } from './errors.js';
-import { parseEvent, type EventOf, type RunEvent } from './events.js';
+import { parseEvent, type EventOf, type ModelReservation, type RunEvent } from './events.js';
 import { FOLD_VERSION, type CallState, type RunState } from './state.js';
 import {
   applyApprovalDecided,
@@ -62,6 +62,30 @@ export function foldEvent(prev: RunState | undefined, event: RunEvent): RunState
 }
 
 /**
+ * What the state would be after one more tool_result, without touching `state` and without a deep
+ * copy of the whole run: only what a tool_result changes is copied (the call it settles, and the
+ * lists it appends to). For deciding what that result may carry (the next model reservation).
+ */
+export function previewToolResult(state: RunState, event: EventOf<'tool_result'>): RunState {
+  const call = state.calls[event.callId];
+  // The other calls are read through the prototype, not copied: a long run has one per turn.
+  const calls: Record<string, CallState> = Object.create(state.calls) as Record<string, CallState>;
+  if (call) calls[event.callId] = structuredClone(call);
+  const s: RunState = {
+    ...state,
+    usage: { ...state.usage },
+    calls,
+    turnCalls: [...state.turnCalls],
+    messages: [...state.messages],
+    attention: [...state.attention],
+    inboxSeen: [...state.inboxSeen],
+    pendingMessages: [...state.pendingMessages],
+  };
+  applyEvent(s, event);
+  return s;
+}
+
+/**
  * Apply one event to a state the caller owns (mutating it). On a CorruptLogError the state is
  * left half-applied: the caller must discard it.
  */
@@ -92,21 +116,8 @@ function apply(s: RunState, e: RunEvent): void {
   switch (e.type) {
     case 'run_started':
       return fail(e, 'a second run_started');
-    case 'model_started': {
-      const unresolved = s.turnCalls.filter((id) => s.calls[id]?.status !== 'done');
-      if (unresolved.length > 0) fail(e, `model called while calls ${unresolved.join(',')} have no result`);
-      if (e.step !== s.usage.steps + 1) fail(e, `step ${e.step} after ${s.usage.steps}`);
-      // An earlier reservation with no response stays spent: the crash never refunds it.
-      s.usage.steps = e.step;
-      s.usage.inputTokens += e.reserved.inputTokens;
-      s.usage.outputTokens += e.reserved.outputTokens;
-      s.usage.costUsd += e.reserved.costUsd;
-      s.openModel = { seq: e.seq, reserved: e.reserved };
-      s.answered = false;
-      deliverPendingMessages(s);
-      s.unansweredModelCalls += 1;
-      return;
-    }
+    case 'model_started':
+      return startModel(s, e, e);
     case 'model_response': {
       const open = s.openModel;
       if (!open) fail(e, 'response without model_started');
@@ -175,6 +186,8 @@ function apply(s: RunState, e: RunEvent): void {
       reconcileChild(s, e, call);
       if (e.inboxId) s.inboxSeen.push(e.inboxId);
       settle(s, call, { ok: e.ok, output: e.output, source: e.source, ...(e.errorCode ? { errorCode: e.errorCode } : {}) });
+      // A carried reservation: exactly a model_started right after this result.
+      if (e.reservation) startModel(s, e, e.reservation);
       return;
     }
     case 'tool_verified': {
@@ -223,6 +236,22 @@ function apply(s: RunState, e: RunEvent): void {
     case 'user_message':
       return applyUserMessage(s, e);
   }
+}
+
+/** A model call's reservation (model_started, or carried by a tool_result): charged now, never refunded. */
+function startModel(s: RunState, e: RunEvent, r: ModelReservation): void {
+  const unresolved = s.turnCalls.filter((id) => s.calls[id]?.status !== 'done');
+  if (unresolved.length > 0) fail(e, `model called while calls ${unresolved.join(',')} have no result`);
+  if (r.step !== s.usage.steps + 1) fail(e, `step ${r.step} after ${s.usage.steps}`);
+  // An earlier reservation with no response stays spent: the crash never refunds it.
+  s.usage.steps = r.step;
+  s.usage.inputTokens += r.reserved.inputTokens;
+  s.usage.outputTokens += r.reserved.outputTokens;
+  s.usage.costUsd += r.reserved.costUsd;
+  s.openModel = { seq: e.seq, reserved: { ...r.reserved } };
+  s.answered = false;
+  deliverPendingMessages(s);
+  s.unansweredModelCalls += 1;
 }
 
 function resolve(s: RunState, e: EventOf<'attention_resolved'>, callId: string | undefined): void {

@@ -51,7 +51,7 @@ export interface ForkResult {
 export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<ForkResult> {
   const source: RunRef = { tenant: request.tenant, runId: request.from };
   // 1. Read and check the source prefix.
-  const prefix = await readPrefix(deps, source, request.atSeq);
+  const prefix = dropTrailingReservation(await readPrefix(deps, source, request.atSeq));
   const sourceStarted = prefix[0] as EventOf<'run_started'>;
   const state = foldLog(prefix);
   checkBoundary(state, prefix, request.atSeq);
@@ -125,6 +125,18 @@ async function readPrefix(deps: EngineDeps, run: RunRef, atSeq: number): Promise
     throw new ValidationError(`seq ${atSeq} is beyond the log of ${run.runId}`, [{ path: 'atSeq', message: `the log ends at seq ${events.length}` }]);
   }
   return events;
+}
+
+/**
+ * A result that resolved its turn may carry the next model call's reservation: that call belongs
+ * to the turn after the fork point, so the fork copies the result without it (and calls the model
+ * under its own reservation). The boundary is the same one an older log had before model_started.
+ */
+function dropTrailingReservation(prefix: RunEvent[]): RunEvent[] {
+  const last = prefix[prefix.length - 1];
+  if (last?.type !== 'tool_result' || !last.reservation) return prefix;
+  const { reservation: _carried, ...plain } = last;
+  return [...prefix.slice(0, -1), plain];
 }
 
 /** Right after run_started, or after a model response whose calls all have results. */

@@ -1,6 +1,6 @@
 import { AppendConflictError } from '../core/errors.js';
-import { parseEvent, type EventDraft, type RunEvent } from '../core/events.js';
-import { applyEvent } from '../core/fold.js';
+import { modelReservationSchema, parseEvent, type EventDraft, type ModelReservation, type RunEvent } from '../core/events.js';
+import { applyEvent, previewToolResult } from '../core/fold.js';
 import type { RunState } from '../core/state.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { EngineDeps } from './engine.js';
@@ -20,6 +20,13 @@ export class RunSession {
   readonly cancel = new AbortController();
   /** Called once, after the first successful append of this step (progress was made). */
   onFirstAppend?: () => Promise<void>;
+  /**
+   * Set while tools run: given the state a tool_result would leave, the next model call's
+   * reservation if that result should carry it (the turn runner decides), else undefined.
+   */
+  carryReservation?: (after: RunState) => ModelReservation | undefined;
+  /** The last tool_result this session appended with a carried reservation. */
+  carried?: { seq: number; reservation: ModelReservation };
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -46,7 +53,13 @@ export class RunSession {
     const encoded = await codec.encodeDraft(this.run, draft, checkpoints);
     const candidate = { ...encoded, v: 1, seq: this.state.lastSeq + 1, at: clock.now(), by: this.writer };
     // Validate exactly as a reader will: the live loop never holds what replay could not rebuild.
-    const event = parseEvent(candidate);
+    let event = parseEvent(candidate);
+    if (event.type === 'tool_result' && !event.reservation && this.carryReservation) {
+      // Decided on the state this very result leaves (its encoded, redacted form), as decide would next.
+      const reservation = this.carryReservation(previewToolResult(this.state, event));
+      // Only the added field needs validating: the rest was parsed above.
+      if (reservation) event = { ...event, reservation: modelReservationSchema.parse(reservation) };
+    }
     await checkpoints?.at('before-append', `${event.type}#${event.seq}`);
     try {
       await this.deps.log.append(this.run, event);
@@ -65,6 +78,7 @@ export class RunSession {
       this.deps.loader.forget(this.run);
       throw error;
     }
+    if (event.type === 'tool_result' && event.reservation) this.carried = { seq: event.seq, reservation: event.reservation };
     this.appended++;
     this.deps.loader.remember(this.run, this.state);
     if (this.appended === 1 && this.onFirstAppend) await this.onFirstAppend();

@@ -201,8 +201,9 @@ async function work(session: RunSession, claimedHead: RunHead, options: StepOpti
       inboxVersion = await ingestInbox(session, inboxVersion);
       outcome = await runTurns(session, options, countTurn);
     }
-    head = await finish(deps, session, outcome, head);
-    if (await release(inboxVersion)) break;
+    const finished = await finish(deps, session, outcome, head, { owner: options.owner, inboxVersion }, release);
+    head = finished.head;
+    if (finished.released) break;
     // New inbox items arrived while we worked: ingest them before letting go.
     inboxVersion = (await deps.heads.getHead(run))?.inboxVersion ?? inboxVersion;
   }
@@ -273,26 +274,51 @@ async function runTurns(session: RunSession, options: StepOptions, onTurn: () =>
 }
 
 /**
- * Project the head, snapshot when due, publish an owed outcome. `head` is the one our claim
- * returned: its snapshot pointer and notifiedSeq change only under the lease, so we keep them
- * current here instead of reading the head again.
+ * Project the head, snapshot when due, publish an owed outcome, release the lease. `head` is the
+ * one our claim returned: its snapshot pointer and notifiedSeq change only under the lease, so we
+ * keep them current here instead of reading the head again.
+ *
+ * A step that owes no outcome notice (most steps: the run goes on) projects and releases in one
+ * conditional write, after the snapshot. One that owes one projects first, publishes, then
+ * releases: the notice follows the projection it announces, and is sent under the lease.
  */
-async function finish(deps: EngineDeps, session: RunSession, outcome: TurnOutcome, head: RunHead): Promise<RunHead> {
+async function finish(
+  deps: EngineDeps,
+  session: RunSession,
+  outcome: TurnOutcome,
+  head: RunHead,
+  lease: { owner: string; inboxVersion: number },
+  release: Release,
+): Promise<{ head: RunHead; released: boolean }> {
   const now = deps.clock.now();
   const state = session.state;
   const waitUntil = outcome.kind === 'waiting' ? outcome.until : undefined;
   const projection = projectHead(state, now, deps.config, waitUntil, outcome.kind === 'waiting');
-  await deps.heads.project(session.run, projection);
   if (outcome.kind === 'parked' && session.appended > 0) deps.metrics?.count('RunsParked');
   const next: RunHead = { ...head, ...projection };
+  const owesNotice = projection.outcome !== undefined && head.notifiedSeq < projection.outcome.seq;
+  if (!owesNotice) {
+    await snapshot(deps, session, head, next);
+    const args = { owner: lease.owner, epoch: session.writer.epoch, inboxVersion: lease.inboxVersion };
+    if (await deps.heads.projectAndRelease(session.run, projection, args)) return { head: next, released: true };
+    // New inbox items: nothing was written. Project alone (the head never lags a round), then ingest them.
+    await deps.heads.project(session.run, projection);
+    return { head: next, released: false };
+  }
+  await deps.heads.project(session.run, projection);
+  await snapshot(deps, session, head, next);
+  if (await publishOutcome(deps, session.run, next, projection, state)) next.notifiedSeq = projection.outcome?.seq ?? next.notifiedSeq;
+  return { head: next, released: await release(lease.inboxVersion) };
+}
+
+/** A snapshot when one is due; never required, so a failure is only logged. */
+async function snapshot(deps: EngineDeps, session: RunSession, head: RunHead, next: RunHead): Promise<void> {
   try {
-    const pointer = await deps.loader.maybeSnapshot(session.run, state, head);
+    const pointer = await deps.loader.maybeSnapshot(session.run, session.state, head);
     if (pointer) next.snapshot = pointer;
   } catch (error) {
     deps.logger?.warn('snapshot failed (not required)', { ...session.run, error: String(error) });
   }
-  if (await publishOutcome(deps, session.run, next, projection, state)) next.notifiedSeq = projection.outcome?.seq ?? next.notifiedSeq;
-  return next;
 }
 
 /**

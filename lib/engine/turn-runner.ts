@@ -2,9 +2,10 @@ import { decide, type Action, type DecideContext } from '../core/decide.js';
 import { costOf } from '../core/budgets.js';
 import { CallDoesNotFitError, errorCode, errorMessage, ModelError } from '../core/errors.js';
 import type { Body } from '../core/body.js';
-import type { EventDraft } from '../core/events.js';
+import type { EventDraft, ModelReservation } from '../core/events.js';
 import { jsonShapeProblem } from '../core/json.js';
 import type { ModelResponseCall } from '../core/messages.js';
+import type { RunState } from '../core/state.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 import { approvalGate, expireApprovals } from './approvals.js';
 import { rethrowHalt } from './checkpoints.js';
@@ -35,8 +36,10 @@ export function decideContext(session: RunSession): DecideContext {
 
 /**
  * The one loop, for fresh and resumed runs alike: decide from folded state, write the decision,
- * act, write the result. A turn is one model response and its tool results; the loop returns at
- * the next model call so the caller can check its time and enqueue the next step.
+ * act, write the result. A turn is one model call: the tool calls of the previous response (when
+ * the last of their results carries the reservation, the model is called at once under it), then
+ * the model call and whatever follows it up to the next tool calls. The loop returns there, or at
+ * a second model call, so the caller can check its time and enqueue the next step.
  */
 export async function runTurn(session: RunSession): Promise<TurnOutcome> {
   let modelCalls = 0;
@@ -94,7 +97,8 @@ export async function runTurn(session: RunSession): Promise<TurnOutcome> {
         await parkIfNeverFits(session, () => runVerify(session, action.callId));
         continue;
       case 'run_tools':
-        await parkIfNeverFits(session, () => runTools(session, action));
+        if (modelCalls > 0) return { kind: 'continue' };
+        if (await parkIfNeverFits(session, () => runTools(session, action))) modelCalls++;
         continue;
       case 'call_model':
         if (modelCalls > 0) return { kind: 'continue' };
@@ -113,12 +117,13 @@ function errorResult(callId: string, code: string, message: string, source: 'val
  * A call that no invocation of this length can run parks the run (run-level attention) instead of
  * handing the step on forever. The fit is checked before anything starts, so nothing ran.
  */
-async function parkIfNeverFits(session: RunSession, act: () => Promise<void>): Promise<void> {
+async function parkIfNeverFits<T>(session: RunSession, act: () => Promise<T>): Promise<T | undefined> {
   try {
-    await act();
+    return await act();
   } catch (error) {
     if (!(error instanceof CallDoesNotFitError)) throw error;
     await session.append({ type: 'attention_required', reason: 'call_does_not_fit', detail: error.message });
+    return undefined;
   }
 }
 
@@ -135,7 +140,11 @@ async function runVerify(session: RunSession, callId: string): Promise<void> {
   await verifyCall(session, { call, pinned, impl, args });
 }
 
-async function runTools(session: RunSession, action: Extract<Action, { kind: 'run_tools' }>): Promise<void> {
+/**
+ * Start and run the calls; when the last result carried the next model reservation, make that
+ * model call too (returns true then).
+ */
+async function runTools(session: RunSession, action: Extract<Action, { kind: 'run_tools' }>): Promise<boolean> {
   const { registry, codec, clock } = session.deps;
   const prepared: PreparedCall[] = [];
   for (const { callId, attempt } of action.calls) {
@@ -164,26 +173,71 @@ async function runTools(session: RunSession, action: Extract<Action, { kind: 'ru
     }
     prepared.push({ call, attempt, pinned, impl, args: parsed.data });
   }
-  if (prepared.length === 0) return;
+  if (prepared.length === 0) return false;
   session.lease.assertFresh(Math.max(...prepared.map((p) => p.pinned.timeoutMs)), session.deadlineAt);
   // Every started marker is written before any tool runs; then the calls run concurrently.
   for (const p of prepared) {
     await session.append({ type: 'tool_started', callId: p.call.callId, attempt: p.attempt, notAfter: clock.now() + p.pinned.timeoutMs });
     p.call = session.state.calls[p.call.callId] ?? p.call;
   }
-  const results = await Promise.allSettled(prepared.map((p) => executeCall(session, p, session.cancel.signal)));
+  session.carryReservation = (after) => carriedReservation(session, after);
+  let results: PromiseSettledResult<void>[];
+  try {
+    results = await Promise.allSettled(prepared.map((p) => executeCall(session, p, session.cancel.signal)));
+  } finally {
+    delete session.carryReservation;
+  }
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
+  // The last append carried the reservation and nothing came after it: the model call it reserved.
+  const carried = session.carried;
+  const last = session.state.lastSeq;
+  if (carried?.seq !== last || session.state.openModel?.seq !== last) return false;
+  // A cancel seen meanwhile is ingested first; the reservation then stays spent, as any
+  // model_started with no response does (conservative: decide counts it as unanswered).
+  if (session.cancel.signal.aborted) return false;
+  // The lease and time checks were made when the reservation was decided; the append took time
+  // since, so check again (stale: stop here, and the reservation stays spent, as above).
+  session.lease.assertFresh(session.deps.config.modelTimeoutMs, session.deadlineAt);
+  await invokeModel(session, carried.reservation);
+  return true;
+}
+
+/**
+ * The reservation the tool_result that leaves `after` carries: the one decide would make next,
+ * only when decide's next action is that model call and this worker may make it now (the same
+ * lease and time checks a model_started is written under). Anything else: no carry, and the next
+ * model call writes its own model_started as before.
+ */
+function carriedReservation(session: RunSession, after: RunState): ModelReservation | undefined {
+  if (session.cancel.signal.aborted) return undefined;
+  try {
+    session.lease.assertFresh(session.deps.config.modelTimeoutMs, session.deadlineAt);
+  } catch {
+    return undefined;
+  }
+  if (!session.deps.models.resolve(after.started.model.id)) return undefined;
+  const next = decide(after, decideContext(session));
+  if (next.kind !== 'call_model') return undefined;
+  return { step: next.step, maxOutputTokens: next.maxOutputTokens, reserved: next.reserved };
 }
 
 async function callModel(session: RunSession, action: Extract<Action, { kind: 'call_model' }>): Promise<void> {
-  const { models, codec, clock, checkpoints, config, metrics } = session.deps;
-  const state = session.state;
-  const client = models.resolve(state.started.model.id);
-  if (!client) return; // decide checks availability; a model that vanished mid-step is seen next decide
+  const { models, config } = session.deps;
+  if (!models.resolve(session.state.started.model.id)) return; // decide checks availability; a model that vanished mid-step is seen next decide
   session.lease.assertFresh(config.modelTimeoutMs, session.deadlineAt);
   // The reservation is written before the call: a crash after it never refunds the budget.
   await session.append({ type: 'model_started', step: action.step, maxOutputTokens: action.maxOutputTokens, reserved: action.reserved });
+  await invokeModel(session, action);
+}
+
+/** The model call under a reservation already in the log (its own model_started, or carried). */
+async function invokeModel(session: RunSession, action: ModelReservation): Promise<void> {
+  const { models, codec, clock, checkpoints, config, metrics } = session.deps;
+  const state = session.state;
+  const client = models.resolve(state.started.model.id);
+  // The reservation stays spent and unanswered: decide treats it as any model_started with no response.
+  if (!client) return;
   const request = await buildModelRequest(session.state, codec, action.maxOutputTokens);
   const controller = new AbortController();
   const stop = new AbortController();

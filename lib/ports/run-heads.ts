@@ -152,6 +152,12 @@ export interface RunHeads {
   markLoaded(run: RunRef, args: { owner: string; epoch: number; stalls: number }): Promise<void>;
   /** Apply a projection if head.lastSeq <= projection.lastSeq (monotonic). Returns whether applied. */
   project(run: RunRef, projection: HeadProjection): Promise<boolean>;
+  /**
+   * `project` and `releaseLease` in one conditional write (the end of a step that owes no
+   * outcome notice): both, or neither when new inbox items arrived (false; the lease is kept and
+   * nothing is projected). A projection older than the head's is skipped and the lease released.
+   */
+  projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean>;
   setPark(run: RunRef, park: HeadPark | null, status?: RunStatus): Promise<void>;
   /** Forward-only: applied only when pointer.seq is above the stored one. */
   setSnapshot(run: RunRef, pointer: SnapshotPointer): Promise<boolean>;

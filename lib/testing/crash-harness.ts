@@ -58,6 +58,8 @@ export interface HarnessReport {
 export interface HarnessOptions {
   /** Every n-th pair for double crashes (all pairs grow quadratically). Default 7; 0 skips them. */
   doubleCrashStride?: number;
+  /** Pairs of crash indexes to run besides the sampled ones (the first worker dies at i, its successor at j). */
+  doubleCrashPairs?: readonly (readonly [number, number])[];
   /** Pause (freeze) points: checkpoint kinds where a worker is frozen mid-call. */
   pausePoints?: CheckpointName[];
   onPoint?: (report: PointReport) => void;
@@ -120,6 +122,9 @@ export async function runCrashHarness<W extends World, E>(scenario: HarnessScena
         push(await crashScenario(scenario, request, run, baseline, [i, j], baseRec.labels, options.mutation));
       }
     }
+  }
+  for (const [i, j] of options.doubleCrashPairs ?? []) {
+    push(await crashScenario(scenario, request, run, baseline, [i, j], baseRec.labels, options.mutation));
   }
   // 4. Pause points: freeze a worker mid-call, let its lease lapse, let another take over, resume.
   for (const kind of options.pausePoints ?? ['before-tool', 'after-tool', 'before-model', 'after-model']) {

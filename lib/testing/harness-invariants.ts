@@ -1,5 +1,6 @@
 import { AppendConflictError, errorMessage } from '../core/errors.js';
 import { canonicalJson } from '../core/json.js';
+import { reservationOf } from '../core/events.js';
 import { foldLog } from '../core/fold.js';
 import type { RunState } from '../core/state.js';
 import type { RunRef } from '../ports/run-ref.js';
@@ -130,9 +131,10 @@ export async function checkInvariants(
     failures.push(duplicateFailure(dup, state));
   }
 
-  // 3. Spend: one step per model_started, usage equal to what the raw log says was spent.
-  const modelStarts = page.events.filter((e) => (e as { type: string }).type === 'model_started').length;
-  if (state.usage.steps !== modelStarts) failures.push(`steps ${state.usage.steps} != ${modelStarts} model_started events (budget reset)`);
+  // 3. Spend: one step per reservation (a model_started, or one carried by a tool_result), usage
+  // equal to what the raw log says was spent.
+  const modelStarts = page.events.filter((e) => reservationOf(e as { type: string }) !== undefined).length;
+  if (state.usage.steps !== modelStarts) failures.push(`steps ${state.usage.steps} != ${modelStarts} model reservations in the log (budget reset)`);
   // Recomputed from the raw log, independently of fold: a model call's actual usage when it
   // answered, its reservation when it did not (a crash never refunds it).
   const expected = usageFromLog(page.events);
@@ -232,15 +234,22 @@ function usageFromLog(events: unknown[]): { inputTokens: number; outputTokens: n
   // A child call's reservation is spent at its start; the child's answer replaces it, never above it.
   const childReserved = new Map<string, NonNullable<LoggedModelEvent['reserved']>>();
   for (const raw of events as LoggedModelEvent[]) {
+    const reservation = reservationOf(raw);
     if (raw.type === 'tool_started' && raw.wait?.kind === 'child' && raw.wait.reserved && raw.callId) {
       const r = raw.wait.reserved;
       childReserved.set(raw.callId, r);
       total.inputTokens += r.inputTokens;
       total.outputTokens += r.outputTokens;
       total.costUsd += r.costUsd;
-    } else if (raw.type === 'tool_result' && raw.childUsage && raw.callId && childReserved.has(raw.callId)) {
-      const r = childReserved.get(raw.callId)!;
-      for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) total[k] += Math.min(raw.childUsage[k], r[k]) - r[k];
+    } else if (raw.type === 'tool_result' && (reservation || raw.childUsage)) {
+      const r = raw.callId ? childReserved.get(raw.callId) : undefined;
+      if (r && raw.childUsage) {
+        for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) total[k] += Math.min(raw.childUsage[k], r[k]) - r[k];
+      }
+      if (reservation) {
+        settle();
+        open = reservation.reserved;
+      }
     } else if (raw.type === 'model_started') {
       settle();
       open = raw.reserved;

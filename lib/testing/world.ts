@@ -100,7 +100,7 @@ function writeHooks(points: WritePoints | undefined, mutation: WriteMutation | u
 
 /** What a skipped or held-back write reports to its caller: that it went through. */
 function mutationResult(label: string): unknown {
-  return label === 'heads.releaseLease' || label === 'heads.project' || label === 'heads.createHead' || label === 'heads.setSnapshot' ? true : undefined;
+  return label === 'heads.releaseLease' || label === 'heads.project' || label === 'heads.projectAndRelease' || label === 'heads.createHead' || label === 'heads.setSnapshot' ? true : undefined;
 }
 
 /** The checkpoints of a harness process: the engine's, plus the write points of its ports. */

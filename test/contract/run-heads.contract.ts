@@ -121,6 +121,34 @@ export function runHeadsContract(target: StoreTarget): void {
       expect(head?.ingestedInboxVersion).toBe(version);
     });
 
+    it('projects and releases in one write: both, or neither when the inbox moved; only for the holder', async () => {
+      const run = await created();
+      await sut.store.claimLease(run, { owner: 'A', now, ttlMs: TTL });
+      const g = await sut.store.claimLease(run, { owner: 'A', now, ttlMs: TTL });
+      await sut.store.markLoaded(run, { owner: 'A', epoch: g.epoch, stalls: 1 });
+      const p4 = projection(now + 10, { lastSeq: 4, wakeAt: now + 500 });
+      await expect(sut.store.projectAndRelease(run, p4, { owner: 'B', epoch: g.epoch, inboxVersion: 0 })).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await sut.store.getHead(run))?.lastSeq).toBe(1);
+      await sut.peer().put(run, cancelItem('01-cancel'));
+      const version = (await sut.store.getHead(run))?.inboxVersion ?? 0;
+      // The inbox moved: nothing is written, the lease is kept.
+      expect(await sut.store.projectAndRelease(run, p4, { owner: 'A', epoch: g.epoch, inboxVersion: 0 })).toBe(false);
+      expect(await sut.store.getHead(run)).toMatchObject({ lastSeq: 1, lease: { owner: 'A', epoch: g.epoch }, stalls: 1 });
+      expect(await sut.store.projectAndRelease(run, p4, { owner: 'A', epoch: g.epoch, inboxVersion: version })).toBe(true);
+      const head = await sut.store.getHead(run);
+      expect(head).toMatchObject({ ...p4, attempts: 0, ingestedInboxVersion: version, epoch: g.epoch });
+      expect(head?.lease).toBeUndefined();
+      expect(head?.stalls).toBeUndefined();
+      // Released: a second try is a stale holder's.
+      await expect(sut.store.projectAndRelease(run, p4, { owner: 'A', epoch: g.epoch, inboxVersion: version })).rejects.toBeInstanceOf(LeaseLostError);
+      // A projection older than the head's is skipped, the lease still released.
+      const g2 = await sut.store.claimLease(run, { owner: 'A', now, ttlMs: TTL });
+      expect(await sut.store.projectAndRelease(run, projection(now + 20, { lastSeq: 3, status: 'completed' }), { owner: 'A', epoch: g2.epoch, inboxVersion: version })).toBe(true);
+      const after = await sut.store.getHead(run);
+      expect(after).toMatchObject({ lastSeq: 4, status: 'running' });
+      expect(after?.lease).toBeUndefined();
+    });
+
     it('resets attempts for the lease holder only', async () => {
       const run = await created();
       await sut.store.claimLease(run, { owner: 'A', now, ttlMs: TTL });
@@ -157,6 +185,7 @@ export function runHeadsContract(target: StoreTarget): void {
         () => sut.store.releaseLease(run, { ...lease, inboxVersion: 0 }),
         () => sut.store.resetAttempts(run, lease),
         () => sut.store.project(run, projection(now)),
+        () => sut.store.projectAndRelease(run, projection(now), { ...lease, inboxVersion: 0 }),
         () => sut.store.setPark(run, { reason: 'poisoned', detail: 'x', at: now }, 'parked'),
         () => sut.store.setSnapshot(run, { seq: 5, key: 'k', sha256: 'c'.repeat(64), foldVersion: 1 }),
         () => sut.store.markNotified(run, 3),

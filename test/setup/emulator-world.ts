@@ -96,6 +96,9 @@ class NamespacedStore implements EventLog, RunHeads, Inbox {
   project(run: RunRef, projection: HeadProjection): Promise<boolean> {
     return this.store.project(this.in(run), projection);
   }
+  projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
+    return this.store.projectAndRelease(this.in(run), projection, args);
+  }
   setPark(run: RunRef, park: HeadPark | null, status?: RunStatus): Promise<void> {
     return this.store.setPark(this.in(run), park, status);
   }

@@ -109,6 +109,9 @@ export function foldEvent(m: RunModel, e: LogEvent): void {
     case 'tool_result': {
       const errorCode = str(e.errorCode);
       callOf(m, e).result = { seq: e.seq, at: e.at, ok: e.ok === true, source: str(e.source) ?? 'tool', ...(errorCode ? { errorCode } : {}) };
+      // The result that resolved its turn may carry the next model call's reservation: that step starts here.
+      const reservation = e.reservation as { step?: number } | undefined;
+      if (reservation) m.steps.push({ step: num(reservation.step, m.steps.length + 1), startedSeq: e.seq, startedAt: e.at, inputTokens: 0, outputTokens: 0, costUsd: 0 });
       return;
     }
     case 'tool_verified':

@@ -22,8 +22,10 @@ export function describe(e: LogEvent): string {
     }
     case 'model_failed':
       return `${s(e.code)}: ${truncate(s(e.message), 120)}${e.retryable ? ' (retryable)' : ''}`;
-    case 'tool_result':
-      return `${e.ok ? 'ok' : `error ${s(e.errorCode)}`} from ${s(e.source)}`;
+    case 'tool_result': {
+      const reservation = e.reservation as { step?: number } | undefined;
+      return `${e.ok ? 'ok' : `error ${s(e.errorCode)}`} from ${s(e.source)}${reservation ? `; reserves step ${s(reservation.step)}` : ''}`;
+    }
     case 'tool_verified':
       return `verify(): ${s(e.status)}`;
     case 'attention_required':

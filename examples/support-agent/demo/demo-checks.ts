@@ -44,6 +44,16 @@ export function checkSideEffects(runs: RunRecord[], effects: SideEffect[]): Chec
   };
 }
 
+/** The model steps the log reserved: each model_started, and each reservation a tool_result carries. */
+function reservedSteps(events: RunRecord['events']): number[] {
+  const steps: number[] = [];
+  for (const e of events) {
+    if (e.type === 'model_started') steps.push(Number(e.step));
+    else if (e.type === 'tool_result' && e.reservation) steps.push(Number((e.reservation as { step?: unknown }).step));
+  }
+  return steps;
+}
+
 /**
  * No budget was reset: the log has one run_started, contiguous seqs, model_started steps counting
  * 1, 2, 3... without a restart, and the head's step count equals the reservations in the log.
@@ -54,7 +64,7 @@ export function checkBudgets(runs: RunRecord[]): Check {
     const seqs = r.events.map((e) => Number(e.seq));
     if (seqs.some((s, i) => s !== i + 1)) problems.push(`${r.runId}: seqs not contiguous`);
     if (r.events.filter((e) => e.type === 'run_started').length !== 1) problems.push(`${r.runId}: run_started not exactly once`);
-    const steps = r.events.filter((e) => e.type === 'model_started').map((e) => Number(e.step));
+    const steps = reservedSteps(r.events);
     if (steps.some((s, i) => s !== i + 1)) problems.push(`${r.runId}: model steps ${steps.join(',')}`);
     if (r.view.usage.steps !== steps.length) problems.push(`${r.runId}: head says ${r.view.usage.steps} steps, log has ${steps.length}`);
     const budgets = r.view.budgets;
@@ -99,7 +109,7 @@ export function checkHeads(runs: RunRecord[]): Check {
       continue;
     }
     if (r.view.lastSeq !== Number(last.seq)) problems.push(`${r.runId}: head at seq ${r.view.lastSeq}, log at ${String(last.seq)}`);
-    const steps = r.events.filter((e) => e.type === 'model_started').length;
+    const steps = reservedSteps(r.events).length;
     if (r.view.usage.steps !== steps) problems.push(`${r.runId}: head ${r.view.usage.steps} steps, log ${steps}`);
     const status = terminal[String(last.type)];
     if (status && r.view.status !== status) problems.push(`${r.runId}: head ${r.view.status}, log ${status}`);

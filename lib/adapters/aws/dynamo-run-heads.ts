@@ -95,17 +95,7 @@ export class DynamoRunHeads implements RunHeads {
   }
 
   async releaseLease(run: RunRef, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
-    const update = this.ourLease(args.owner, args.epoch)
-      .remove(A.leaseOwner)
-      .remove(A.leaseUntil)
-      .remove(A.leaseEpoch)
-      .set('ingestedInboxVersion', args.inboxVersion)
-      // A release is a normal end of a step: the failure streak is over.
-      .set('attempts', 0)
-      .remove('stalls')
-      .condition('#inboxVersion = :inboxVersion')
-      .bind(':inboxVersion', args.inboxVersion);
-    update.name('inboxVersion');
+    const update = this.releaseUpdate(args);
     try {
       const item = (await update.send(this.ctx, run, 'releaseLease', true)) as Item;
       await repairSweep(this.ctx, item, 'write');
@@ -152,22 +142,7 @@ export class DynamoRunHeads implements RunHeads {
     // updatedAt only moves forward: a first try sets it (if not older than the stored one); when
     // only that part of the condition fails, the second try leaves it alone.
     for (const setUpdatedAt of [true, false]) {
-      const update = new HeadUpdate()
-        .set('status', projection.status)
-        .set(A.statusPk, statusPk(run.tenant, projection.status))
-        .set('lastSeq', projection.lastSeq)
-        .set('usage', projection.usage)
-        .set('attention', projection.attention)
-        .setOrRemove('waits', projection.waits?.length ? projection.waits : undefined)
-        .set('expiresAt', projection.expiresAt)
-        .set(TTL, ttlSeconds(projection.expiresAt))
-        .setOrRemove('outcome', projection.outcome)
-        .setOrRemove(A.runWakeAt, projection.wakeAt);
-      update.condition(`${update.name('lastSeq')} <= ${update.value(projection.lastSeq)}`);
-      if (setUpdatedAt) {
-        update.set('updatedAt', projection.updatedAt);
-        update.condition(`${update.name('updatedAt')} <= ${update.value(projection.updatedAt)}`);
-      }
+      const update = projectionUpdate(new HeadUpdate(), run, projection, setUpdatedAt);
       try {
         const item = (await update.send(this.ctx, run, 'project', true)) as Item;
         await repairSweep(this.ctx, item, 'write');
@@ -179,6 +154,38 @@ export class DynamoRunHeads implements RunHeads {
       }
     }
     return false;
+  }
+
+  async projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
+    for (const setUpdatedAt of [true, false]) {
+      const update = projectionUpdate(this.releaseUpdate(args), run, projection, setUpdatedAt);
+      try {
+        const item = (await update.send(this.ctx, run, 'projectAndRelease', true)) as Item;
+        await repairSweep(this.ctx, item, 'write');
+        return true;
+      } catch (error) {
+        if (!(error instanceof ConditionFailed)) throw error;
+        const item = await getHeadItem(this.ctx, run);
+        if (!item) throw new RunNotFoundError(runKey(run));
+        const head = itemToHead(item);
+        const ours = head.lease?.owner === args.owner && head.lease.epoch === args.epoch;
+        if (!ours) {
+          // An earlier attempt of this same call may have landed: nobody claimed since, and the
+          // head is exactly what our write leaves behind.
+          if (error.afterAmbiguousAttempt && !head.lease && head.epoch === args.epoch && head.ingestedInboxVersion === args.inboxVersion && head.lastSeq >= projection.lastSeq) {
+            await repairSweep(this.ctx, item, 'write');
+            return true;
+          }
+          throw new LeaseLostError(runKey(run), args.epoch);
+        }
+        // New inbox items arrived: nothing was written; they are ingested before letting go.
+        if (head.inboxVersion !== args.inboxVersion) return false;
+        // A later projection is already there (it can only be a repair of the same log): release alone.
+        if (head.lastSeq > projection.lastSeq) return this.releaseLease(run, args);
+        // Otherwise only the updatedAt part failed: the second try leaves it alone.
+      }
+    }
+    return this.releaseLease(run, args);
   }
 
   async setPark(run: RunRef, park: HeadPark | null, status?: RunStatus): Promise<void> {
@@ -235,10 +242,47 @@ export class DynamoRunHeads implements RunHeads {
     return itemToHead(item);
   }
 
+  /** What a release writes: the lease goes, the inbox version is recorded, the failure streak ends. */
+  private releaseUpdate(args: { owner: string; epoch: number; inboxVersion: number }): HeadUpdate {
+    const update = this.ourLease(args.owner, args.epoch)
+      .remove(A.leaseOwner)
+      .remove(A.leaseUntil)
+      .remove(A.leaseEpoch)
+      .set('ingestedInboxVersion', args.inboxVersion)
+      // A release is a normal end of a step: the failure streak is over.
+      .set('attempts', 0)
+      .remove('stalls')
+      .condition('#inboxVersion = :inboxVersion')
+      .bind(':inboxVersion', args.inboxVersion);
+    update.name('inboxVersion');
+    return update;
+  }
+
   private ourLease(owner: string, epoch: number): HeadUpdate {
     const update = new HeadUpdate().condition(LEASE_IS_OURS).bind(':owner', owner).bind(':epoch', epoch);
     update.name(A.leaseOwner);
     update.name(A.leaseEpoch);
     return update;
   }
+}
+
+/** The fields a projection sets, monotonic on lastSeq (and on updatedAt when asked). */
+function projectionUpdate(update: HeadUpdate, run: RunRef, projection: HeadProjection, setUpdatedAt: boolean): HeadUpdate {
+  update
+    .set('status', projection.status)
+    .set(A.statusPk, statusPk(run.tenant, projection.status))
+    .set('lastSeq', projection.lastSeq)
+    .set('usage', projection.usage)
+    .set('attention', projection.attention)
+    .setOrRemove('waits', projection.waits?.length ? projection.waits : undefined)
+    .set('expiresAt', projection.expiresAt)
+    .set(TTL, ttlSeconds(projection.expiresAt))
+    .setOrRemove('outcome', projection.outcome)
+    .setOrRemove(A.runWakeAt, projection.wakeAt);
+  update.condition(`${update.name('lastSeq')} <= ${update.value(projection.lastSeq)}`);
+  if (setUpdatedAt) {
+    update.set('updatedAt', projection.updatedAt);
+    update.condition(`${update.name('updatedAt')} <= ${update.value(projection.updatedAt)}`);
+  }
+  return update;
 }

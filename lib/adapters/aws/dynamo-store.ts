@@ -80,6 +80,10 @@ export class DynamoStore implements EventLog, RunHeads, Inbox {
   markLoaded(run: RunRef, args: { owner: string; epoch: number; stalls: number }): Promise<void> {
     return this.heads.markLoaded(run, args);
   }
+  projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
+    return this.heads.projectAndRelease(run, projection, args);
+  }
+
   project(run: RunRef, projection: HeadProjection): Promise<boolean> {
     return this.heads.project(run, projection);
   }

@@ -153,10 +153,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
       throw new LeaseLostError(runKey(run), args.epoch);
     }
     if (head.inboxVersion !== args.inboxVersion) return false;
-    delete head.lease;
-    head.ingestedInboxVersion = args.inboxVersion;
-    head.attempts = 0;
-    delete head.stalls;
+    applyRelease(head, args.inboxVersion);
     return true;
   }
 
@@ -183,19 +180,23 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
   async project(run: RunRef, projection: HeadProjection): Promise<boolean> {
     this.stats.requests++;
     const head = this.requireHead(run);
-    if (head.lastSeq > projection.lastSeq) return false;
-    head.status = projection.status;
-    head.lastSeq = projection.lastSeq;
-    head.usage = copy(projection.usage);
-    head.attention = copy(projection.attention);
-    if (projection.waits?.length) head.waits = copy(projection.waits);
-    else delete head.waits;
-    head.expiresAt = projection.expiresAt;
-    head.updatedAt = Math.max(head.updatedAt, projection.updatedAt);
-    if (projection.outcome) head.outcome = copy(projection.outcome);
-    else delete head.outcome;
-    if (projection.wakeAt !== undefined) head.wakeAt = projection.wakeAt;
-    else delete head.wakeAt;
+    return applyProjection(head, projection);
+  }
+
+  async projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
+    const head = this.requireHead(run);
+    const lease = head.lease;
+    if (!lease || lease.owner !== args.owner || lease.epoch !== args.epoch) {
+      this.stats.requests++;
+      throw new LeaseLostError(runKey(run), args.epoch);
+    }
+    if (head.inboxVersion !== args.inboxVersion) {
+      this.stats.requests++;
+      return false; // nothing written, as the one conditional update on DynamoDB
+    }
+    this.stats.requests++;
+    applyProjection(head, projection);
+    applyRelease(head, args.inboxVersion);
     return true;
   }
 
@@ -278,4 +279,30 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     this.stats.requests++;
     this.runs.get(runKey(run))?.inbox.delete(id);
   }
+}
+
+/** A projection, monotonic on lastSeq; false (nothing changed) for an older one. */
+function applyProjection(head: RunHead, projection: HeadProjection): boolean {
+  if (head.lastSeq > projection.lastSeq) return false;
+  head.status = projection.status;
+  head.lastSeq = projection.lastSeq;
+  head.usage = copy(projection.usage);
+  head.attention = copy(projection.attention);
+  if (projection.waits?.length) head.waits = copy(projection.waits);
+  else delete head.waits;
+  head.expiresAt = projection.expiresAt;
+  head.updatedAt = Math.max(head.updatedAt, projection.updatedAt);
+  if (projection.outcome) head.outcome = copy(projection.outcome);
+  else delete head.outcome;
+  if (projection.wakeAt !== undefined) head.wakeAt = projection.wakeAt;
+  else delete head.wakeAt;
+  return true;
+}
+
+/** What a release leaves: no lease, the ingested inbox version, the failure streak over. */
+function applyRelease(head: RunHead, inboxVersion: number): void {
+  delete head.lease;
+  head.ingestedInboxVersion = inboxVersion;
+  head.attempts = 0;
+  delete head.stalls;
 }

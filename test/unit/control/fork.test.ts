@@ -82,8 +82,9 @@ async function failedSource(options: Parameters<typeof invoiceWorld>[0] = {}) {
   await drain(t.world, t.worker);
   const { state, types } = await logOf(t.world, t.run);
   expect(state.outcome).toMatchObject({ type: 'failed', code: 'budget_exceeded:steps' });
-  // 1 run_started, 2-5 search turn, 6-9 and 10-13 two broken invoice turns, 14 run_failed.
-  expect(types[4]).toBe('tool_result');
+  // 1 run_started, 2-3 the first model call, 4-5 search (its result carries the next call's
+  // reservation), 6-8 and 9-11 two broken invoice turns, 12 run_failed.
+  expect(types).toEqual(['run_started', 'model_started', 'model_response', 'tool_started', 'tool_result', 'model_response', 'tool_started', 'tool_result', 'model_response', 'tool_started', 'tool_result', 'run_failed']);
   return t;
 }
 
@@ -99,8 +100,11 @@ describe('fork / rerun from a step', () => {
     await drain(t.world, t.worker);
     const fork = await logOf(t.world, { tenant: 't', runId: 'fixed-1' });
     expect(fork.events[0]).toMatchObject({ type: 'run_started', runId: 'fixed-1', agent: { version: '2' }, forkedFrom: { runId: 'r', seq: 5 } });
-    // The copied prefix is the source's, seq for seq (so call ids stay valid).
-    expect(fork.events.slice(1, 5).map(({ by: _by, ...e }) => e)).toEqual(source.events.slice(1, 5).map(({ by: _by, ...e }) => e));
+    // The copied prefix is the source's, seq for seq (so call ids stay valid), except the next
+    // model call's reservation on the last result: that call is the fork's own.
+    expect(source.events[4]).toHaveProperty('reservation');
+    expect(fork.events.slice(1, 5).map(({ by: _by, ...e }) => e)).toEqual(source.events.slice(1, 5).map(({ by: _by, reservation: _r, ...e }) => e));
+    expect(fork.events[5]).toMatchObject({ type: 'model_started', step: 2 });
     expect(fork.state.outcome).toMatchObject({ type: 'completed', answer: { value: 'invoice: {"orderId":"o-1","totalCents":1299}' } });
     // search_orders ran once, in the source; the fork's new call carries the fork's run id.
     expect(t.keys.slice(keysBefore.length)).toEqual(['fixed t:fixed-1:7-0']);
@@ -110,7 +114,10 @@ describe('fork / rerun from a step', () => {
   it('counts the copied usage in the fork\'s budgets: no fork gets a fresh budget', async () => {
     const t = await failedSource();
     const source = await logOf(t.world, t.run);
-    const prefixUsage = foldLog(source.events.slice(0, 5)).usage;
+    // At the boundary: before the next model call, so without the reservation the last result carried.
+    const { reservation: _next, ...boundary } = source.events[4]!;
+    const prefixUsage = foldLog([...source.events.slice(0, 4), boundary]).usage;
+    expect(prefixUsage.steps).toBe(1);
     await forkRun(t.worker.deps, forkOf(t, { atSeq: 5, runId: 'f-usage', version: '2' }));
     const head = await headOf(t.world, { tenant: 't', runId: 'f-usage' });
     expect(head.usage).toEqual(prefixUsage);
@@ -147,8 +154,8 @@ describe('fork / rerun from a step', () => {
     });
     await expect(forkRun(t.worker.deps, forkOf(t, { atSeq: 3 }))).rejects.toThrow('call 3-0 has no result there');
     await expect(forkRun(t.worker.deps, forkOf(t, { atSeq: 2 }))).rejects.toThrow('the model call at seq 2 has no response there');
-    await expect(forkRun(t.worker.deps, forkOf(t, { atSeq: 14 }))).rejects.toThrow('seq 14 is run_failed, the end of the run');
-    await expect(forkRun(t.worker.deps, forkOf(t, { atSeq: 99 }))).rejects.toMatchObject({ code: 'validation_error', issues: [{ path: 'atSeq', message: 'the log ends at seq 14' }] });
+    await expect(forkRun(t.worker.deps, forkOf(t, { atSeq: 12 }))).rejects.toThrow('seq 12 is run_failed, the end of the run');
+    await expect(forkRun(t.worker.deps, forkOf(t, { atSeq: 99 }))).rejects.toMatchObject({ code: 'validation_error', issues: [{ path: 'atSeq', message: 'the log ends at seq 12' }] });
     await expect(forkRun(t.worker.deps, forkOf(t, { atSeq: 5, version: '9' }))).rejects.toMatchObject({ code: 'validation_error', issues: [{ path: 'version' }] });
     await expect(forkRun(t.worker.deps, { tenant: 't', from: 'nope', atSeq: 1 })).rejects.toMatchObject({ code: 'run_not_found' });
     await expect(forkRun(t.worker.deps, { tenant: 'other', from: 'r', atSeq: 1 })).rejects.toMatchObject({ code: 'run_not_found' });
@@ -156,9 +163,9 @@ describe('fork / rerun from a step', () => {
 
   it('refuses to re-pin a version whose schemas a copied call does not fit (409 naming the call)', async () => {
     const t = await failedSource();
-    await expect(forkRun(t.worker.deps, forkOf(t, { atSeq: 9, version: '3' }))).rejects.toMatchObject({
+    await expect(forkRun(t.worker.deps, forkOf(t, { atSeq: 8, version: '3' }))).rejects.toMatchObject({
       code: 'fork_conflict',
-      message: expect.stringMatching(/^call 7-0 \(fetch_invoice\) does not fit fetch_invoice@3 of agent@3: currency: /),
+      message: expect.stringMatching(/^call 6-0 \(fetch_invoice\) does not fit fetch_invoice@3 of agent@3: currency: /),
     });
   });
 
@@ -174,22 +181,22 @@ describe('fork / rerun from a step', () => {
 
   it('survives a crash at every point halfway through its creation: the retry finishes the same fork', async () => {
     const reference = await failedSource();
-    await forkRun(reference.worker.deps, forkOf(reference, { atSeq: 9, runId: 'ref' }));
+    await forkRun(reference.worker.deps, forkOf(reference, { atSeq: 8, runId: 'ref' }));
     const expected = (await logOf(reference.world, { tenant: 't', runId: 'ref' })).events;
     const labels: string[] = [];
     const counting: Checkpoints = { at: (p, d) => void labels.push(`${p}:${d}`) };
     const probe = await failedSource();
-    await forkRun(spawnWorker(probe.world, counting).deps, forkOf(probe, { atSeq: 9, runId: 'ref' }));
-    expect(labels).toHaveLength(18); // before and after each of the 9 appends
+    await forkRun(spawnWorker(probe.world, counting).deps, forkOf(probe, { atSeq: 8, runId: 'ref' }));
+    expect(labels).toHaveLength(16); // before and after each of the 8 appends
     for (let i = 0; i < labels.length; i++) {
       const t = await failedSource();
       let n = 0;
       const dying = spawnWorker(t.world, { at: () => { if (n++ === i) throw new WorkerHalt(labels[i] ?? ''); } });
-      await expect(forkRun(dying.deps, forkOf(t, { atSeq: 9, runId: 'ref' }))).rejects.toBeInstanceOf(WorkerHalt);
+      await expect(forkRun(dying.deps, forkOf(t, { atSeq: 8, runId: 'ref' }))).rejects.toBeInstanceOf(WorkerHalt);
       dying.kill();
       // Until the retry, nothing can run it: no head, no tick.
       expect(await t.storage.heads.getHead({ tenant: 't', runId: 'ref' }), labels[i]).toBeUndefined();
-      const retry = await forkRun(t.worker.deps, forkOf(t, { atSeq: 9, runId: 'ref' }));
+      const retry = await forkRun(t.worker.deps, forkOf(t, { atSeq: 8, runId: 'ref' }));
       expect(retry.created, labels[i]).toBe(i === 0);
       const events = (await logOf(t.world, { tenant: 't', runId: 'ref' })).events;
       const strip = (list: typeof events) => list.map(({ at: _a, by: _b, ...e }) => e);
@@ -215,7 +222,7 @@ describe('fork / rerun from a step', () => {
   it('costs one write per copied event plus four requests, however long the source ran past atSeq', async () => {
     const t = await failedSource();
     const store = t.storage.store;
-    for (const atSeq of [5, 9]) {
+    for (const atSeq of [5, 8]) {
       const before = store.stats.requests;
       await forkRun(t.worker.deps, forkOf(t, { atSeq, runId: `cost-${atSeq}` }));
       // head, one page of the prefix, atSeq appends, the fork's head (put, read back); the tick is SQS.

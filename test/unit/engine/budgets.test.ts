@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ModelError } from '../../../lib/core/errors.js';
+import { reservationOf } from '../../../lib/core/events.js';
 import type { ModelRequest, ModelResponse } from '../../../lib/core/messages.js';
 import { requestRunAction } from '../../../lib/engine/requests.js';
 import { runStep } from '../../../lib/engine/step-runner.js';
@@ -47,7 +48,8 @@ describe('budgets', () => {
     await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go', budgets: { maxOutputTokens: 1_000 } });
     await driveRun(t.world, t.run, { worker: () => t.worker });
     const { state, events } = await logOf(t.world, t.run);
-    const starts = events.filter((e) => e.type === 'model_started') as unknown as { maxOutputTokens: number }[];
+    // Reservations: the first model_started, then the ones carried by each turn's last tool_result.
+    const starts = events.map((e) => reservationOf(e)).filter((r) => r !== undefined);
     expect(starts.map((s) => s.maxOutputTokens)).toEqual([512, 488]);
     expect(state.usage.outputTokens).toBe(1_000);
     expect(state.outcome).toMatchObject({ code: 'budget_exceeded:output_tokens' });
@@ -85,6 +87,37 @@ describe('budgets', () => {
     expect(end.state.usage.steps).toBe(2);
     // The orphaned reservation stays spent on top of the second call's actual usage.
     expect(end.state.usage.outputTokens).toBeGreaterThanOrEqual(reserved.outputTokens);
+  });
+
+  it('a crash right after a tool_result that carries the reservation never refunds it', async () => {
+    const t = scriptedWorld({ tools: [noop], script: [{ calls: [{ name: 'noop', args: {} }] }, { text: 'answer' }] });
+    await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
+    // seq 5 is the noop's result: it resolves the turn, so it carries the second model call's reservation.
+    const dying = spawnWorker(t.world, haltAt('after-append:tool_result#5'));
+    await expect(runStep(dying.deps, t.storage.queue.take()!.tick, { owner: 'w1', deadlineAt: t.world.clock.now() + 300_000 })).rejects.toThrow();
+    dying.kill();
+    const mid = await logOf(t.world, t.run);
+    expect(mid.types).toEqual(['run_started', 'model_started', 'model_response', 'tool_started', 'tool_result']);
+    const first = mid.events[2] as unknown as { usage: { inputTokens: number; outputTokens: number } };
+    const carried = mid.events[4] as unknown as { reservation: { step: number; reserved: { inputTokens: number; outputTokens: number } } };
+    expect(carried.reservation.step).toBe(2);
+    // Charged at once, as a model_started would be: the model may have been called.
+    expect(mid.state.usage).toMatchObject({
+      steps: 2,
+      inputTokens: first.usage.inputTokens + carried.reservation.reserved.inputTokens,
+      outputTokens: first.usage.outputTokens + carried.reservation.reserved.outputTokens,
+    });
+    expect(mid.state.unansweredModelCalls).toBe(1);
+    const w = spawnWorker(t.world);
+    const done = await driveRun(t.world, t.run, { worker: () => w });
+    expect(done.head.status).toBe('completed');
+    const end = await logOf(t.world, t.run);
+    // The resumed worker reserves again (step 3) with its own model_started; the orphan stays spent.
+    expect(end.types.slice(5)).toEqual(['model_started', 'model_response', 'run_completed']);
+    expect(end.events[5]).toMatchObject({ step: 3 });
+    expect(end.state.usage.steps).toBe(3);
+    expect(end.state.usage.outputTokens).toBeGreaterThanOrEqual(first.usage.outputTokens + carried.reservation.reserved.outputTokens);
+    expect(done.head.usage).toEqual(end.state.usage);
   });
 
   it('two consecutive model calls without a response park the run; retry resumes it', async () => {

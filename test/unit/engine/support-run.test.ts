@@ -16,7 +16,9 @@ describe('support agent on memory adapters', () => {
     expect(result.head.status).toBe('completed');
     const page = await world.storage.log.read({ tenant: 't1', runId: 'r1' }, { afterSeq: 0 });
     const types = page.events.map((e) => (e as { type: string }).type);
-    expect(types.slice(0, 6)).toEqual(['run_started', 'model_started', 'model_response', 'tool_started', 'tool_result', 'model_started']);
+    // The tool_result that resolves the turn's last call carries the next model call's reservation.
+    expect(types.slice(0, 6)).toEqual(['run_started', 'model_started', 'model_response', 'tool_started', 'tool_result', 'model_response']);
+    expect(page.events[4]).toMatchObject({ type: 'tool_result', reservation: { step: 2 } });
     // Both parallel calls get their started marker before either result.
     const i = types.indexOf('tool_started', 5);
     expect(types.slice(i, i + 4)).toEqual(['tool_started', 'tool_started', 'tool_result', 'tool_result']);

@@ -64,9 +64,10 @@ describe('crash harness over an application agent of its own', () => {
       expect(p.failures[0]).toMatch(/^failed \(budget_exceeded:steps: .+\) where the uninterrupted run completed with "Mug reserved/);
       expect(p.failures.join('\n')).not.toMatch(/below the uninterrupted/);
     }
-    // Between model_started and model_response: the named checkpoints, and the writes there
-    // (model_started's own put, landed or not, and the response's put before it lands).
-    const between = /^(after-append:model_started|before-model|after-model|before-append:model_response|after-write:log\.append|before-write:log\.append)/;
+    // Between a reservation and model_response: the named checkpoints, and the writes there
+    // (the reservation's own put, a model_started or the turn's last tool_result that carries it,
+    // landed or not, and the response's put before it lands).
+    const between = /^(after-append:model_started|after-append:tool_result|before-model|after-model|before-append:model_response|after-write:log\.append|before-write:log\.append)/;
     expect(failed.filter((p) => !between.test(p.at[0]?.label ?? '')).map((p) => p.at[0]?.label)).toEqual([]);
   }, 60_000);
 

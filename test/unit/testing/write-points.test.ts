@@ -38,8 +38,25 @@ describe('crash points at every write', () => {
     ],
   ];
   it.each(mutations)('fails points when %s', async (_name, mutation) => {
-    // Answers are ingested only after a crash parked the run: a swap there needs a second crash.
-    const report = await runCrashHarness(scenario, { ...quick, ...(mutation.kind === 'swap' ? { doubleCrashStride: 10 } : {}), mutation });
+    // Answers are ingested only after a crash parked the run: a swap there needs a second crash,
+    // in the successor that ingests the answer. The pairs: every first crash that led to an
+    // answer, with the successor dying at each of its first 40 points (a sampled stride can miss
+    // the one write it takes, as the run's shape changes).
+    const pairs = mutation.kind === 'swap' ? await answeredPairs(40) : [];
+    const report = await runCrashHarness(scenario, { ...quick, doubleCrashPairs: pairs, mutation });
     expect(report.failed, formatHarnessReport(report, 3)).toBeGreaterThan(0);
+    if (pairs.length > 0) {
+      // The same pairs hold without the mutation: the failures are the swap's.
+      const clean = await runCrashHarness(scenario, { ...quick, doubleCrashPairs: pairs });
+      expect(clean.failed, formatHarnessReport(clean, 3)).toBe(0);
+    }
   }, 120_000);
 });
+
+/** Double-crash pairs whose first crash parks the run for a person's answer; the successor dies at 0..n-1. */
+async function answeredPairs(n: number): Promise<[number, number][]> {
+  const single = await runCrashHarness(scenario, quick);
+  const firsts = single.points.filter((p) => p.resolutions > 0).map((p) => p.at[0]?.index ?? 0);
+  expect(firsts.length).toBeGreaterThan(0);
+  return firsts.flatMap((i) => Array.from({ length: n }, (_, j): [number, number] => [i, j]));
+}

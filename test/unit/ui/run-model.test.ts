@@ -29,6 +29,18 @@ describe('the run model', () => {
     expect(m.previousAt.get(3)).toBe(1_100);
   });
 
+  it('starts the next step at a tool_result that carries its reservation', () => {
+    const m = fold([
+      ...log,
+      { seq: 7, type: 'tool_result', at: 2_400, callId: '3-1', ok: true, source: 'tool', output: { kind: 'inline', value: 'y' }, reservation: { step: 2, maxOutputTokens: 100, reserved: { inputTokens: 50, outputTokens: 100, costUsd: 0.01 } } },
+      { seq: 8, type: 'model_response', at: 2_900, usage: { inputTokens: 60, outputTokens: 5 }, costUsd: 0.001, calls: [] },
+    ]);
+    expect(m.steps.map((s) => [s.step, s.startedSeq, s.endedAt, s.inputTokens])).toEqual([
+      [1, 2, 1_600, 40],
+      [2, 7, 2_900, 60],
+    ]);
+  });
+
   it('lists a call started with no result, with when its policy applies (notAfter + grace)', () => {
     const m = fold(log);
     expect(pendingCalls(m).map((c) => [c.callId, c.policy, c.appliesAt])).toEqual([['3-1', 'escalate', 16_800]]);
