@@ -97,35 +97,18 @@ export async function driveRun(world: World, run: RunRef, options: DriveOptions)
     if (['completed', 'failed', 'cancelled'].includes(head.status) && !inboxPending) return { head, steps, crashes, resolutions };
     // Waiting for a decision that nobody in this script gives, and nothing expires: stop here.
     if (head.status === 'awaiting_approval' && head.wakeAt === undefined && !inboxPending) return { head, steps, crashes, resolutions };
-    if ((head.status === 'parked' || head.park) && !inboxPending) {
-      const attention = head.attention[0] ?? (head.park ? { seq: 0, reason: 'model_stalled' as const, detail: head.park.detail } : undefined);
-      const answer = attention && options.resolver?.(attention, head);
-      if (!attention || !answer) return { head, steps, crashes, resolutions };
-      const api = options.worker();
-      if (attention.rerunNotBefore !== undefined && clock.now() < attention.rerunNotBefore) {
-        await clock.advance(attention.rerunNotBefore - clock.now() + 1);
+    // A parked run of the family (the driven run first, then a child run parked for a person)
+    // is answered by the resolver, as a person watching them all would.
+    const parked = (head.status === 'parked' || head.park) && !inboxPending ? { run, head } : await parkedDescendant(world, run, family);
+    if (parked) {
+      const answered = await answerPark(world, parked.run, parked.head, options);
+      if (answered === 'none') {
+        if (parked.run === run) return { head, steps, crashes, resolutions };
+      } else {
+        if (answered === 'crashed') crashes++;
+        else resolutions++;
+        continue;
       }
-      try {
-        if (answer === 'retry' || answer === 'fail') await requestRunAction(api.deps, run, answer, 'harness-resolver');
-        else {
-          // Not inside `onSubmitted?.(...)`: an absent callback would skip the request itself.
-          const { inboxId } = await requestResolution(api.deps, run, answer, 'harness-resolver');
-          options.onSubmitted?.(inboxId);
-        }
-      } catch (error) {
-        if (error instanceof WorkerHalt) {
-          // The API process died inside the request: the person got an error and asks again
-          // once nothing of it is pending (an item that did land is ingested first).
-          crashes++;
-          api.kill();
-          continue;
-        }
-        if (!(error instanceof RequestConflictError)) throw error;
-        const what = `${attention.reason} on ${attention.callId ? `call ${attention.callId}` : 'the run'}`;
-        throw new ResolverAnswerRefusedError(what, JSON.stringify(answer), { cause: error });
-      }
-      resolutions++;
-      continue;
     }
     // Nothing queued: let time pass to the next wake-up (of the run or of a child that still owes
     // something), then sweep as the scheduled sweeper would.
@@ -169,4 +152,48 @@ async function childWakeTimes(world: World, run: RunRef, family: Set<string>): P
     }
   }
   return times;
+}
+
+/**
+ * Answer one parked run with the resolver: 'answered', 'crashed' (the API process died inside the
+ * request: the person got an error and asks again once nothing of it is pending), or 'none'
+ * (no resolver answer: the run stays parked).
+ */
+async function answerPark(world: World, run: RunRef, head: RunHead, options: DriveOptions): Promise<'answered' | 'crashed' | 'none'> {
+  const { clock } = world;
+  const attention = head.attention[0] ?? (head.park ? { seq: 0, reason: 'model_stalled' as const, detail: head.park.detail } : undefined);
+  const answer = attention && options.resolver?.(attention, head);
+  if (!attention || !answer) return 'none';
+  const api = options.worker();
+  if (attention.rerunNotBefore !== undefined && clock.now() < attention.rerunNotBefore) {
+    await clock.advance(attention.rerunNotBefore - clock.now() + 1);
+  }
+  try {
+    if (answer === 'retry' || answer === 'fail') await requestRunAction(api.deps, run, answer, 'harness-resolver');
+    else {
+      // Not inside `onSubmitted?.(...)`: an absent callback would skip the request itself.
+      const { inboxId } = await requestResolution(api.deps, run, answer, 'harness-resolver');
+      options.onSubmitted?.(inboxId);
+    }
+  } catch (error) {
+    if (error instanceof WorkerHalt) {
+      api.kill();
+      return 'crashed';
+    }
+    if (!(error instanceof RequestConflictError)) throw error;
+    const what = `${attention.reason} on ${attention.callId ? `call ${attention.callId}` : 'the run'}`;
+    throw new ResolverAnswerRefusedError(what, JSON.stringify(answer), { cause: error });
+  }
+  return 'answered';
+}
+
+/** A child run of the family that is parked with nothing pending in its inbox, if any. */
+async function parkedDescendant(world: World, run: RunRef, family: Set<string>): Promise<{ run: RunRef; head: RunHead } | undefined> {
+  for (const runId of family) {
+    if (runId === run.runId) continue;
+    const child = { tenant: run.tenant, runId };
+    const head = await world.storage.heads.getHead(child);
+    if (head && (head.status === 'parked' || head.park) && head.inboxVersion <= head.ingestedInboxVersion) return { run: child, head };
+  }
+  return undefined;
 }
