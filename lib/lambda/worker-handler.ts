@@ -17,6 +17,7 @@ export interface WorkerHandlerOptions {
  * held by another live worker is retried when that lease ends (batch item failure with the
  * visibility set to match); an unexpected error is a batch item failure, redelivered after the
  * shortened visibility, and the run's attempts counter parks it as poisoned if it keeps failing.
+ * Each delivery of a tick that earlier deliveries did not finish waits longer (limits.ts back-off).
  */
 export function workerHandlerFor(getRuntime: () => Promise<Runtime>, options: WorkerHandlerOptions = {}) {
   const exitProcess = options.exitProcess ?? (() => setTimeout(() => process.exit(1), 100));
@@ -56,8 +57,11 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
     return { failed: false, mustExit: false };
   }
   logger.appendKeys({ tenant: tick.tenant, runId: tick.runId });
-  // A crashed worker's tick comes back soon after its lease ends.
-  const visibilitySeconds = tickVisibilitySeconds(engine.config.leaseMs, runtime.env.LOGBOOK_VISIBILITY_MARGIN_S);
+  // A crashed worker's tick comes back soon after its lease ends; later for each delivery of it
+  // that did not finish before (back-off: a FIFO queue takes no per-message delay, so visibility).
+  const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+  const visibilitySeconds = tickVisibilitySeconds(engine.config.leaseMs, runtime.env.LOGBOOK_VISIBILITY_MARGIN_S, receiveCount);
+  if (receiveCount > 1) logger.info('tick redelivered; backing off before the next delivery', { receiveCount, visibilitySeconds });
   const setVisibility = async (seconds: number) => {
     try {
       await visibility.setVisibility(record.receiptHandle, seconds);

@@ -81,6 +81,18 @@ describe('worker handler', () => {
     expect(exited).toBe(true);
   }, 20_000);
 
+  it('backs off a redelivered tick: its visibility grows with the receive count (FIFO has no per-message delay)', async () => {
+    const { rt, engine, visibility } = runtime();
+    await startRun(engine, { tenant: 'acme', runId: 'v-2', agent: 'stubborn', input: 'x' });
+    const handler = createWorkerHandler(async () => rt, { exitProcess: () => undefined });
+    const record = sqsRecord(JSON.stringify({ tenant: 'acme', runId: 'v-2' }), 'm-2', 'rh-2');
+    // The third delivery: two before it did not finish (their workers died holding the tick).
+    record.attributes.ApproximateReceiveCount = '3';
+    await handler({ Records: [record] }, lambdaContext('w', 60_000) as Context);
+    const margin = rt.env.LOGBOOK_VISIBILITY_MARGIN_S;
+    expect(visibility[0]).toEqual({ receipt: 'rh-2', seconds: 5 * 4 + margin });
+  }, 20_000);
+
   it('drops a malformed body without failing the record', async () => {
     const { rt } = runtime();
     let exited = false;
