@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ScriptedModel, defineAgent, defineTool, type AgentDefinition, type ModelRequest, type Price, type ScriptStep, type ToolContext } from 'logbook';
+import { LogbookError, ScriptedModel, defineAgent, defineTool, type AgentDefinition, type ModelRequest, type Price, type ScriptStep, type ToolContext } from 'logbook';
 import type { CallStamp, SupportServices } from './services.js';
 
 export const SUPPORT_MODEL_ID = 'scripted:support-v1';
@@ -31,11 +31,10 @@ export interface SupportFaults {
 }
 
 /** The order service is down for this lookup (scripted by SupportFaults). */
-export class OrdersUnavailableError extends Error {
+export class OrdersUnavailableError extends LogbookError {
   readonly code = 'orders_unavailable';
   constructor(readonly customer: string) {
     super(`the order service did not answer the lookup for ${customer}`);
-    this.name = 'OrdersUnavailableError';
   }
 }
 
