@@ -19,9 +19,10 @@ export function createSupportAgents(env: Record<string, string | undefined> = pr
   const toolDelayMs = Number(env.SUPPORT_TOOL_DELAY_MS ?? 0);
   const model = real ? { model: { id: real.modelId, price: real.price } } : {};
   // `npm run chaos` scripts a poison run and a broken lookup by run id suffix (agent.ts SupportFaults).
+  // Both agents get them: they share the search_orders contract, so the registry holds one of them.
   const faults = env.SUPPORT_FAULTS === '1' ? { faults: { killsWorker: (runId: string) => runId.endsWith(POISON_RUN_SUFFIX), fails: (runId: string) => runId.endsWith(FAILING_RUN_SUFFIX) } } : {};
   return defineAgents({
-    agents: [supportAgent(services, { toolDelayMs, ...model, ...faults }), guardedAgent(services, { toolDelayMs, ...model })],
+    agents: [supportAgent(services, { toolDelayMs, ...model, ...faults }), guardedAgent(services, { toolDelayMs, ...model, ...faults })],
     models: { [SUPPORT_MODEL_ID]: () => supportModel(), [GUARDED_MODEL_ID]: () => guardedModel() },
   });
 }

@@ -90,6 +90,10 @@ export const VISIBILITY_MARGIN_S = 10;
  * first delivery keeps lease + margin; delivery n waits lease × 2^(n-1) + margin, so a burst of
  * infrastructure failures has passed before the run's poison counters (attempts, stalls, crashed
  * tool starts) run out, while a poison run still parks within MAX_RECEIVE_COUNT deliveries.
+ * Deliveries can also die where no counter sees them (before the claim, or after an append), so
+ * the last delivery SQS makes (MAX_RECEIVE_COUNT) does not step: the worker hands the run to a
+ * fresh tick (worker-handler.ts). The counters live on the head and in the log, so they carry
+ * over to the fresh tick, and a run's tick never reaches the DLQ because its workers died.
  */
 export const BACKOFF_FACTOR = 2;
 /** The longest visibility SQS accepts (12 hours). */
