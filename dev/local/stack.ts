@@ -59,7 +59,8 @@ export interface LocalStack {
 }
 
 /** Local timings: short leases so a killed worker's run resumes within seconds. */
-export const LOCAL_TIMINGS = { leaseMs: 5_000, marginMs: 1_000, modelTimeoutMs: 15_000, workerTimeoutMs: 60_000, visibilityMarginS: 2 };
+// The back-off base is shorter than the lease locally: a demo storm should not idle for minutes.
+export const LOCAL_TIMINGS = { leaseMs: 5_000, marginMs: 1_000, modelTimeoutMs: 15_000, workerTimeoutMs: 60_000, visibilityMarginS: 2, backoffBaseS: 2 };
 
 /**
  * The whole of Logbook on this machine: emulators, the table/bucket/queues from the shared
@@ -101,6 +102,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       LOGBOOK_MARGIN_MS: String(LOCAL_TIMINGS.marginMs),
       LOGBOOK_MODEL_TIMEOUT_MS: String(LOCAL_TIMINGS.modelTimeoutMs),
       LOGBOOK_VISIBILITY_MARGIN_S: String(LOCAL_TIMINGS.visibilityMarginS),
+      LOGBOOK_BACKOFF_BASE_S: String(LOCAL_TIMINGS.backoffBaseS),
       LOGBOOK_AGENTS_MODULE: agentsModule,
       ...options.env,
     };

@@ -101,10 +101,13 @@ export const SQS_MAX_VISIBILITY_S = 12 * 3600;
 /** How long the step queue keeps a message (the CDK and the local stack set it). */
 export const STEP_QUEUE_RETENTION_S = 4 * 86_400;
 
-/** Extra seconds delivery `receiveCount` of a tick waits before the next one, beyond lease + margin. */
-export function tickBackoffSeconds(leaseMs: number, receiveCount: number): number {
+/**
+ * Extra seconds delivery `receiveCount` of a tick waits before the next one, beyond lease +
+ * margin: base × (2^(n-1) - 1), the base being the lease unless a deployment sets it.
+ */
+export function tickBackoffSeconds(leaseMs: number, receiveCount: number, baseS: number = Math.ceil(leaseMs / 1000)): number {
   const n = Math.min(Math.max(1, Math.floor(receiveCount)), MAX_RECEIVE_COUNT) - 1;
-  return Math.ceil(leaseMs / 1000) * (BACKOFF_FACTOR ** n - 1);
+  return baseS * (BACKOFF_FACTOR ** n - 1);
 }
 
 /**
@@ -112,8 +115,8 @@ export function tickBackoffSeconds(leaseMs: number, receiveCount: number): numbe
  * comes back after the lease of a worker that died holding it has ended (never a wasted "busy"
  * delivery), later for each delivery before it that did not finish.
  */
-export function tickVisibilitySeconds(leaseMs: number, marginS: number = VISIBILITY_MARGIN_S, receiveCount = 1): number {
-  return Math.min(SQS_MAX_VISIBILITY_S, Math.ceil(leaseMs / 1000) + marginS + tickBackoffSeconds(leaseMs, receiveCount));
+export function tickVisibilitySeconds(leaseMs: number, marginS: number = VISIBILITY_MARGIN_S, receiveCount = 1, backoffBaseS?: number): number {
+  return Math.min(SQS_MAX_VISIBILITY_S, Math.ceil(leaseMs / 1000) + marginS + tickBackoffSeconds(leaseMs, receiveCount, backoffBaseS));
 }
 
 /**

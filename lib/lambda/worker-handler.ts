@@ -65,7 +65,7 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
   // A crashed worker's tick comes back soon after its lease ends; later for each delivery of it
   // that did not finish before (back-off: a FIFO queue takes no per-message delay, so visibility).
   const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
-  const visibilitySeconds = tickVisibilitySeconds(engine.config.leaseMs, runtime.env.LOGBOOK_VISIBILITY_MARGIN_S, receiveCount);
+  const visibilitySeconds = tickVisibilitySeconds(engine.config.leaseMs, runtime.env.LOGBOOK_VISIBILITY_MARGIN_S, receiveCount, runtime.env.LOGBOOK_BACKOFF_BASE_S);
   if (receiveCount > 1) logger.info('tick redelivered; backing off before the next delivery', { receiveCount, visibilitySeconds });
   const setVisibility = async (seconds: number) => {
     try {

@@ -14,7 +14,7 @@ const endpoints = endpointsFor('dynamodb-local') ?? endpointsFor('dynalite');
 describe.skipIf(!endpoints)('npm run chaos (short)', () => {
   it('every run ends well under worker kills and injected duplicate ticks', async () => {
     const lines: string[] = [];
-    const report = await runDemo({ runs: 3, chaos: true, injectTicks: true, faults: true, seed: 23, maxKills: 20, endpoints, timeoutMs: 170_000, log: (l) => lines.push(l) });
+    const report = await runDemo({ runs: 3, chaos: true, injectTicks: true, faults: true, seed: 23, maxKills: 20, endpoints, timeoutMs: 230_000, log: (l) => lines.push(l) });
     const failed = report.checks.filter((c) => !c.ok);
     expect(failed, lines.join('\n')).toEqual([]);
     expect(report).toMatchObject({ runs: 3, completed: 3, failed: 0, duplicateSideEffects: 0, ok: true });
@@ -26,5 +26,5 @@ describe.skipIf(!endpoints)('npm run chaos (short)', () => {
     expect(report.faults?.poison.lookupStarts).toBeGreaterThanOrEqual(2 * MAX_CRASHED_TOOL_ATTEMPTS);
     expect(report.faults?.failing).toMatchObject({ status: 'completed', reason: expect.stringContaining('orders_unavailable') });
     expect(report.deadLettered[`demo-23-poison`] ?? 0).toBe(0);
-  }, 220_000);
+  }, 280_000);
 });
