@@ -174,7 +174,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     const report: DemoReport = {
       runs: normal.length,
       completed: count('completed'),
-      parked: state.parkedRuns.size,
+      parked: [...state.parkedRuns].filter((id) => ids.includes(id)).length,
       failed: count('failed') + count('cancelled'),
       workerKills: state.kills,
       injectedTicks: state.injected,
