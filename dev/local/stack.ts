@@ -62,7 +62,8 @@ export interface LocalStack {
 /**
  * Local timings: short leases so a killed worker's run resumes within seconds. The worker's
  * invocation is as long as the deployed one's, so every tool that deploys (timeoutMs up to
- * MAX_TOOL_TIMEOUT_MS, 60 s by default) also runs locally.
+ * MAX_TOOL_TIMEOUT_MS, 60 s by default) also runs locally. The back-off base is shorter than the
+ * lease locally: a demo storm should not idle for minutes.
  */
 export const LOCAL_TIMINGS = {
   leaseMs: 5_000,
@@ -71,6 +72,7 @@ export const LOCAL_TIMINGS = {
   workerTimeoutMs: WORKER_TIMEOUT_MS,
   visibilityMarginS: 2,
   queueVisibilityS: 120,
+  backoffBaseS: 2,
 };
 
 /**
@@ -114,6 +116,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       LOGBOOK_MARGIN_MS: String(LOCAL_TIMINGS.marginMs),
       LOGBOOK_MODEL_TIMEOUT_MS: String(LOCAL_TIMINGS.modelTimeoutMs),
       LOGBOOK_VISIBILITY_MARGIN_S: String(LOCAL_TIMINGS.visibilityMarginS),
+      LOGBOOK_BACKOFF_BASE_S: String(LOCAL_TIMINGS.backoffBaseS),
       LOGBOOK_AGENTS_MODULE: agentsModule,
       ...options.env,
     };

@@ -1,14 +1,41 @@
 import { z } from 'zod';
-import { ScriptedModel, defineAgent, defineTool, type AgentDefinition, type ModelRequest, type Price, type ScriptStep, type ToolContext } from 'logbook';
+import { LogbookError, ScriptedModel, defineAgent, defineTool, type AgentDefinition, type ModelRequest, type Price, type ScriptStep, type ToolContext } from 'logbook';
 import type { CallStamp, SupportServices } from './services.js';
 
 export const SUPPORT_MODEL_ID = 'scripted:support-v1';
+/** With SUPPORT_FAULTS=1, a run whose id ends so has a lookup that kills its worker every time. */
+export const POISON_RUN_SUFFIX = '-poison';
+/** With SUPPORT_FAULTS=1, a run whose id ends so has a lookup that fails every time. */
+export const FAILING_RUN_SUFFIX = '-failing';
 
 export interface SupportToolOptions {
   /** How long each tool's own work takes before it calls its service (the demo's --tool-delay). */
   toolDelayMs?: number;
   /** Replaces the delay: the tool's own work (tests freeze a call here, before its lease check). */
   work?: (tool: string, ctx: ToolContext) => Promise<void>;
+  /** Scripted faults of the order lookup, by run (the chaos command's poison and broken runs). */
+  faults?: SupportFaults;
+}
+
+/**
+ * Faults `npm run chaos` scripts into one run each: a lookup that kills its worker process every
+ * time it runs (poison: no worker survives it), and a lookup that fails every time (a tool error).
+ */
+export interface SupportFaults {
+  /** search_orders of this run kills the process it runs in, every time. */
+  killsWorker?: (runId: string) => boolean;
+  /** search_orders of this run throws OrdersUnavailableError, every time. */
+  fails?: (runId: string) => boolean;
+  /** How the lookup kills its worker (default: SIGKILL to its own process). */
+  kill?: () => void;
+}
+
+/** The order service is down for this lookup (scripted by SupportFaults). */
+export class OrdersUnavailableError extends LogbookError {
+  readonly code = 'orders_unavailable';
+  constructor(readonly customer: string) {
+    super(`the order service did not answer the lookup for ${customer}`);
+  }
 }
 
 const stampOf = (ctx: ToolContext): CallStamp => ({ key: ctx.idempotencyKey, token: ctx.fencingToken, notAfter: ctx.notAfter });
@@ -38,6 +65,8 @@ export function supportTools(services: SupportServices, options: SupportToolOpti
       timeoutMs: 10_000,
       async execute({ customer }, ctx) {
         await work('search_orders', ctx);
+        if (options.faults?.killsWorker?.(ctx.runId)) (options.faults.kill ?? (() => process.kill(process.pid, 'SIGKILL')))();
+        if (options.faults?.fails?.(ctx.runId)) throw new OrdersUnavailableError(customer);
         return { orders: await services.searchOrders(customer, ctx.idempotencyKey) };
       },
     }),
@@ -88,6 +117,17 @@ export function supportTools(services: SupportServices, options: SupportToolOpti
   ];
 }
 
+/** The lookup's error when search_orders failed (the model saw an error result), else undefined. */
+function lookupError(request: ModelRequest): string | undefined {
+  const failed = request.messages.find((m) => m.role === 'tool' && m.name === 'search_orders' && m.isError);
+  if (!failed || failed.role !== 'tool') return undefined;
+  try {
+    return String((JSON.parse(failed.content) as { error?: unknown }).error ?? 'error');
+  } catch {
+    return 'error';
+  }
+}
+
 function firstOrderId(request: ModelRequest): string {
   for (const m of request.messages) {
     if (m.role === 'tool' && m.name === 'search_orders' && !m.isError) {
@@ -99,16 +139,23 @@ function firstOrderId(request: ModelRequest): string {
   return 'o_unknown';
 }
 
-/** The scripted conversation: search, then ticket + email in parallel, then refund, then answer. */
+/**
+ * The scripted conversation: search, then ticket + email in parallel, then refund, then answer.
+ * When the lookup failed, the model answers that error instead and stops: nothing to refund.
+ */
 export function supportScript(customer = 'c_77'): ScriptStep[] {
   return [
     { text: 'Let me look up the customer\'s orders.', calls: [{ name: 'search_orders', args: { customer } }] },
-    {
-      text: 'The first order arrived damaged. Opening a ticket and emailing the customer.',
-      calls: [
-        { name: 'create_ticket', args: { subject: `Damaged order for ${customer}`, body: 'Order arrived damaged; refund approved.' } },
-        { name: 'send_email', args: { to: `${customer}@example.com`, subject: 'Your refund', body: 'We are refunding your damaged order.' } },
-      ],
+    (request) => {
+      const error = lookupError(request);
+      if (error) return { text: `I could not look up the orders of ${customer} (${error}), so I refunded nothing; a colleague will follow up.` };
+      return {
+        text: 'The first order arrived damaged. Opening a ticket and emailing the customer.',
+        calls: [
+          { name: 'create_ticket', args: { subject: `Damaged order for ${customer}`, body: 'Order arrived damaged; refund approved.' } },
+          { name: 'send_email', args: { to: `${customer}@example.com`, subject: 'Your refund', body: 'We are refunding your damaged order.' } },
+        ],
+      };
     },
     (request) => ({ text: 'Issuing the refund.', calls: [{ name: 'issue_refund', args: { orderId: firstOrderId(request), amountCents: 1299 } }] }),
     (request) => ({ text: `Refunded order ${firstOrderId(request)} ($12.99), opened a ticket and emailed ${customer}.` }),

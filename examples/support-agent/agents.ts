@@ -5,7 +5,7 @@
  * LOGBOOK_MODEL=bedrock:<id> or openai:<model> puts a real model behind the agent.
  */
 import { defineAgents, selectedModel, type Agents } from 'logbook';
-import { SUPPORT_MODEL_ID, supportAgent, supportModel } from './agent.js';
+import { FAILING_RUN_SUFFIX, POISON_RUN_SUFFIX, SUPPORT_MODEL_ID, supportAgent, supportModel } from './agent.js';
 import { GUARDED_MODEL_ID, guardedAgent, guardedModel } from './guarded-agent.js';
 import { FileLedger, MemoryLedger } from './ledger.js';
 import { SupportServices } from './services.js';
@@ -18,8 +18,11 @@ export function createSupportAgents(env: Record<string, string | undefined> = pr
   const real = modelName === '' || modelName.startsWith('scripted') ? undefined : selectedModel(env);
   const toolDelayMs = Number(env.SUPPORT_TOOL_DELAY_MS ?? 0);
   const model = real ? { model: { id: real.modelId, price: real.price } } : {};
+  // `npm run chaos` scripts a poison run and a broken lookup by run id suffix (agent.ts SupportFaults).
+  // Both agents get them: they share the search_orders contract, so the registry holds one of them.
+  const faults = env.SUPPORT_FAULTS === '1' ? { faults: { killsWorker: (runId: string) => runId.endsWith(POISON_RUN_SUFFIX), fails: (runId: string) => runId.endsWith(FAILING_RUN_SUFFIX) } } : {};
   return defineAgents({
-    agents: [supportAgent(services, { toolDelayMs, ...model }), guardedAgent(services, { toolDelayMs, ...model })],
+    agents: [supportAgent(services, { toolDelayMs, ...model, ...faults }), guardedAgent(services, { toolDelayMs, ...model, ...faults })],
     models: { [SUPPORT_MODEL_ID]: () => supportModel(), [GUARDED_MODEL_ID]: () => guardedModel() },
   });
 }

@@ -12,10 +12,11 @@ export interface DecideContext {
   /** Attempts of a rerun/idempotency_key call before it stops being retried. */
   maxToolAttempts: number;
   /**
-   * Starts of a read-only (rerun) call that all ended with no result before it gets an error
-   * result; default maxToolAttempts. A failing read gets its error result at once, so only calls
-   * whose worker died (or lost its lease) inside them count here: a higher limit keeps a kill
-   * storm from changing the run's answer (limits.ts MAX_CRASHED_TOOL_ATTEMPTS).
+   * Starts in a row of a read-only (rerun) call that all ended with no result (its worker died or
+   * lost its lease inside it) before the call parks for a person; default maxToolAttempts. A
+   * failing read gets its error result at once; a read that never finishes is never turned into
+   * an error, which would change the run's answer because of the infrastructure (limits.ts
+   * MAX_CRASHED_TOOL_ATTEMPTS). Counted since a person last answered rerun.
    */
   maxCrashedToolAttempts?: number;
 }
@@ -59,9 +60,9 @@ export type Action =
  * request or an expired one, a due wait or timer; then:
  * 3. calls that can never run (arguments not JSON, unknown tool) → `reject_calls`, error results
  *    the model sees;
- * 4. read-only calls whose attempts ran out → `exhaust_calls`, error results too;
- * 5. a new attention (no implementation for a pinned tool, an unknown outcome, a keyed write
- *    started too often) → `attention`, or `park` if that attention is already open;
+ * 4. a new attention (no implementation for a pinned tool, an unknown outcome, a keyed write
+ *    started too often, a read whose every start died with its worker) → `attention`, or `park`
+ *    if that attention is already open;
  * 6. a cancel is recorded → `wait` while a verify/escalate call may still be running, then
  *    `cancel` with the calls left unresolved;
  * 7. a started verify-policy call past its deadline → `verify`;
@@ -86,7 +87,6 @@ export function decide(state: RunState, ctx: DecideContext): Action {
   const grace = state.started.graceMs;
 
   const rejects: { callId: string; code: string; message: string }[] = [];
-  const exhausted: string[] = [];
   const starts: { callId: string; attempt: number }[] = [];
   const attentions: Action[] = [];
   const verifies: string[] = [];
@@ -152,11 +152,10 @@ export function decide(state: RunState, ctx: DecideContext): Action {
       unresolved.push(callId);
       continue;
     }
-    decideStarted(call, policy, ctx, { starts, exhausted, attentions, verifies, pinnedOk: pinned !== undefined && ctx.hasTool(pinned.name, pinned.schemaHash) });
+    decideStarted(call, policy, ctx, { starts, attentions, verifies, pinnedOk: pinned !== undefined && ctx.hasTool(pinned.name, pinned.schemaHash) });
   }
 
   if (rejects.length > 0) return { kind: 'reject_calls', rejects };
-  if (exhausted.length > 0) return { kind: 'exhaust_calls', callIds: exhausted };
   if (expired.length > 0) return { kind: 'expire_approvals', callIds: expired };
   if (dueWaits.length > 0) return { kind: 'complete_waits', callIds: dueWaits };
   const firstAttention = attentions[0];
@@ -213,15 +212,25 @@ function decideStarted(
   call: CallState,
   policy: string,
   ctx: DecideContext,
-  out: { starts: { callId: string; attempt: number }[]; exhausted: string[]; attentions: Action[]; verifies: string[]; pinnedOk: boolean },
+  out: { starts: { callId: string; attempt: number }[]; attentions: Action[]; verifies: string[]; pinnedOk: boolean },
 ): void {
   const { callId } = call;
   switch (policy) {
-    case 'rerun':
-      if (call.attempt >= (ctx.maxCrashedToolAttempts ?? ctx.maxToolAttempts)) out.exhausted.push(callId);
-      else if (out.pinnedOk) out.starts.push({ callId, attempt: call.attempt + 1 });
+    case 'rerun': {
+      // Only deaths reach here (a read that fails has its error result): the infrastructure's
+      // fault, or a tool that kills its worker. Neither may become an error the model answers.
+      const crashed = call.attempt - (call.rerunFrom ?? 0);
+      if (crashed >= (ctx.maxCrashedToolAttempts ?? ctx.maxToolAttempts)) {
+        out.attentions.push({
+          kind: 'attention',
+          reason: 'tool_attempts_exhausted',
+          callId,
+          detail: `${call.name} (${callId}) started ${crashed} times in a row with no result: its worker died or lost its lease inside it every time (a kill storm, or a tool that kills its worker); read-only, so rerun it or mark it failed`,
+        });
+      } else if (out.pinnedOk) out.starts.push({ callId, attempt: call.attempt + 1 });
       else out.attentions.push({ kind: 'attention', reason: 'missing_tool_version', detail: `no implementation for ${call.name}` });
       return;
+    }
     case 'idempotency_key':
       if (call.attempt >= ctx.maxToolAttempts) {
         out.attentions.push({

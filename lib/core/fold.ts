@@ -267,6 +267,8 @@ function resolve(s: RunState, e: EventOf<'attention_resolved'>, callId: string |
     case 'rerun':
       if (!call) fail(e, 'rerun needs a call');
       call.rerunApproved = true;
+      // The starts a person has looked at: a read's crash limit counts from here.
+      call.rerunFrom = call.attempt;
       return;
     case 'retry':
       if (call) fail(e, 'retry is for a run-level park');

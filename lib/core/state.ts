@@ -41,6 +41,8 @@ export interface CallState {
   verified?: 'landed' | 'not_landed' | 'unknown';
   /** A person answered "rerun": start again without waiting. */
   rerunApproved?: boolean;
+  /** `attempt` when a person last answered "rerun": the starts they already looked at. */
+  rerunFrom?: number;
   result?: CallResult;
   approval?: CallApproval;
   /** A durable wait: started, completed by a signal or timer instead of code. */

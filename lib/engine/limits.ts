@@ -68,13 +68,16 @@ export const MAX_CLAIM_ATTEMPTS_LIMIT = MAX_RECEIVE_COUNT - 1;
 export const MAX_STALLED_CLAIMS = MAX_RECEIVE_COUNT - 2;
 
 /**
- * Starts of a read-only (`rerun`) call that ended with no result at all (the worker died or lost
- * its lease inside the call) before the call gets an error result. A tool that fails gets its
- * error result at once; this limit is only for calls that keep dying with their worker, so it is
- * higher than the tool attempt limit (3): a kill storm must not turn a read into an error and
- * change the run's answer, while a tool that kills its worker every time still ends.
+ * Starts in a row of a read-only (`rerun`) call that ended with no result at all (the worker died
+ * or lost its lease inside the call) before the call parks for a person (`tool_attempts_exhausted`).
+ * A tool that fails gets its error result at once; a call that keeps dying with its worker never
+ * gets one: the model would answer an error the infrastructure made up, and the run's answer
+ * would change because of a kill storm. A person who answers rerun gives it as many again.
+ * When every delivery of one tick reruns the call and dies (the call's deadline and grace have
+ * passed by the time the tick comes back), delivery MAX_CRASHED_TOOL_ATTEMPTS + 1 parks the run:
+ * still a delivery SQS makes before the DLQ (test/unit/engine/limits.test.ts).
  */
-export const MAX_CRASHED_TOOL_ATTEMPTS = 6;
+export const MAX_CRASHED_TOOL_ATTEMPTS = MAX_RECEIVE_COUNT - 1;
 
 /**
  * The step queue's visibility timeout: AWS wants at least six times the function timeout for a
@@ -87,7 +90,48 @@ export const STEP_QUEUE_VISIBILITY_S = 6 * WORKER_TIMEOUT_S;
  */
 export const VISIBILITY_MARGIN_S = 10;
 
-/** The visibility a worker gives the tick it is processing, for a lease of `leaseMs`. */
-export function tickVisibilitySeconds(leaseMs: number, marginS: number = VISIBILITY_MARGIN_S): number {
-  return Math.ceil(leaseMs / 1000) + marginS;
+/**
+ * Back-off between deliveries of a tick whose earlier deliveries did not finish (the worker died,
+ * or the step threw): SQS FIFO queues take no per-message DelaySeconds, so the worker sets the
+ * visibility of the tick it holds (ChangeMessageVisibility) from the tick's receive count. The
+ * first delivery keeps lease + margin; delivery n waits lease × 2^(n-1) + margin, so a burst of
+ * infrastructure failures has passed before the run's poison counters (attempts, stalls, crashed
+ * tool starts) run out, while a poison run still parks within MAX_RECEIVE_COUNT deliveries.
+ * Deliveries can also die where no counter sees them (before the claim, or after an append), so
+ * the last delivery SQS makes (MAX_RECEIVE_COUNT) does not step: the worker hands the run to a
+ * fresh tick (worker-handler.ts). The counters live on the head and in the log, so they carry
+ * over to the fresh tick, and a run's tick never reaches the DLQ because its workers died.
+ */
+export const BACKOFF_FACTOR = 2;
+/** The longest visibility SQS accepts (12 hours). */
+export const SQS_MAX_VISIBILITY_S = 12 * 3600;
+/** How long the step queue keeps a message (the CDK and the local stack set it). */
+export const STEP_QUEUE_RETENTION_S = 4 * 86_400;
+
+/**
+ * Extra seconds delivery `receiveCount` of a tick waits before the next one, beyond lease +
+ * margin: base × (2^(n-1) - 1), the base being the lease unless a deployment sets it.
+ */
+export function tickBackoffSeconds(leaseMs: number, receiveCount: number, baseS: number = Math.ceil(leaseMs / 1000)): number {
+  const n = Math.min(Math.max(1, Math.floor(receiveCount)), MAX_RECEIVE_COUNT) - 1;
+  return baseS * (BACKOFF_FACTOR ** n - 1);
+}
+
+/**
+ * The visibility a worker gives the tick it is processing, for a lease of `leaseMs`: the tick
+ * comes back after the lease of a worker that died holding it has ended (never a wasted "busy"
+ * delivery), later for each delivery before it that did not finish.
+ */
+export function tickVisibilitySeconds(leaseMs: number, marginS: number = VISIBILITY_MARGIN_S, receiveCount = 1, backoffBaseS?: number): number {
+  return Math.min(SQS_MAX_VISIBILITY_S, Math.ceil(leaseMs / 1000) + marginS + tickBackoffSeconds(leaseMs, receiveCount, backoffBaseS));
+}
+
+/**
+ * From a tick's first delivery to its last one (MAX_RECEIVE_COUNT) when every worker dies holding
+ * it: the longest a poison run takes to park, which the queue's retention must exceed.
+ */
+export function worstCasePoisonSeconds(leaseMs: number, marginS: number = VISIBILITY_MARGIN_S): number {
+  let total = 0;
+  for (let n = 1; n < MAX_RECEIVE_COUNT; n++) total += tickVisibilitySeconds(leaseMs, marginS, n);
+  return total;
 }

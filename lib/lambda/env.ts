@@ -39,6 +39,8 @@ export const envSchema = z.object({
   LOGBOOK_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
   /** Visibility kept beyond the lease on a tick being processed (s): how soon a crashed step is retried. */
   LOGBOOK_VISIBILITY_MARGIN_S: z.coerce.number().int().nonnegative().default(VISIBILITY_MARGIN_S),
+  /** Base of the back-off between deliveries of a tick that did not finish (s); default the lease (limits.ts). */
+  LOGBOOK_BACKOFF_BASE_S: z.coerce.number().int().nonnegative().optional(),
 });
 export type LogbookEnv = z.infer<typeof envSchema>;
 

@@ -1,11 +1,14 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseTick } from '../adapters/aws/tick.js';
 import { ValidationError, errorCode, errorMessage } from '../core/errors.js';
-import { tickVisibilitySeconds } from '../engine/limits.js';
+import { MAX_RECEIVE_COUNT, tickVisibilitySeconds } from '../engine/limits.js';
 import { runStep, type StepResult } from '../engine/step-runner.js';
 import type { Tick } from '../ports/step-queue.js';
 import { METRIC, addCount, flushMetrics } from './telemetry.js';
 import type { Runtime } from './wiring.js';
+
+/** Runs a fresh tick cannot move on: a tick at its last delivery is simply dropped for them. */
+const SETTLED = new Set(['completed', 'failed', 'cancelled', 'parked']);
 
 export interface WorkerHandlerOptions {
   /** Called after the response is ready when a tool ignored its abort (default: exit the process). */
@@ -17,6 +20,9 @@ export interface WorkerHandlerOptions {
  * held by another live worker is retried when that lease ends (batch item failure with the
  * visibility set to match); an unexpected error is a batch item failure, redelivered after the
  * shortened visibility, and the run's attempts counter parks it as poisoned if it keeps failing.
+ * Each delivery of a tick that earlier deliveries did not finish waits longer (limits.ts back-off),
+ * and the last one SQS makes hands the run to a fresh tick: a run's tick never reaches the DLQ
+ * because workers kept dying on it; the run's own poison counters decide.
  */
 export function workerHandlerFor(getRuntime: () => Promise<Runtime>, options: WorkerHandlerOptions = {}) {
   const exitProcess = options.exitProcess ?? (() => setTimeout(() => process.exit(1), 100));
@@ -56,8 +62,11 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
     return { failed: false, mustExit: false };
   }
   logger.appendKeys({ tenant: tick.tenant, runId: tick.runId });
-  // A crashed worker's tick comes back soon after its lease ends.
-  const visibilitySeconds = tickVisibilitySeconds(engine.config.leaseMs, runtime.env.LOGBOOK_VISIBILITY_MARGIN_S);
+  // A crashed worker's tick comes back soon after its lease ends; later for each delivery of it
+  // that did not finish before (back-off: a FIFO queue takes no per-message delay, so visibility).
+  const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+  const visibilitySeconds = tickVisibilitySeconds(engine.config.leaseMs, runtime.env.LOGBOOK_VISIBILITY_MARGIN_S, receiveCount, runtime.env.LOGBOOK_BACKOFF_BASE_S);
+  if (receiveCount > 1) logger.info('tick redelivered; backing off before the next delivery', { receiveCount, visibilitySeconds });
   const setVisibility = async (seconds: number) => {
     try {
       await visibility.setVisibility(record.receiptHandle, seconds);
@@ -67,6 +76,17 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
   };
   // First thing: a worker killed from here on costs at most lease + margin, not the queue's timeout.
   await setVisibility(visibilitySeconds);
+  if (receiveCount >= MAX_RECEIVE_COUNT) {
+    // The last delivery SQS makes before the DLQ: hand the run to a fresh tick instead of risking
+    // this one (limits.ts). The run's own counters (claim attempts, stalls, crashed tool starts)
+    // live on its head and log, so a poison run still parks; only the tick is replaced.
+    const head = await engine.heads.getHead(tick);
+    if (head && !SETTLED.has(head.status)) {
+      await engine.queue.enqueue(tick, { dedupeId: `${tick.runId}:handover:${head.epoch}` });
+      logger.warn('tick at its last delivery: handed to a fresh tick before the DLQ', { receiveCount, epoch: head.epoch });
+      return { failed: false, mustExit: false };
+    }
+  }
 
   let result: StepResult;
   try {

@@ -10,6 +10,7 @@ import { defineTool } from '../../lib/engine/tools.js';
 import { lambdaContext } from '../../dev/local/lambda-context.js';
 import { ScriptedModel, StaticModelResolver } from '../../lib/models/scripted-model.js';
 import { loadEnv } from '../../lib/lambda/env.js';
+import { MAX_RECEIVE_COUNT } from '../../lib/engine/limits.js';
 import { createLogger, createMetrics } from '../../lib/lambda/telemetry.js';
 import type { Runtime } from '../../lib/lambda/wiring.js';
 import { workerHandlerFor as createWorkerHandler } from '../../lib/lambda/worker-handler.js';
@@ -79,6 +80,33 @@ describe('worker handler', () => {
     expect(visibility[0]).toEqual({ receipt: 'rh-1', seconds: 5 + rt.env.LOGBOOK_VISIBILITY_MARGIN_S });
     // The stubborn tool outlived its timeout and its abort: the process must go after responding.
     expect(exited).toBe(true);
+  }, 20_000);
+
+  it('backs off a redelivered tick: its visibility grows with the receive count (FIFO has no per-message delay)', async () => {
+    const { rt, engine, visibility } = runtime();
+    await startRun(engine, { tenant: 'acme', runId: 'v-2', agent: 'stubborn', input: 'x' });
+    const handler = createWorkerHandler(async () => rt, { exitProcess: () => undefined });
+    const record = sqsRecord(JSON.stringify({ tenant: 'acme', runId: 'v-2' }), 'm-2', 'rh-2');
+    // The third delivery: two before it did not finish (their workers died holding the tick).
+    record.attributes.ApproximateReceiveCount = '3';
+    await handler({ Records: [record] }, lambdaContext('w', 60_000) as Context);
+    const margin = rt.env.LOGBOOK_VISIBILITY_MARGIN_S;
+    expect(visibility[0]).toEqual({ receipt: 'rh-2', seconds: 5 * 4 + margin });
+  }, 20_000);
+
+  it('hands a tick at its last delivery to a fresh tick instead of stepping on it: no run tick reaches the DLQ', async () => {
+    const { rt, engine, visibility, queue, store } = runtime();
+    await startRun(engine, { tenant: 'acme', runId: 'v-3', agent: 'stubborn', input: 'x' });
+    queue.take();
+    const handler = createWorkerHandler(async () => rt, { exitProcess: () => undefined });
+    const record = sqsRecord(JSON.stringify({ tenant: 'acme', runId: 'v-3' }), 'm-3', 'rh-3');
+    record.attributes.ApproximateReceiveCount = String(MAX_RECEIVE_COUNT);
+    const out = await handler({ Records: [record] }, lambdaContext('w', 60_000) as Context);
+    // The record succeeds (SQS deletes it), a fresh tick carries the run, and nothing stepped.
+    expect(out.batchItemFailures).toEqual([]);
+    expect(queue.take()).toMatchObject({ tick: { tenant: 'acme', runId: 'v-3' }, dedupeId: 'v-3:handover:0' });
+    expect((await store.getHead({ tenant: 'acme', runId: 'v-3' }))?.epoch).toBe(0);
+    expect(visibility).toHaveLength(1);
   }, 20_000);
 
   it('drops a malformed body without failing the record', async () => {

@@ -14,9 +14,12 @@ function intArg(value: string | undefined, name: string, fallback: number, min =
  * `npm run chaos -- [--runs N] [--max-kills K] [--seed S] [--json]`: a kill storm on the real
  * local stack. N support runs (default 20) while worker processes are killed with SIGKILL at
  * random points of their steps (up to K, default 220) and duplicated and stale ticks are sent
- * into the queue; escalate parks and run-level parks are answered by the scripted resolver. Exit
- * 1 when a check fails (every run completed with the uninterrupted answer, no side effect twice,
- * no budget reset, contiguous logs, heads equal to their logs).
+ * into the queue; escalate parks and run-level parks are answered by the scripted resolver. Two
+ * more runs carry scripted faults: one whose order lookup kills its worker every time (poison),
+ * one whose lookup fails every time. Exit 1 when a check fails (every run completed with the
+ * uninterrupted answer, no side effect twice, no budget reset, contiguous logs, heads equal to
+ * their logs; the poison run parked or failed before the DLQ, never completed; the failing
+ * lookup's run completed with the model's answer to the error).
  */
 export async function chaosCommand(argv: string[], io: Output): Promise<number> {
   const { values } = parseArgs({
@@ -44,6 +47,7 @@ export async function chaosCommand(argv: string[], io: Output): Promise<number> 
     seed,
     chaos: true,
     injectTicks: true,
+    faults: true,
     maxKills,
     dynamo,
     log,

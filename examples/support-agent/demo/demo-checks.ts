@@ -120,3 +120,54 @@ export function checkHeads(runs: RunRecord[]): Check {
     detail: problems.length === 0 ? `${runs.length} heads match their logs` : problems.join('; '),
   };
 }
+
+/** search_orders starts in a run's log (each one the lookup ran, or was about to). */
+export function lookupStarts(r: RunRecord): number {
+  const lookups = new Set<string>();
+  for (const e of r.events) {
+    if (e.type !== 'model_response') continue;
+    for (const c of (e.calls as { callId?: string; name?: string }[] | undefined) ?? []) if (c.name === 'search_orders' && c.callId) lookups.add(c.callId);
+  }
+  return r.events.filter((e) => e.type === 'tool_started' && lookups.has(String(e.callId))).length;
+}
+
+/**
+ * The poison run (its lookup kills its worker every time) ended clearly: parked on a reason, or
+ * failed, never completed; and not by the dead-letter queue taking its tick.
+ */
+export function checkPoisonRun(r: RunRecord, leftParked: string | undefined, deadLettered: number): Check {
+  const problems: string[] = [];
+  const status = r.view.status;
+  const reason = leftParked ?? (r.view.park ? `${r.view.park.reason}: ${r.view.park.detail}` : r.view.attention[0]?.reason);
+  if (status === 'completed') problems.push(`completed with ${JSON.stringify(r.view.result)}`);
+  else if (status === 'parked' && !reason) problems.push('parked without a reason');
+  else if (status !== 'parked' && status !== 'failed') problems.push(`ended ${status}`);
+  if (deadLettered > 0) problems.push(`${deadLettered} of its ticks dead-lettered`);
+  const starts = lookupStarts(r);
+  if (starts < 2) problems.push(`its lookup started only ${starts} time(s)`);
+  return {
+    name: 'a poison run ends parked or failed before the DLQ',
+    ok: problems.length === 0,
+    detail: problems.length === 0 ? `${r.runId}: ${status} after ${starts} lookup starts, each killing its worker (${reason ?? 'failed'})` : `${r.runId}: ${problems.join('; ')}`,
+  };
+}
+
+/**
+ * The run whose lookup fails every time completed with the model's answer to that error: the
+ * error result is in the log, and nothing was written for it.
+ */
+export function checkFailingLookup(r: RunRecord, effects: SideEffect[]): Check {
+  const problems: string[] = [];
+  if (r.view.status !== 'completed') problems.push(`ended ${r.view.status}`);
+  const errors = r.events.filter((e) => e.type === 'tool_result' && e.ok === false && e.errorCode === 'orders_unavailable');
+  if (errors.length !== 1) problems.push(`${errors.length} orders_unavailable error results`);
+  const answer = JSON.stringify(r.view.result ?? null);
+  if (!answer.includes('could not look up') || !answer.includes('orders_unavailable')) problems.push(`answer ${answer}`);
+  const writes = effects.filter((e) => e.runId === r.runId && e.applied && !e.readOnly).length;
+  if (writes > 0) problems.push(`${writes} writes`);
+  return {
+    name: 'a failing read ends in its error result',
+    ok: problems.length === 0,
+    detail: problems.length === 0 ? `${r.runId}: completed with ${answer}` : `${r.runId}: ${problems.join('; ')}`,
+  };
+}

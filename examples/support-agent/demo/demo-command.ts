@@ -60,6 +60,10 @@ export function summary(report: DemoReport): Record<string, unknown> {
     steps: report.steps,
     elapsedMs: report.elapsedMs,
     resolutions: report.resolutions,
+    crashParks: report.crashParks,
+    headParks: report.headParks,
+    deadLettered: report.deadLettered,
+    ...(report.faults ? { poisonRun: report.faults.poison, failingRun: report.faults.failing } : {}),
     invocations: report.invocations,
     seed: report.seed,
     ok: report.ok,
@@ -87,6 +91,21 @@ export function printable(report: DemoReport): string {
         ],
       ],
     ),
+    '',
+    `Resolver: ${report.crashParks} read(s) whose every start died rerun, ${report.headParks} head park(s) retried; dead-lettered ticks: ${
+      Object.entries(report.deadLettered)
+        .map(([run, n]) => `${run} x${n}`)
+        .join(', ') || 'none'
+    }.`,
+    ...(report.faults
+      ? [
+          '',
+          table(
+            ['FAULT RUN', 'STATUS', 'LOOKUP STARTS', 'ENDED ON'],
+            [report.faults.poison, report.faults.failing].map((f) => [f.runId, f.status, f.lookupStarts, f.reason.slice(0, 120)]),
+          ),
+        ]
+      : []),
     '',
     table(['CHECK', 'RESULT', 'DETAIL'], report.checks.map((c) => [c.name, c.ok ? 'ok' : 'FAILED', c.detail])),
     '',

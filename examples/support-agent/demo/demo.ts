@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { ApiError, LogbookClient, startLocalStack, type EmulatorEndpoints, type LocalStack, type RunView } from 'logbook/local';
 import { FileLedger, duplicateEffects, type SideEffect } from '../ledger.js';
-import { checkAnswers, checkBudgets, checkFinished, checkHeads, checkSideEffects, type Check, type RunRecord } from './demo-checks.js';
+import { FAILING_RUN_SUFFIX, POISON_RUN_SUFFIX } from '../agent.js';
+import { checkAnswers, checkBudgets, checkFailingLookup, checkFinished, checkHeads, checkPoisonRun, checkSideEffects, lookupStarts, type Check, type RunRecord } from './demo-checks.js';
 import { SUPPORT_AGENTS_MODULE, ledgerPath, supportEnv } from './stack-env.js';
 
 export interface DemoOptions {
@@ -14,6 +16,12 @@ export interface DemoOptions {
   maxKills?: number;
   /** With chaos: also send duplicated and stale (reordered) ticks for random runs into the queue. */
   injectTicks?: boolean;
+  /**
+   * Two more runs with scripted faults (SUPPORT_FAULTS): one whose order lookup kills its worker
+   * every time (poison: it must end parked or failed, never completed, before its tick is
+   * dead-lettered) and one whose lookup fails every time (the model answers the error).
+   */
+  faults?: boolean;
   /** Worker processes (default 2). */
   concurrency?: number;
   timeoutMs?: number;
@@ -42,9 +50,29 @@ export interface DemoReport {
   invocations: number;
   seed: number;
   chaos: boolean;
+  /** Parks of a read whose every start died with its worker (tool_attempts_exhausted), answered rerun. */
+  crashParks: number;
+  /** Run-level parks on the head (poisoned: claims that died before progress), answered retry. */
+  headParks: number;
+  /** Ticks in the dead-letter queue at the end, by run. */
+  deadLettered: Record<string, number>;
+  faults?: { poison: FaultRun; failing: FaultRun };
   checks: Check[];
   ok: boolean;
 }
+
+/** How a run with a scripted fault ended. */
+export interface FaultRun {
+  runId: string;
+  status: string;
+  /** The attention or head park it ended on, or its answer. */
+  reason: string;
+  /** search_orders starts in its log. */
+  lookupStarts: number;
+}
+
+/** Tools that only read: the resolver reruns one whose starts all died once, then leaves it to its owner. */
+const READ_ONLY_TOOLS = new Set(['search_orders']);
 
 /** A small seeded PRNG (mulberry32): the same seed gives the same kill schedule. */
 export function rng(seed: number): () => number {
@@ -87,6 +115,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       // a cold claim and load spend most of it: the highest poison limit a deployment may set
       // (MAX_CLAIM_ATTEMPTS_LIMIT, still parked before the DLQ) instead of the default 3.
       ...(options.chaos ? { LOGBOOK_MAX_ATTEMPTS: '4' } : {}),
+      ...(options.faults ? { SUPPORT_FAULTS: '1' } : {}),
     },
     concurrency: options.concurrency ?? 2,
     ...(options.endpoints ? { endpoints: options.endpoints } : {}),
@@ -97,27 +126,55 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const ledger = new FileLedger(ledgerPath(workDir));
   try {
     const ids = Array.from({ length: options.runs }, (_, i) => `demo-${options.seed}-${i + 1}`);
-    for (const runId of ids) {
+    const poisonId = `demo-${options.seed}${POISON_RUN_SUFFIX}`;
+    const failingId = `demo-${options.seed}${FAILING_RUN_SUFFIX}`;
+    // The poison run first: its crash loop is the longest part of a storm.
+    const all = options.faults ? [poisonId, failingId, ...ids] : ids;
+    for (const runId of all) {
       await client.startRun({ agent: 'support', runId, input: `Customer c_77 (ticket ${runId}): order arrived damaged, please refund.` });
     }
-    log(`submitted ${ids.length} run(s)${options.chaos ? '; chaos on: killing the worker at random moments' : ''}`);
+    log(`submitted ${all.length} run(s)${options.faults ? ` (${poisonId}: its lookup kills its worker; ${failingId}: its lookup fails)` : ''}${options.chaos ? '; chaos on: killing the worker at random moments' : ''}`);
 
-    const state = { done: false, kills: 0, injected: 0, resolutions: 0, parkedRuns: new Set<string>() };
+    const state: SettleState & { done: boolean; kills: number; injected: number } = {
+      done: false,
+      kills: 0,
+      injected: 0,
+      resolutions: 0,
+      crashParks: 0,
+      headParks: 0,
+      parkedRuns: new Set<string>(),
+      gaveUp: new Map<string, string>(),
+    };
     const chaos = options.chaos ? killLoop(stack, random, options.maxKills ?? options.runs + 2, state, log) : Promise.resolve();
-    const injecting = options.chaos && options.injectTicks ? injectTicks(stack, ids, rng(options.seed + 1), state) : Promise.resolve();
-    const views = await settle(client, stack, ids, ledger, state, options.timeoutMs ?? 240_000, log);
+    const injecting = options.chaos && options.injectTicks ? injectTicks(stack, all, rng(options.seed + 1), state) : Promise.resolve();
+    const views = await settle(client, stack, all, ledger, state, options.timeoutMs ?? 240_000, log);
     state.done = true;
     await Promise.all([chaos, injecting]);
 
     const records: RunRecord[] = [];
-    for (const runId of ids) records.push({ runId, view: views.get(runId) as RunView, events: await client.allEvents(runId) });
+    for (const runId of all) records.push({ runId, view: views.get(runId) as RunView, events: await client.allEvents(runId) });
+    const normal = records.filter((r) => ids.includes(r.runId));
     const effects = ledger.all();
-    const checks = [checkFinished(records), checkSideEffects(records, effects), checkBudgets(records), checkAnswers(records), checkHeads(records)];
-    const count = (s: string) => records.filter((r) => r.view.status === s).length;
+    const deadLettered = await deadLetteredTicks(stack);
+    const checks = [checkFinished(normal), checkSideEffects(normal, effects), checkBudgets(records), checkAnswers(normal), checkHeads(records)];
+    let faults: DemoReport['faults'];
+    const poison = records.find((r) => r.runId === poisonId);
+    const failing = records.find((r) => r.runId === failingId);
+    if (options.faults && poison && failing) {
+      checks.push(checkPoisonRun(poison, state.gaveUp.get(poisonId), deadLettered[poisonId] ?? 0), checkFailingLookup(failing, effects));
+      const fault = (r: RunRecord): FaultRun => ({
+        runId: r.runId,
+        status: r.view.status,
+        reason: state.gaveUp.get(r.runId) ?? (r.view.park ? `${r.view.park.reason}: ${r.view.park.detail}` : JSON.stringify(r.view.result ?? null)),
+        lookupStarts: lookupStarts(r),
+      });
+      faults = { poison: fault(poison), failing: fault(failing) };
+    }
+    const count = (s: string) => normal.filter((r) => r.view.status === s).length;
     const report: DemoReport = {
-      runs: ids.length,
+      runs: normal.length,
       completed: count('completed'),
-      parked: state.parkedRuns.size,
+      parked: [...state.parkedRuns].filter((id) => ids.includes(id)).length,
       failed: count('failed') + count('cancelled'),
       workerKills: state.kills,
       injectedTicks: state.injected,
@@ -129,6 +186,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       invocations: stack.runner.stats.invocations,
       seed: options.seed,
       chaos: options.chaos,
+      crashParks: state.crashParks,
+      headParks: state.headParks,
+      deadLettered,
+      ...(faults ? { faults } : {}),
       checks,
       ok: checks.every((c) => c.ok),
     };
@@ -184,13 +245,51 @@ async function injectTicks(stack: LocalStack, ids: string[], random: () => numbe
   }
 }
 
-/** Poll until every run is terminal, answering parked runs the way a careful person would. */
+interface SettleState {
+  resolutions: number;
+  crashParks: number;
+  headParks: number;
+  parkedRuns: Set<string>;
+  /** Runs the resolver left parked for their owner, with why: a read that died in every start twice. */
+  gaveUp: Map<string, string>;
+}
+
+/**
+ * Every tick in the dead-letter queue, counted by run (received and left in flight: the stack is
+ * about to stop).
+ */
+async function deadLetteredTicks(stack: LocalStack): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (let round = 0; round < 50; round++) {
+    const out = await stack.runtime.clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: stack.resources.deadLetterQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 600 }),
+    );
+    const messages = out.Messages ?? [];
+    if (messages.length === 0) break;
+    for (const m of messages) {
+      let runId = 'unparsable';
+      try {
+        runId = String((JSON.parse(m.Body ?? '{}') as { runId?: unknown }).runId ?? runId);
+      } catch {
+        // counted as unparsable
+      }
+      counts[runId] = (counts[runId] ?? 0) + 1;
+    }
+  }
+  return counts;
+}
+
+/**
+ * Poll until every run is terminal, answering parked runs the way a careful person would; a run
+ * whose read-only call died in every start, again after one rerun, is left parked for its owner
+ * (it is poison: rerunning it forever only kills more workers).
+ */
 async function settle(
   client: LogbookClient,
   stack: LocalStack,
   ids: string[],
   ledger: FileLedger,
-  state: { resolutions: number; parkedRuns: Set<string> },
+  state: SettleState,
   timeoutMs: number,
   log: (line: string) => void,
 ): Promise<Map<string, RunView>> {
@@ -199,9 +298,11 @@ async function settle(
   const retriedAt = new Map<string, number>();
   const deadline = Date.now() + timeoutMs;
   const lastStatus = new Map<string, string>();
+  const readReruns = new Map<string, number>();
+  const settled = (id: string) => TERMINAL.has(views.get(id)?.status ?? '') || state.gaveUp.has(id);
   while (Date.now() < deadline) {
     for (const runId of ids) {
-      if (TERMINAL.has(views.get(runId)?.status ?? '')) continue;
+      if (settled(runId)) continue;
       const view = await client.getRun(runId);
       views.set(runId, view);
       if (lastStatus.get(runId) !== view.status) {
@@ -218,6 +319,7 @@ async function settle(
           log(`resolver: ${runId} parked on its head (${view.park.reason}: ${view.park.detail}) → retry`);
           await answer(client, runId, { action: 'retry' }, () => retriedAt.set(runId, Date.now()));
           state.resolutions++;
+          state.headParks++;
         }
         continue;
       }
@@ -228,14 +330,29 @@ async function settle(
           await answer(client, runId, { action: 'retry' }, () => asked.add(key));
           continue;
         }
+        const callKey = `${runId}:${a.callId}`;
+        const crashedRead = a.reason === 'tool_attempts_exhausted' && READ_ONLY_TOOLS.has(a.detail.split(' ')[0] ?? '');
+        if (crashedRead && (readReruns.get(callKey) ?? 0) >= 1) {
+          // Rerun once already, and every start died again: poison. Leave it to its owner.
+          log(`resolver: ${runId} ${a.reason} on ${a.callId} again after a rerun: poison, left parked (${a.detail})`);
+          state.gaveUp.set(runId, `${a.reason}: ${a.detail}`);
+          asked.add(key);
+          break;
+        }
         const body = resolutionFor(runId, { ...a, callId: a.callId }, ledger.all(), Date.now());
         if (!body) continue;
         log(`resolver: ${runId} ${a.reason} on ${a.callId}: ledger says ${'result' in body ? 'it landed → succeeded' : 'it did not land → rerun'}`);
-        await answer(client, runId, body, () => asked.add(key));
+        await answer(client, runId, body, () => {
+          asked.add(key);
+          if (crashedRead) {
+            readReruns.set(callKey, (readReruns.get(callKey) ?? 0) + 1);
+            state.crashParks++;
+          }
+        });
         state.resolutions++;
       }
     }
-    if (ids.every((id) => TERMINAL.has(views.get(id)?.status ?? ''))) return views;
+    if (ids.every(settled)) return views;
     await sleep(300);
   }
   log(`timed out after ${timeoutMs} ms; runner ${JSON.stringify(stack.runner.stats)}`);

@@ -19,6 +19,12 @@ import {
   WORKER_TIMEOUT_MS,
   WORKER_TIMEOUT_S,
   tickVisibilitySeconds,
+  tickBackoffSeconds,
+  worstCasePoisonSeconds,
+  MAX_CRASHED_TOOL_ATTEMPTS,
+  MAX_STALLED_CLAIMS,
+  SQS_MAX_VISIBILITY_S,
+  STEP_QUEUE_RETENTION_S,
 } from '../../../lib/engine/limits.js';
 import { initialHead } from '../../../lib/engine/start-run.js';
 import { defineTool } from '../../../lib/engine/tools.js';
@@ -45,6 +51,35 @@ describe('limits.ts: the relations between the shared numbers', () => {
     expect(MAX_CLAIM_ATTEMPTS_LIMIT).toBeLessThan(MAX_RECEIVE_COUNT);
     expect(envSchema.parse({ ...ENV, LOGBOOK_MAX_ATTEMPTS: String(MAX_CLAIM_ATTEMPTS_LIMIT) }).LOGBOOK_MAX_ATTEMPTS).toBe(MAX_CLAIM_ATTEMPTS_LIMIT);
     expect(envSchema.safeParse({ ...ENV, LOGBOOK_MAX_ATTEMPTS: String(MAX_RECEIVE_COUNT) }).success).toBe(false);
+  });
+
+  it('back-off: every delivery after the first waits longer, and never less than the lease of the worker that died', () => {
+    expect(tickBackoffSeconds(LEASE_MS, 1)).toBe(0);
+    let previous = 0;
+    for (let n = 1; n <= MAX_RECEIVE_COUNT; n++) {
+      const seconds = tickVisibilitySeconds(LEASE_MS, VISIBILITY_MARGIN_S, n);
+      // The tick comes back after the dead holder's lease: a delivery is never wasted on "busy".
+      expect(seconds * 1000).toBeGreaterThan(LEASE_MS);
+      expect(seconds).toBeGreaterThan(previous);
+      expect(seconds).toBeLessThanOrEqual(SQS_MAX_VISIBILITY_S);
+      previous = seconds;
+    }
+    // Past the DLQ's count the back-off stops growing (the tick is gone by then anyway).
+    expect(tickVisibilitySeconds(LEASE_MS, VISIBILITY_MARGIN_S, MAX_RECEIVE_COUNT + 3)).toBe(tickVisibilitySeconds(LEASE_MS, VISIBILITY_MARGIN_S, MAX_RECEIVE_COUNT));
+  });
+
+  it('every poison limit, with the back-off between deliveries, parks before the DLQ and inside the retention', () => {
+    // The delivery each poison limit parks on (claim-accounting.ts, decide.ts) is one SQS makes.
+    expect(MAX_CLAIM_ATTEMPTS_LIMIT + 1).toBeLessThanOrEqual(MAX_RECEIVE_COUNT);
+    expect(MAX_STALLED_CLAIMS + 2).toBeLessThanOrEqual(MAX_RECEIVE_COUNT);
+    expect(MAX_CRASHED_TOOL_ATTEMPTS + 1).toBeLessThanOrEqual(MAX_RECEIVE_COUNT);
+    // Crash-interrupted reads get more starts than failing keyed writes (3) before a person looks.
+    expect(MAX_CRASHED_TOOL_ATTEMPTS).toBeGreaterThan(3);
+    // All deliveries before the last, each with its back-off, end long before SQS drops the tick.
+    const worst = worstCasePoisonSeconds(LEASE_MS);
+    expect(worst).toBe((LEASE_MS / 1000) * (2 ** (MAX_RECEIVE_COUNT - 1) - 1) + (MAX_RECEIVE_COUNT - 1) * VISIBILITY_MARGIN_S);
+    expect(worst).toBeLessThan(STEP_QUEUE_RETENTION_S);
+    expect(worstCasePoisonSeconds(WORKER_TIMEOUT_MS)).toBeLessThan(STEP_QUEUE_RETENTION_S);
   });
 
   it('the longest tool is the worker timeout minus the room for the rest of a step', () => {

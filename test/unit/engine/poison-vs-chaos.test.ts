@@ -97,5 +97,6 @@ describe('poison limits against the dead-letter queue (limits.ts)', () => {
     // Dying after the load: the first claim is unmarked, MAX_STALLED_CLAIMS are marked, the next parks.
     expect(MAX_STALLED_CLAIMS + 2).toBeLessThanOrEqual(MAX_RECEIVE_COUNT);
     expect(MAX_CRASHED_TOOL_ATTEMPTS).toBeGreaterThan(3);
+    expect(MAX_CRASHED_TOOL_ATTEMPTS + 1).toBeLessThanOrEqual(MAX_RECEIVE_COUNT);
   });
 });

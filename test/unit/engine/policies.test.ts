@@ -160,11 +160,12 @@ describe('side-effect policies for a started call with no result', () => {
 
 describe('bounded retries of a started call', () => {
   // A read-only call's starts that die with their worker count against the higher crash limit
-  // (a kill storm must not turn a read into an error); a keyed write escalates after 3.
-  it('a read-only call that never finishes gets an error result after its crash attempts; a keyed write escalates', async () => {
-    for (const [policy, expected, deaths] of [
-      ['rerun', 'completed', MAX_CRASHED_TOOL_ATTEMPTS],
-      ['idempotency_key', 'parked', 3],
+  // and then park for a person: never an error result, which the model would answer (a kill storm
+  // would change the run's answer). A keyed write escalates after 3.
+  it('a read-only call that never finishes parks after its crash attempts, with no error result; a keyed write escalates', async () => {
+    for (const [policy, deaths] of [
+      ['rerun', MAX_CRASHED_TOOL_ATTEMPTS],
+      ['idempotency_key', 3],
     ] as const) {
       const effects: string[] = [];
       const t = scriptedWorld({ tools: [effectTool(policy, effects)], script, graceMs: 1_000 });
@@ -181,13 +182,40 @@ describe('bounded retries of a started call', () => {
       const w = spawnWorker(t.world);
       await t.storage.queue.enqueue(t.run, { dedupeId: 'again' });
       const done = await driveRun(t.world, t.run, { worker: () => w });
-      expect(done.head.status).toBe(expected);
-      const { state } = await logOf(t.world, t.run);
+      expect(done.head.status).toBe('parked');
+      const { state, types } = await logOf(t.world, t.run);
       expect(state.calls['3-0']!.attempt).toBe(deaths);
-      if (policy === 'rerun') expect(state.calls['3-0']!.result).toMatchObject({ ok: false, errorCode: 'tool_attempts_exhausted' });
-      else expect(done.head.attention).toMatchObject([{ reason: 'tool_attempts_exhausted', callId: '3-0' }]);
+      expect(types).not.toContain('tool_result');
+      expect(done.head.attention).toMatchObject([{ reason: 'tool_attempts_exhausted', callId: '3-0' }]);
       expect(effects).toEqual([]);
     }
+  });
+
+  it('a person who reruns a crash-exhausted read gives it a fresh crash budget; the run ends with the real result', async () => {
+    const effects: string[] = [];
+    const t = scriptedWorld({ tools: [effectTool('rerun', effects)], script, graceMs: 1_000 });
+    await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
+    let tick = t.storage.queue.take()!.tick;
+    const die = async (i: number) => {
+      const dying = spawnWorker(t.world, haltAt('before-tool'));
+      await runStep(dying.deps, tick, { owner: `w${i}`, deadlineAt: t.world.clock.now() + 300_000 }).catch(() => undefined);
+      dying.kill();
+      await t.world.clock.advance(61_000);
+      tick = t.run;
+    };
+    for (let i = 0; i < MAX_CRASHED_TOOL_ATTEMPTS; i++) await die(i);
+    const w = spawnWorker(t.world);
+    await t.storage.queue.enqueue(t.run, { dedupeId: 'park' });
+    expect((await driveRun(t.world, t.run, { worker: () => w })).head.status).toBe('parked');
+    await requestResolution(w.deps, t.run, { callId: '3-0', outcome: 'rerun' }, 'ops');
+    // The rerun dies too, and again: fewer than a fresh budget, so it is rerun, not parked again.
+    for (let i = 0; i < MAX_CRASHED_TOOL_ATTEMPTS - 1; i++) await die(100 + i);
+    await t.storage.queue.enqueue(t.run, { dedupeId: 'after-rerun' });
+    const done = await driveRun(t.world, t.run, { worker: () => w });
+    expect(done.head.status).toBe('completed');
+    const { state } = await logOf(t.world, t.run);
+    expect(state.calls['3-0']!.attempt).toBe(2 * MAX_CRASHED_TOOL_ATTEMPTS);
+    expect(state.calls['3-0']!.result).toMatchObject({ ok: true });
   });
 
   it('a read-only call killed three times with its worker still runs and returns its real result', async () => {

@@ -5,6 +5,9 @@ import { driveRun } from '../../../lib/testing/driver.js';
 import { supportWorld, ledgerResolver } from '../../../examples/support-agent/support-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
 import { duplicateEffects } from '../../../examples/support-agent/ledger.js';
+import { MAX_CRASHED_TOOL_ATTEMPTS } from '../../../lib/engine/limits.js';
+import { runStep } from '../../../lib/engine/step-runner.js';
+import { haltAt } from './helpers.js';
 
 describe('support agent on memory adapters', () => {
   it('runs to completion with write-before-act ordering and parallel calls', async () => {
@@ -41,5 +44,41 @@ describe('support agent on memory adapters', () => {
     const again = await startRun(worker.deps, { tenant: 't1', runId: 'same', agent: 'support', input: 'a' });
     expect(again.created).toBe(false);
     await expect(startRun(worker.deps, { tenant: 't1', runId: 'same', agent: 'support', input: 'b' })).rejects.toMatchObject({ code: 'run_conflict' });
+  });
+
+  // The one differing answer of the seed-42 storm: the lookup's worker was killed inside the call
+  // often enough to exhaust it; the read got an error result, the model refunded o_unknown. Kills
+  // are the infrastructure's fault: the run must park instead and end with the real answer.
+  it('a lookup killed with its worker in every start parks for a person and ends with the uninterrupted answer', async () => {
+    const world = supportWorld();
+    const worker = spawnWorker(world);
+    const input = 'Customer c_77 got a damaged order.';
+    await startRun(worker.deps, { tenant: 't1', runId: 'calm', agent: 'support', input });
+    const calm = await driveRun(world, { tenant: 't1', runId: 'calm' }, { worker: () => worker, resolver: ledgerResolver(world) });
+    const run = { tenant: 't1', runId: 'stormy' };
+    await startRun(worker.deps, { ...run, agent: 'support', input });
+    let tick = world.storage.queue.take()!.tick;
+    while (tick.runId !== 'stormy') tick = world.storage.queue.take()!.tick;
+    for (let i = 0; i < MAX_CRASHED_TOOL_ATTEMPTS; i++) {
+      const dying = spawnWorker(world, haltAt('before-tool:search_orders'));
+      await runStep(dying.deps, tick, { owner: `dying-${i}`, deadlineAt: world.clock.now() + 300_000 }).catch(() => undefined);
+      dying.kill();
+      await world.clock.advance(61_000);
+      tick = run;
+    }
+    await world.storage.queue.enqueue(run, { dedupeId: 'after-kills' });
+    const parked = await driveRun(world, run, { worker: () => worker });
+    expect(parked.head.status).toBe('parked');
+    expect(parked.head.attention).toMatchObject([{ reason: 'tool_attempts_exhausted' }]);
+    // The ledger resolver sees that nothing was written and answers rerun, as the demo's does.
+    const stormy = await driveRun(world, run, { worker: () => worker, resolver: ledgerResolver(world) });
+    expect(stormy.head.status).toBe('completed');
+    const answer = async (id: string) => {
+      const outcome = foldLog((await world.storage.log.read({ tenant: 't1', runId: id }, { afterSeq: 0 })).events).outcome;
+      return outcome?.type === 'completed' ? outcome.answer : outcome;
+    };
+    expect(await answer('calm')).toMatchObject({ kind: 'inline', value: expect.stringMatching(/^Refunded order o_[0-9a-f]{4} /) });
+    expect(await answer('stormy')).toEqual(await answer('calm'));
+    expect(calm.head.status).toBe('completed');
   });
 });
