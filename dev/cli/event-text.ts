@@ -41,8 +41,12 @@ export function describeEvent(e: Event): string {
       return `${String(e.decision)} ${String(e.callId)} by ${String(e.decidedBy)}${e.comment ? `: ${truncate(String(e.comment), 50)}` : ''}`;
     case 'user_message':
       return `from ${String(e.sentBy)}: ${bodyText(e.input)}`;
-    case 'tool_result':
-      return `${String(e.callId)} ${e.ok ? 'ok' : `error ${String(e.errorCode ?? '')}`} from ${String(e.source)}: ${bodyText(e.output, 40)}`;
+    case 'tool_result': {
+      // The turn's last result may carry the next model call's reservation (it stands for a model_started).
+      const reservation = e.reservation as { step?: number; maxOutputTokens?: number } | undefined;
+      const reserves = reservation ? `; step ${String(reservation.step)}, up to ${String(reservation.maxOutputTokens)} output tokens reserved` : '';
+      return `${String(e.callId)} ${e.ok ? 'ok' : `error ${String(e.errorCode ?? '')}`} from ${String(e.source)}: ${bodyText(e.output, 40)}${reserves}`;
+    }
     case 'tool_verified':
       return `${String(e.callId)} ${String(e.status)}`;
     case 'attention_required':

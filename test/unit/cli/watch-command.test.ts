@@ -96,6 +96,8 @@ describe('runs watch on the API over HTTP', () => {
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     expect(io.stdout[0]).toMatch(/^ {4}1 run_started {8}support@1\.0\.0/);
     expect(io.stdout.at(-1)).toMatch(/run_completed\s+Refunded order/);
+    // A turn's last result carries the next model call's reservation, and says so.
+    expect(io.stdout.some((line) => /tool_result .* ok from tool: .*; step \d+, up to \d+ output tokens reserved$/.test(line))).toBe(true);
     expect(io.stderr.join('\n')).toMatch(/Status: completed after 4 turns, 4 tool calls/);
     const all = (await new LogbookClient(api).allEvents('w-1')).map(eventLine);
     expect(io.stdout).toEqual(all);
