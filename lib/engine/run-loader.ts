@@ -13,20 +13,29 @@ export interface LoadStats {
 
 /**
  * Loads a run's state so that a step's reads do not grow with the run's length: a warm in-process
- * cache (as a warm Lambda container keeps it) or the latest snapshot, then ALWAYS a consistent
- * read of the events after that seq. Snapshots are never required: missing, corrupt or of
- * another fold version means a full replay.
+ * cache (as a warm Lambda container keeps it) or the latest snapshot, then a consistent read of
+ * the events after that seq. Snapshots are never required: missing, corrupt or of another fold
+ * version means a full replay.
+ *
+ * The tail read is skipped only when nobody can have appended since the cached state: this
+ * container wrote it under lease epoch E and the claim now grants E + 1, so no other worker held
+ * the lease in between (every claim bumps the epoch, and only a worker that loaded the log after
+ * our last append could append the next seq). Anything else reads.
  */
 export class RunLoader {
-  private readonly cache = new Map<string, RunState>();
+  private readonly cache = new Map<string, { state: RunState; epoch?: number }>();
 
   constructor(
     private readonly deps: { log: EventLog; heads: RunHeads; blobs: BlobStore },
     private readonly options: { snapshotEvery?: number; cacheRuns?: number } = {},
   ) {}
 
-  async load(run: RunRef, head: RunHead | undefined): Promise<{ state: RunState; stats: LoadStats }> {
-    let base: RunState | undefined = this.cache.get(runKey(run));
+  async load(run: RunRef, head: RunHead | undefined, epoch?: number): Promise<{ state: RunState; stats: LoadStats }> {
+    const cached = this.cache.get(runKey(run));
+    if (cached && epoch !== undefined && cached.epoch !== undefined && epoch === cached.epoch + 1 && (head?.lastSeq ?? 0) <= cached.state.lastSeq) {
+      return { state: cached.state, stats: { source: 'cache', tailEvents: 0 } };
+    }
+    let base: RunState | undefined = cached?.state;
     let source: LoadStats['source'] = base ? 'cache' : 'replay';
     if (!base && head?.snapshot && head.snapshot.foldVersion === FOLD_VERSION) {
       base = await this.readSnapshot(head.snapshot.key, head.snapshot.sha256);
@@ -34,12 +43,13 @@ export class RunLoader {
     }
     const records = await this.readAll(run, base?.lastSeq ?? 0);
     const state = base ? foldMore(base, records) : foldLog(records);
-    this.remember(run, state);
+    // Read under the lease of `epoch`: current until someone else claims.
+    this.remember(run, state, epoch);
     return { state, stats: { source, tailEvents: records.length } };
   }
 
   /** Keep the state a worker holds after its own appends, for the next step in this container. */
-  remember(run: RunRef, state: RunState): void {
+  remember(run: RunRef, state: RunState, epoch?: number): void {
     const key = runKey(run);
     this.cache.delete(key);
     const max = this.options.cacheRuns ?? 200;
@@ -47,7 +57,7 @@ export class RunLoader {
       const oldest = this.cache.keys().next().value;
       if (oldest !== undefined) this.cache.delete(oldest);
     }
-    this.cache.set(key, state);
+    this.cache.set(key, { state, ...(epoch !== undefined ? { epoch } : {}) });
   }
 
   forget(run: RunRef): void {

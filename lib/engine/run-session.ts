@@ -80,7 +80,7 @@ export class RunSession {
     }
     if (event.type === 'tool_result' && event.reservation) this.carried = { seq: event.seq, reservation: event.reservation };
     this.appended++;
-    this.deps.loader.remember(this.run, this.state);
+    this.deps.loader.remember(this.run, this.state, this.writer.epoch);
     if (this.appended === 1 && this.onFirstAppend) await this.onFirstAppend();
     await checkpoints?.appended?.(this.run, this.state);
     await checkpoints?.at('after-append', `${event.type}#${event.seq}`);

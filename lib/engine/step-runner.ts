@@ -85,7 +85,7 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
   lease.start();
   const progress = { turns: 0 };
   try {
-    const state = await loadOrPark(deps, run, gated.next, lease, release);
+    const state = await loadOrPark(deps, run, gated.next, grant.epoch, lease, release);
     if (!state) return idle('corrupt');
     const streak = inStreak(grant);
     // Inside a streak of abnormal claims, say that this one got past its load (limits.ts).
@@ -165,9 +165,9 @@ function heartbeat(deps: EngineDeps, run: RunRef, epoch: number, grantedAt: numb
 }
 
 /** Phase 4: load the run; a corrupt log cannot hold its own event, so it parks on the head. */
-async function loadOrPark(deps: EngineDeps, run: RunRef, head: RunHead, lease: LeaseKeeper, release: Release): Promise<RunState | undefined> {
+async function loadOrPark(deps: EngineDeps, run: RunRef, head: RunHead, epoch: number, lease: LeaseKeeper, release: Release): Promise<RunState | undefined> {
   try {
-    return (await deps.loader.load(run, head)).state;
+    return (await deps.loader.load(run, head, epoch)).state;
   } catch (error) {
     if (!(error instanceof CorruptLogError)) throw error;
     // Park for a person rather than crash-loop on every delivery.

@@ -177,7 +177,9 @@ describe('approval before a tool runs', () => {
       decidedBy: 'mallory',
     });
     await t.storage.queue.enqueue(t.run, { dedupeId: 'wake' });
-    await drain(t.world, t.worker);
+    // A fresh container: the forged writer held no lease, so a warm one's cache (which trusts that
+    // only the next lease holder appends) would meet it only at its first append's conflict.
+    await drain(t.world, spawnWorker(t.world));
     const after = await logOf(t.world, t.run);
     expect(t.effects).toEqual([]);
     expect(after.types).not.toContain('tool_started');
