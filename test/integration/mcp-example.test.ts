@@ -43,7 +43,9 @@ describe('examples/mcp-agent', () => {
       ['warehouse_ship_order', 'escalate'],
     ]);
     const saved = JSON.parse(readFileSync(WAREHOUSE_STATE, 'utf8')) as { reservations: Record<string, unknown>; shipments: unknown[] };
-    expect(Object.keys(saved.reservations)).toEqual(['demo:order-1:7-0']);
+    // The reservation is keyed by the call's idempotency key, tenant:runId:callId.
+    const reserve = Object.values(state.calls).find((c) => c.name === 'warehouse_reserve_item');
+    expect(Object.keys(saved.reservations)).toEqual([`demo:order-1:${reserve!.callId}`]);
     expect(saved.shipments).toHaveLength(1);
   });
 

@@ -29,8 +29,9 @@ describe('examples/mcp-agent/orders-agents.ts', () => {
     const done = await driveRun(world, run, { worker: () => worker });
     expect(done.head.status).toBe('completed');
     const parent = await logOf(world, run);
-    const child = await logOf(world, { tenant: 'demo', runId: childRunId('order-1', '7-0') });
-    expect(child.events[0]).toMatchObject({ agent: { name: 'warehouse' }, parent: { runId: 'order-1', callId: '7-0' }, input: { value: { task: 'Ship one sku-anvil to 1 Main St, Springfield' } } });
+    const call = Object.values(parent.state.calls).find((c) => c.name === 'fulfil_order')!;
+    const child = await logOf(world, { tenant: 'demo', runId: childRunId('order-1', call.callId) });
+    expect(child.events[0]).toMatchObject({ agent: { name: 'warehouse' }, parent: { runId: 'order-1', callId: call.callId }, input: { value: { task: 'Ship one sku-anvil to 1 Main St, Springfield' } } });
     expect(child.state.lastText).toEqual({ kind: 'inline', value: 'Done: shipped res-1 to 1 Main St, Springfield.' });
     expect(parent.state.lastText).toEqual({ kind: 'inline', value: 'Order handled. The warehouse agent says: Done: shipped res-1 to 1 Main St, Springfield.' });
     const saved = JSON.parse(readFileSync(WAREHOUSE_STATE, 'utf8')) as { shipments: unknown[] };
