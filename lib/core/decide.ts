@@ -29,8 +29,6 @@ export type Action =
   | { kind: 'call_model'; step: number; maxOutputTokens: number; reserved: { inputTokens: number; outputTokens: number; costUsd: number } }
   /** Calls that can never run (unknown tool, unparseable arguments): error results for the model. */
   | { kind: 'reject_calls'; rejects: { callId: string; code: string; message: string }[] }
-  /** Give up on calls whose retries ran out (read-only tools): error results for the model. */
-  | { kind: 'exhaust_calls'; callIds: string[] }
   /** Approvals whose time ran out: each becomes an expiry, which rejects the call. */
   | { kind: 'expire_approvals'; callIds: string[] }
   /** Durable waits whose time is up: a timeout result (signal) or the timer's completion. */

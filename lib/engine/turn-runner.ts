@@ -86,13 +86,6 @@ export async function runTurn(session: RunSession): Promise<TurnOutcome> {
           await session.append(errorResult(r.callId, r.code, r.message, 'validation'));
         }
         continue;
-      case 'exhaust_calls':
-        for (const callId of action.callIds) {
-          const call = session.state.calls[callId];
-          const message = `no result after ${call?.attempt ?? 0} attempts`;
-          await session.append(errorResult(callId, 'tool_attempts_exhausted', message, 'timeout'));
-        }
-        continue;
       case 'verify':
         await parkIfNeverFits(session, () => runVerify(session, action.callId));
         continue;
