@@ -71,7 +71,7 @@ export const LOCAL_TIMINGS = {
   modelTimeoutMs: 15_000,
   workerTimeoutMs: WORKER_TIMEOUT_MS,
   visibilityMarginS: 2,
-  queueVisibilityS: 120,
+  queueVisibilityS: 30,
   backoffBaseS: 2,
 };
 
@@ -93,8 +93,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const endpoints = options.endpoints ?? (emulators as Emulators).endpoints;
     // AWS wants visibility >= 6 x the function timeout because its poller retries throttled
     // invocations. The local runner never throttles, and a live worker keeps its tick invisible
-    // by renewing it with the lease, so 2 minutes is enough: a worker killed before it could
-    // shorten its tick's visibility then costs 2 minutes, not 30.
+    // by renewing it with the lease, and the runner hands each message to a worker as soon as it
+    // receives it (batch size 1), so 30 s is plenty: a worker killed before it could shorten its
+    // tick's visibility (a kill storm hits workers while they boot) then costs 30 s, not 30 min.
     const resources = await createResources(endpoints, resourceNames(options.prefix ?? 'logbook-local'), {
       visibilityTimeoutSeconds: LOCAL_TIMINGS.queueVisibilityS,
     });
