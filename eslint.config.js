@@ -13,7 +13,7 @@ const PUBLIC_ENTRY_POINTS = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', 'dist/**', 'coverage/**', '.logbook/**', 'templates/**'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', 'dist/**', 'coverage/**', '.logbook/**', 'templates/**', '.scratch/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -23,20 +23,25 @@ export function inline(value: z.infer<typeof inlineBodySchema>['value']): Body {
 }
 
 /**
- * Sizes of inline JSON bodies already measured, per body object. Bodies are never changed in place
- * (an edited call gets a new args body), so the memo is exact; it spares a long run re-serializing
- * its whole history for every model call's estimate. Copies (snapshots, clones) are measured anew.
+ * The text of inline bodies already serialized, per body object. Bodies are never changed in
+ * place (an edited call gets a new args body), so the memo is exact; it spares a long run
+ * re-serializing its whole history for every model call (the input estimate here, the prompt in
+ * the engine). Copies (snapshots, clones) are serialized anew, once.
  */
-const inlineSizes = new WeakMap<Body, number>();
+const inlineTexts = new WeakMap<Body, string>();
+
+/** An inline body as the model reads it: a string as is, anything else as JSON. */
+export function inlineText(body: Extract<Body, { kind: 'inline' }>): string {
+  if (typeof body.value === 'string') return body.value;
+  let text = inlineTexts.get(body);
+  if (text === undefined) {
+    text = JSON.stringify(body.value);
+    inlineTexts.set(body, text);
+  }
+  return text;
+}
 
 /** Bytes a body contributes to a prompt, used for the conservative input-token estimate. */
 export function bodySize(body: Body): number {
-  if (body.kind === 'blob') return body.size;
-  if (typeof body.value === 'string') return body.value.length;
-  let size = inlineSizes.get(body);
-  if (size === undefined) {
-    size = JSON.stringify(body.value).length;
-    inlineSizes.set(body, size);
-  }
-  return size;
+  return body.kind === 'blob' ? body.size : inlineText(body).length;
 }

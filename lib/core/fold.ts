@@ -25,9 +25,17 @@ export function foldLog(records: readonly unknown[]): RunState {
 export function foldMore(state: RunState, records: readonly unknown[]): RunState {
   if (records.length === 0) return state;
   // One copy for the whole batch keeps replay linear in the number of events.
-  const next = structuredClone(state);
-  for (const record of records) applyEvent(next, parseEvent(record));
-  return next;
+  return foldMoreInto(structuredClone(state), records);
+}
+
+/**
+ * foldMore for a state nobody else holds (one just decoded from a snapshot): folds into it
+ * without the copy, which for a long run costs more than the whole tail. On a CorruptLogError the
+ * state is half-applied and must be discarded, as with applyEvent.
+ */
+export function foldMoreInto(owned: RunState, records: readonly unknown[]): RunState {
+  for (const record of records) applyEvent(owned, parseEvent(record));
+  return owned;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Body } from '../core/body.js';
+import { inlineText, type Body } from '../core/body.js';
 import { BlobIntegrityError } from '../core/errors.js';
 import type { EventDraft } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
@@ -36,6 +36,7 @@ export class PayloadCodec {
   private readonly inlineLimit: number;
   private readonly maxEvent: number;
   private readonly cache = new Map<string, JsonValue>();
+  private readonly texts = new WeakMap<Body, string>();
   private readonly cacheEntries: number;
 
   constructor(private readonly options: PayloadCodecOptions) {
@@ -136,9 +137,23 @@ export class PayloadCodec {
   }
 
   async resolveText(body: Body | null): Promise<string> {
-    if (!body) return '';
+    const now = this.textNow(body);
+    if (now !== undefined || !body) return now ?? '';
     const value = await this.resolve(body);
-    return typeof value === 'string' ? value : JSON.stringify(value);
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    this.texts.set(body, text);
+    return text;
+  }
+
+  /**
+   * The text of a body with no round trip, when there is one: inline, or resolved before. A long
+   * run's prompt is rebuilt every turn from the same body objects (bodies are never changed in
+   * place: an edit gets a new one), so each is serialized once per container, not once per turn
+   * (core/body.ts keeps the inline texts, which the input estimate measures too).
+   */
+  textNow(body: Body | null): string | undefined {
+    if (!body) return '';
+    return body.kind === 'inline' ? inlineText(body) : this.texts.get(body);
   }
 
   private remember(sha256: string, value: JsonValue): void {

@@ -1,10 +1,11 @@
-import { foldLog, foldMore } from '../core/fold.js';
+import { foldLog, foldMore, foldMoreInto } from '../core/fold.js';
 import { FOLD_VERSION, type RunState } from '../core/state.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { EventLog } from '../ports/event-log.js';
 import type { RunHead, RunHeads, SnapshotPointer } from '../ports/run-heads.js';
 import { runKey, type RunRef } from '../ports/run-ref.js';
 import { sha256Hex } from './hash.js';
+import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js';
 
 export interface LoadStats {
   source: 'cache' | 'snapshot' | 'replay';
@@ -42,7 +43,8 @@ export class RunLoader {
       if (base) source = 'snapshot';
     }
     const records = await this.readAll(run, base?.lastSeq ?? 0);
-    const state = base ? foldMore(base, records) : foldLog(records);
+    // A cached state is shared (the cache keeps it if this fold fails); a decoded snapshot is ours.
+    const state = !base ? foldLog(records) : source === 'snapshot' ? foldMoreInto(base, records) : foldMore(base, records);
     // Read under the lease of `epoch`: current until someone else claims.
     this.remember(run, state, epoch);
     return { state, stats: { source, tailEvents: records.length } };
@@ -69,7 +71,7 @@ export class RunLoader {
     const every = this.options.snapshotEvery ?? 50;
     const last = head?.snapshot?.foldVersion === FOLD_VERSION ? head.snapshot.seq : 0;
     if (state.lastSeq - last < every) return undefined;
-    const bytes = new TextEncoder().encode(JSON.stringify(state));
+    const bytes = encodeSnapshot(state);
     const sha256 = sha256Hex(bytes);
     const key = `snapshots/${run.tenant}/${run.runId}/${String(state.lastSeq).padStart(10, '0')}-${sha256.slice(0, 16)}.json`;
     await this.deps.blobs.put(key, bytes, { contentType: 'application/json' });
@@ -81,8 +83,7 @@ export class RunLoader {
     try {
       const bytes = await this.deps.blobs.get(key);
       if (sha256Hex(bytes) !== sha256) return undefined;
-      const state = JSON.parse(new TextDecoder().decode(bytes)) as RunState;
-      return state.foldVersion === FOLD_VERSION ? state : undefined;
+      return decodeSnapshot(bytes);
     } catch {
       return undefined; // a snapshot is an optimisation: fall back to a full replay
     }

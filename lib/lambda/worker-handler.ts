@@ -74,9 +74,12 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
       logger.warn('could not change tick visibility', { messageId: record.messageId, code: errorCode(error) });
     }
   };
-  // First thing: a worker killed from here on costs at most lease + margin, not the queue's timeout.
-  await setVisibility(visibilitySeconds);
+  // First thing, beside the claim (the two do not depend on each other, and one round trip less
+  // is most of a warm step's latency): a worker killed from here on costs at most lease + margin,
+  // not the queue's timeout. Any later visibility change waits for this one, so none is overtaken.
+  const shortened = setVisibility(visibilitySeconds);
   if (receiveCount >= MAX_RECEIVE_COUNT) {
+    await shortened;
     // The last delivery SQS makes before the DLQ: hand the run to a fresh tick instead of risking
     // this one (limits.ts). The run's own counters (claim attempts, stalls, crashed tool starts)
     // live on its head and log, so a poison run still parks; only the tick is replaced.
@@ -93,12 +96,14 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
     result = await runStep(engine, tick, {
       owner: `${context.awsRequestId}`,
       deadlineAt: Date.now() + context.getRemainingTimeInMillis(),
-      onLeaseRenewed: () => setVisibility(visibilitySeconds),
+      onLeaseRenewed: () => shortened.then(() => setVisibility(visibilitySeconds)),
     });
   } catch (error) {
+    await shortened;
     logger.error('step failed; the tick will be redelivered', { code: errorCode(error), message: errorMessage(error) });
     return { failed: true, mustExit: false };
   }
+  await shortened;
   logger.appendKeys({ ...(result.lastSeq !== undefined ? { seq: result.lastSeq } : {}) });
   // Every tick that claimed the run: the alarm takes the Maximum, so one runaway run trips it.
   if (result.epoch !== undefined) addCount(metrics, METRIC.InvocationsPerRun, result.epoch);

@@ -70,7 +70,7 @@ function runtime() {
 const event = (body: string): SQSEvent => ({ Records: [sqsRecord(body, 'm-1', 'rh-1')] });
 
 describe('worker handler', () => {
-  it('shortens the tick visibility to lease + margin before stepping', async () => {
+  it('shortens the tick visibility to lease + margin first thing, beside the claim', async () => {
     const { rt, engine, visibility } = runtime();
     await startRun(engine, { tenant: 'acme', runId: 'v-1', agent: 'stubborn', input: 'x' });
     let exited = false;
@@ -80,6 +80,34 @@ describe('worker handler', () => {
     expect(visibility[0]).toEqual({ receipt: 'rh-1', seconds: 5 + rt.env.LOGBOOK_VISIBILITY_MARGIN_S });
     // The stubborn tool outlived its timeout and its abort: the process must go after responding.
     expect(exited).toBe(true);
+  }, 20_000);
+
+  it('claims while the first visibility change is in flight, and no later change overtakes it', async () => {
+    const { rt, engine, store } = runtime();
+    await startRun(engine, { tenant: 'acme', runId: 'v-4', agent: 'stubborn', input: 'x' });
+    // Another worker holds the run: this delivery is busy and sets the retry visibility.
+    await store.claimLease({ tenant: 'acme', runId: 'v-4' }, { owner: 'other', now: Date.now(), ttlMs: 5_000 });
+    const landed: number[] = [];
+    let claimedBeforeFirstLanded = false;
+    const claimLease = store.claimLease.bind(store);
+    store.claimLease = async (...args) => {
+      claimedBeforeFirstLanded = landed.length === 0;
+      return claimLease(...args);
+    };
+    let calls = 0;
+    const slowFirst = { setVisibility: async (_receipt: string, seconds: number) => {
+      // The first change is slow (SQS took its time); the busy one right after it is fast.
+      if (calls++ === 0) await new Promise((r) => setTimeout(r, 100));
+      landed.push(seconds);
+    } };
+    const handler = createWorkerHandler(async () => ({ ...rt, visibility: slowFirst }) as Runtime, { exitProcess: () => undefined });
+    const out = await handler(event(JSON.stringify({ tenant: 'acme', runId: 'v-4' })), lambdaContext('w', 60_000) as Context);
+    expect(out.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+    expect(claimedBeforeFirstLanded).toBe(true);
+    // Lease + margin first, then the busy retry: the tick comes back when the other lease ends.
+    expect(landed).toHaveLength(2);
+    expect(landed[0]).toBe(5 + rt.env.LOGBOOK_VISIBILITY_MARGIN_S);
+    expect(landed[1]).toBeLessThanOrEqual(7);
   }, 20_000);
 
   it('backs off a redelivered tick: its visibility grows with the receive count (FIFO has no per-message delay)', async () => {
