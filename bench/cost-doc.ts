@@ -10,6 +10,11 @@ export interface CostDocInput {
   single: TurnFigures[];
   concurrent: TurnFigures[];
   quarters: { name: string; q: { time: number; itemsRead: number; firstItems: number; lastItems: number } | undefined }[];
+  /**
+   * Per mode, the ms per turn its ratio divides by: the mean of its floor timed just before and
+   * just after it (the floor rows of the tables are the first of those runs).
+   */
+  references: Record<'single' | 'concurrent', { worker: number; warm: number; cold: number }>;
 }
 
 const TARGETS = { worker: 1.25, step: 2, quarter: 1.1, workerUsd: 3, stepUsd: 6 } as const;
@@ -19,12 +24,13 @@ const TARGETS = { worker: 1.25, step: 2, quarter: 1.1, workerUsd: 3, stepUsd: 6 
  * from this run's counters: nothing here is hand arithmetic.
  */
 export function costDoc(input: CostDocInput): string {
-  const comparisons = (rows: TurnFigures[]) => {
-    const [floor3, floorHop, worker, warm, cold] = rows as [TurnFigures, TurnFigures, TurnFigures, TurnFigures, TurnFigures];
+  const comparisons = (key: 'single' | 'concurrent') => {
+    const [floor3, floorHop, worker, warm, cold] = input[key] as [TurnFigures, TurnFigures, TurnFigures, TurnFigures, TurnFigures];
+    const ref = input.references[key];
     return comparisonTable([
-      { label: `worker turn / 3-put floor (${worker.name.split(', ')[1]})`, mode: worker, floor: floor3, target: TARGETS.worker },
-      { label: 'one turn per step, warm / floor + hop', mode: warm, floor: floorHop, target: TARGETS.step },
-      { label: 'one turn per step, cold / floor + hop', mode: cold, floor: floorHop, target: TARGETS.step },
+      { label: `worker turn / 3-put floor (${worker.name.split(', ')[1]})`, mode: worker, floor: floor3, floorMs: ref.worker, target: TARGETS.worker },
+      { label: 'one turn per step, warm / floor + hop', mode: warm, floor: floorHop, floorMs: ref.warm, target: TARGETS.step },
+      { label: 'one turn per step, cold / floor + hop', mode: cold, floor: floorHop, floorMs: ref.cold, target: TARGETS.step },
     ]);
   };
   const quarters = input.quarters
@@ -46,6 +52,9 @@ by \`${input.command}\` on ${input.emulator} and fauxqs (SQS, S3), on a ${input.
 with the real adapters and AWS SDK clients; middleware on the clients counts every request, and
 ${input.gsiReported ? 'DynamoDB Local reports the consumed write and read units (ReturnConsumedCapacity=INDEXES), GSI copies included' : 'this emulator reports table units only (GSI copies are not in these figures: use DynamoDB Local)'}.
 Snapshots every ${input.snapshotEvery} events. Times are for the ratios only (a shared machine is noisy); the counts are exact.
+Each mode is timed between two runs of its floor (the emulators warmed up first), and its time
+ratio is over the mean of those two: the machine drifts over minutes, so a floor timed once,
+long before or after, would move the ratio more than the code does.
 
 Modes: the **floor** is a loop of 3 conditional PutItems of event-sized items per turn (decision,
 started, result), and **floor + FIFO hop** adds one SendMessage, ReceiveMessage and DeleteMessage.
@@ -58,7 +67,7 @@ out (they are the pollers' idle cost, a fixed monthly line).
 
 ${markdownTable(input.single)}
 
-${comparisons(input.single)}
+${comparisons('single')}
 
 Last quarter over first quarter of the run's turns:
 
@@ -70,7 +79,7 @@ ${quarters.join('\n')}
 
 ${markdownTable(input.concurrent)}
 
-${comparisons(input.concurrent)}
+${comparisons('concurrent')}
 
 ### At list prices (us-east-1, on-demand)
 

@@ -21,7 +21,7 @@ import { startEmulators } from '../dev/local/emulators.js';
 import { createResources, resourceNames } from '../dev/local/resources.js';
 import { emptyCounters, instrument } from './instrument.js';
 import { floor, stepShape, workerShape, type BenchEnv, type ModeResult } from './modes.js';
-import { costDoc } from './cost-doc.js';
+import { costDoc, type CostDocInput } from './cost-doc.js';
 import { figures, quarterRatios } from './report.js';
 import { runScale } from './scale.js';
 
@@ -56,19 +56,35 @@ try {
   const perRun = Math.floor(TURNS / RUNS);
   const log = (s: string) => process.stderr.write(`${s}\n`);
   const results: { single: ModeResult[]; concurrent: ModeResult[] } = { single: [], concurrent: [] };
+  const references: CostDocInput['references'] = { single: { worker: 0, warm: 0, cold: 0 }, concurrent: { worker: 0, warm: 0, cold: 0 } };
+  // The emulators' first thousands of requests are slower (JIT, caches): not part of any figure.
+  log('warming up the emulators...');
+  await floor(env, 'warm-up', 1, 300, true, 'warmup');
   for (const [key, runs, turns] of [['single', 1, TURNS], ['concurrent', RUNS, perRun]] as const) {
     const tag = `${key}`;
     const label = (s: string) => `${s}, ${runs === 1 ? `1 run x ${turns}` : `${runs} runs x ${turns}`}`;
+    const msPerTurn = (m: ModeResult) => m.ms / m.turns;
+    // Each mode is timed between two runs of its floor, and its ratio is over their mean: a shared
+    // machine drifts over minutes, and a floor measured once, long before, drifts with it.
     log(`${label('floor')}...`);
-    results[key].push(await floor(env, label('floor: 3 puts'), runs, turns, false, `${tag}-a`));
-    log(`${label('floor + hop')}...`);
-    results[key].push(await floor(env, label('floor + FIFO hop'), runs, turns, true, `${tag}-b`));
+    const floor3 = await floor(env, label('floor: 3 puts'), runs, turns, false, `${tag}-a`);
     log(`${label('worker')}...`);
-    results[key].push(await workerShape(env, label('worker: turns in one invocation'), runs, turns, tag));
+    const worker = await workerShape(env, label('worker: turns in one invocation'), runs, turns, tag);
+    log(`${label('floor again')}...`);
+    const floor3After = await floor(env, label('floor: 3 puts'), runs, turns, false, `${tag}-a2`);
+    log(`${label('floor + hop')}...`);
+    const hop = await floor(env, label('floor + FIFO hop'), runs, turns, true, `${tag}-b`);
     log(`${label('warm steps')}...`);
-    results[key].push(await stepShape(env, label('one turn per step, warm'), runs, turns, false, `${tag}-w`));
+    const warm = await stepShape(env, label('one turn per step, warm'), runs, turns, false, `${tag}-w`);
+    log(`${label('floor + hop again')}...`);
+    const hopBetween = await floor(env, label('floor + FIFO hop'), runs, turns, true, `${tag}-b2`);
     log(`${label('cold steps')}...`);
-    results[key].push(await stepShape(env, label('one turn per step, cold'), runs, turns, true, `${tag}-c`));
+    const cold = await stepShape(env, label('one turn per step, cold'), runs, turns, true, `${tag}-c`);
+    log(`${label('floor + hop again')}...`);
+    const hopAfter = await floor(env, label('floor + FIFO hop'), runs, turns, true, `${tag}-b3`);
+    results[key].push(floor3, hop, worker, warm, cold);
+    const mean = (a: ModeResult, b: ModeResult) => (msPerTurn(a) + msPerTurn(b)) / 2;
+    references[key] = { worker: mean(floor3, floor3After), warm: mean(hop, hopBetween), cold: mean(hopBetween, hopAfter) };
   }
   const output = costDoc({
     command: `npm run bench -- --turns ${TURNS} --runs ${RUNS} --dynamo ${values.dynamo}${values['write-docs'] ? ' --write-docs' : ''}`,
@@ -79,6 +95,7 @@ try {
     single: results.single.map(figures),
     concurrent: results.concurrent.map(figures),
     quarters: results.single.map((m) => ({ name: m.name, q: quarterRatios(m) })),
+    references,
   });
   console.log(output);
   if (values['write-docs']) {

@@ -102,20 +102,31 @@ export class DynamoRunHeads implements RunHeads {
       return true;
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
-      const item = await getHeadItem(this.ctx, run);
-      if (!item) throw new RunNotFoundError(runKey(run));
-      const head = itemToHead(item);
-      if (head.lease?.owner === args.owner && head.lease.epoch === args.epoch) return false;
-      // An earlier attempt of this same call may have landed: nobody claimed since, and the head
-      // is exactly what our release leaves behind.
-      if (error.afterAmbiguousAttempt && !head.lease && head.epoch === args.epoch) {
-        if (head.ingestedInboxVersion === args.inboxVersion) {
-          await repairSweep(this.ctx, item, 'write');
-          return true;
-        }
-      }
-      throw new LeaseLostError(runKey(run), args.epoch);
+      return (await this.refusedRelease(run, error, args)) === 'landed';
     }
+  }
+
+  /**
+   * Why a release (alone or with a projection) was refused: the lease is still ours and something
+   * else in the condition failed (`ours`, with the head, for the caller to decide), or an earlier
+   * attempt of this same call landed and the reply was lost (`landed`: nobody claimed since, and
+   * the head is exactly what our write leaves behind), or the lease is lost (thrown).
+   */
+  private async refusedRelease(
+    run: RunRef,
+    error: ConditionFailed,
+    args: { owner: string; epoch: number; inboxVersion: number },
+    alsoLanded: (head: RunHead) => boolean = () => true,
+  ): Promise<'landed' | { ours: RunHead }> {
+    const item = await getHeadItem(this.ctx, run);
+    if (!item) throw new RunNotFoundError(runKey(run));
+    const head = itemToHead(item);
+    if (head.lease?.owner === args.owner && head.lease.epoch === args.epoch) return { ours: head };
+    if (error.afterAmbiguousAttempt && !head.lease && head.epoch === args.epoch && head.ingestedInboxVersion === args.inboxVersion && alsoLanded(head)) {
+      await repairSweep(this.ctx, item, 'write');
+      return 'landed';
+    }
+    throw new LeaseLostError(runKey(run), args.epoch);
   }
 
   async resetAttempts(run: RunRef, args: { owner: string; epoch: number }): Promise<void> {
@@ -165,19 +176,9 @@ export class DynamoRunHeads implements RunHeads {
         return true;
       } catch (error) {
         if (!(error instanceof ConditionFailed)) throw error;
-        const item = await getHeadItem(this.ctx, run);
-        if (!item) throw new RunNotFoundError(runKey(run));
-        const head = itemToHead(item);
-        const ours = head.lease?.owner === args.owner && head.lease.epoch === args.epoch;
-        if (!ours) {
-          // An earlier attempt of this same call may have landed: nobody claimed since, and the
-          // head is exactly what our write leaves behind.
-          if (error.afterAmbiguousAttempt && !head.lease && head.epoch === args.epoch && head.ingestedInboxVersion === args.inboxVersion && head.lastSeq >= projection.lastSeq) {
-            await repairSweep(this.ctx, item, 'write');
-            return true;
-          }
-          throw new LeaseLostError(runKey(run), args.epoch);
-        }
+        const refused = await this.refusedRelease(run, error, args, (head) => head.lastSeq >= projection.lastSeq);
+        if (refused === 'landed') return true;
+        const head = refused.ours;
         // New inbox items arrived: nothing was written; they are ingested before letting go.
         if (head.inboxVersion !== args.inboxVersion) return false;
         // A later projection is already there (it can only be a repair of the same log): release alone.
