@@ -62,7 +62,7 @@ export class RunSession {
     }
     await checkpoints?.at('before-append', `${event.type}#${event.seq}`);
     try {
-      await this.deps.log.append(this.run, event);
+      await this.deps.log.append(this.run, event, { horizon: this.state.started.expiresAt });
     } catch (error) {
       // Any failed append stops this session: a transient error may hide a write that landed, and
       // only a fresh read of the log can tell. The next step resumes from what is really there.

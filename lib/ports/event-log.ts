@@ -8,6 +8,10 @@ export interface ReadPage {
   nextAfterSeq?: number;
 }
 
+export interface AppendOptions {
+  horizon?: number;
+}
+
 /**
  * The append-only log of one run. `append` is a conditional write on (run, seq): it is the fence
  * that makes a stale worker stop. A rejected append throws `AppendConflictError`, except when the
@@ -15,7 +19,11 @@ export interface ReadPage {
  * first attempt landed), which counts as success.
  */
 export interface EventLog {
-  append(run: RunRef, event: RunEvent): Promise<void>;
+  /**
+   * `horizon`: the run's retention horizon (run_started.expiresAt, epoch ms) when the caller knows
+   * it from the state it folded, so an adapter that stamps a TTL on each event need not read it.
+   */
+  append(run: RunRef, event: RunEvent, options?: AppendOptions): Promise<void>;
   /** Events with seq > afterSeq in seq order, strongly consistent, paginated by the adapter. */
   read(run: RunRef, options: { afterSeq: number; limit?: number }): Promise<ReadPage>;
   readOne(run: RunRef, seq: number): Promise<unknown | undefined>;

@@ -4,7 +4,7 @@ import { MemoryStepQueue } from '../../lib/adapters/memory/memory-step-queue.js'
 import type { InboxItem } from '../../lib/core/inbox.js';
 import type { RunEvent } from '../../lib/core/events.js';
 import type { BlobStore } from '../../lib/ports/blob-store.js';
-import type { EventLog, ReadPage } from '../../lib/ports/event-log.js';
+import type { AppendOptions, EventLog, ReadPage } from '../../lib/ports/event-log.js';
 import type { Inbox } from '../../lib/ports/inbox.js';
 import type {
   HeadPark,
@@ -61,8 +61,8 @@ class NamespacedStore implements EventLog, RunHeads, Inbox {
     return head.tenant.startsWith(`${this.ns}.`);
   }
 
-  append(run: RunRef, event: RunEvent): Promise<void> {
-    return this.store.append(this.in(run), event);
+  append(run: RunRef, event: RunEvent, options?: AppendOptions): Promise<void> {
+    return this.store.append(this.in(run), event, options);
   }
   read(run: RunRef, options: { afterSeq: number; limit?: number }): Promise<ReadPage> {
     return this.store.read(this.in(run), options);

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { AppendConflictError } from '../../core/errors.js';
 import type { RunEvent } from '../../core/events.js';
-import type { EventLog, ReadPage } from '../../ports/event-log.js';
+import type { AppendOptions, EventLog, ReadPage } from '../../ports/event-log.js';
 import { runKey, type RunRef } from '../../ports/run-ref.js';
 import { ConditionFailed } from './aws-errors.js';
 import type { DynamoContext } from './dynamo-context.js';
@@ -21,7 +21,10 @@ export class DynamoEventLog implements EventLog {
 
   constructor(private readonly ctx: DynamoContext) {}
 
-  async append(run: RunRef, event: RunEvent): Promise<void> {
+  async append(run: RunRef, event: RunEvent, options?: AppendOptions): Promise<void> {
+    // A container that loaded the run from a snapshot knows the horizon from its state: without
+    // the hint its first append would read the run's first event for it (a GetItem per cold step).
+    if (options?.horizon !== undefined) this.remember(run, options.horizon);
     const horizonMs = await this.horizon(run, event);
     const item: Item = {
       [PK]: pk(run),

@@ -1,6 +1,6 @@
 import type { RunEvent } from '../../core/events.js';
 import type { InboxItem } from '../../core/inbox.js';
-import type { EventLog, ReadPage } from '../../ports/event-log.js';
+import type { AppendOptions, EventLog, ReadPage } from '../../ports/event-log.js';
 import type { Inbox } from '../../ports/inbox.js';
 import type {
   HeadPark,
@@ -48,8 +48,8 @@ export class DynamoStore implements EventLog, RunHeads, Inbox {
   }
 
   // ---- EventLog ----
-  append(run: RunRef, event: RunEvent): Promise<void> {
-    return this.log.append(run, event);
+  append(run: RunRef, event: RunEvent, options?: AppendOptions): Promise<void> {
+    return this.log.append(run, event, options);
   }
   read(run: RunRef, options: { afterSeq: number; limit?: number }): Promise<ReadPage> {
     return this.log.read(run, options);
