@@ -56,7 +56,8 @@ try {
   const perRun = Math.floor(TURNS / RUNS);
   const log = (s: string) => process.stderr.write(`${s}\n`);
   const results: { single: ModeResult[]; concurrent: ModeResult[] } = { single: [], concurrent: [] };
-  const references: CostDocInput['references'] = { single: { worker: 0, warm: 0, cold: 0 }, concurrent: { worker: 0, warm: 0, cold: 0 } };
+  const none = { ms: 0, cpuMs: 0 };
+  const references: CostDocInput['references'] = { single: { worker: none, warm: none, cold: none }, concurrent: { worker: none, warm: none, cold: none } };
   // The emulators' first thousands of requests are slower (JIT, caches): not part of any figure.
   log('warming up the emulators...');
   await floor(env, 'warm-up', 1, 300, true, 'warmup');
@@ -83,7 +84,7 @@ try {
     log(`${label('floor + hop again')}...`);
     const hopAfter = await floor(env, label('floor + FIFO hop'), runs, turns, true, `${tag}-b3`);
     results[key].push(floor3, hop, worker, warm, cold);
-    const mean = (a: ModeResult, b: ModeResult) => (msPerTurn(a) + msPerTurn(b)) / 2;
+    const mean = (a: ModeResult, b: ModeResult) => ({ ms: (msPerTurn(a) + msPerTurn(b)) / 2, cpuMs: (a.cpuMs / a.turns + b.cpuMs / b.turns) / 2 });
     references[key] = { worker: mean(floor3, floor3After), warm: mean(hop, hopBetween), cold: mean(hopBetween, hopAfter) };
   }
   const output = costDoc({

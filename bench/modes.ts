@@ -24,6 +24,18 @@ export interface ModeResult {
   perTurn: { ms: number; itemsRead: number }[];
   /** Wall time of each turn of every run (for p95). */
   turnMs: number[];
+  /**
+   * CPU time of this process (user + system) over the mode: the bench, the SDK clients, the
+   * engine and fauxqs (SQS, S3) run here; DynamoDB Local runs in its own JVM and is not in it.
+   * Far steadier than wall time on a shared machine.
+   */
+  cpuMs: number;
+}
+
+/** CPU milliseconds of this process since `from` (a process.cpuUsage() reading). */
+function cpuSince(from: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
 }
 
 export interface BenchEnv {
@@ -66,6 +78,7 @@ export async function floor(env: BenchEnv, name: string, runs: number, turnsPerR
   const perTurn: ModeResult['perTurn'] = [];
   const turnMs: number[] = [];
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(
     Array.from({ length: runs }, async (_, r) => {
       const runId = `floor-${tag}-${r}`;
@@ -95,7 +108,8 @@ export async function floor(env: BenchEnv, name: string, runs: number, turnsPerR
     }),
   );
   const ms = performance.now() - t0;
-  return { name, runs, turns: runs * turnsPerRun, ms, counters: diff(env.counters, before), itemsRead: 0, perTurn, turnMs };
+  const cpuMs = cpuSince(cpu0);
+  return { name, runs, turns: runs * turnsPerRun, ms, cpuMs, counters: diff(env.counters, before), itemsRead: 0, perTurn, turnMs };
 }
 
 // ---- the worker shape: turns back to back in one invocation ----------------------------------
@@ -110,6 +124,7 @@ export async function workerShape(env: BenchEnv, name: string, runs: number, tur
   for (let r = 0; r < runs; r++) await startRun(starters[r]!.engine, { tenant: 'bench', runId: `worker-${tag}-${r}`, agent: 'bench', input: 'go' });
   // The creation ticks are not ours to count: the loop below receives them as the poller would.
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(
     Array.from({ length: runs }, async () => {
       const [msg] = await receiveOne(receiver);
@@ -135,7 +150,8 @@ export async function workerShape(env: BenchEnv, name: string, runs: number, tur
     }),
   );
   const ms = performance.now() - t0;
-  return { name, runs, turns: runs * turnsPerRun, ms, counters: diff(env.counters, before), itemsRead, perTurn, turnMs };
+  const cpuMs = cpuSince(cpu0);
+  return { name, runs, turns: runs * turnsPerRun, ms, cpuMs, counters: diff(env.counters, before), itemsRead, perTurn, turnMs };
 }
 
 async function receiveOne(receiver: SqsTickReceiver) {
@@ -159,6 +175,7 @@ export async function stepShape(env: BenchEnv, name: string, runs: number, turns
   let itemsRead = 0;
   let ended = 0;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   // One poller per run, as many Lambda containers as runs; a container may meet any run's tick.
   await Promise.all(
     Array.from({ length: runs }, async (_, d) => {
@@ -187,7 +204,8 @@ export async function stepShape(env: BenchEnv, name: string, runs: number, turns
     }),
   );
   const ms = performance.now() - t0;
-  return { name, runs, turns: runs * turnsPerRun, ms, counters: diff(env.counters, before), itemsRead, perTurn, turnMs };
+  const cpuMs = cpuSince(cpu0);
+  return { name, runs, turns: runs * turnsPerRun, ms, cpuMs, counters: diff(env.counters, before), itemsRead, perTurn, turnMs };
 }
 
 export { emptyCounters };

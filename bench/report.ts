@@ -14,6 +14,8 @@ export interface TurnFigures {
   runs: number;
   turns: number;
   msPerTurn: number;
+  /** This process's CPU per turn (ModeResult.cpuMs). */
+  cpuMsPerTurn: number;
   p95Ms: number;
   turnsPerSecond: number;
   dynamoRequests: number;
@@ -53,6 +55,7 @@ export function figures(m: ModeResult): TurnFigures {
     runs: m.runs,
     turns: m.turns,
     msPerTurn: m.ms / m.turns,
+    cpuMsPerTurn: m.cpuMs / m.turns,
     p95Ms: p95(m.turnMs),
     turnsPerSecond: m.turns / (m.ms / 1000),
     dynamoRequests: per(c.dynamo.requests),
@@ -97,27 +100,32 @@ export interface Comparison {
   floor: TurnFigures;
   /** The floor's ms per turn the ratio divides by (timed around the mode). */
   floorMs: number;
+  /** The same for this process's CPU per turn. */
+  floorCpuMs: number;
   target: number;
 }
 
 /** The table the bench prints and writes to docs/cost.md: one row per mode. */
 export function markdownTable(rows: TurnFigures[]): string {
   const head =
-    '| mode | runs | turns | ms/turn | p95 ms | turns/s | DynamoDB req | writes | reads | WRU (GSI) | RRU | items read | SQS req | S3 PUT/GET | $/M turns |\n' +
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
+    '| mode | runs | turns | ms/turn | CPU ms/turn | p95 ms | turns/s | DynamoDB req | writes | reads | WRU (GSI) | RRU | items read | SQS req | S3 PUT/GET | $/M turns |\n' +
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
   const lines = rows.map(
     (r) =>
-      `| ${r.name} | ${r.runs} | ${r.turns} | ${f(r.msPerTurn)} | ${f(r.p95Ms, 1)} | ${f(r.turnsPerSecond, 0)} | ${f(r.dynamoRequests)} | ${f(r.dynamoWrites)} | ${f(r.dynamoReads)} | ${f(r.wru)} (${f(r.gsiWru)}) | ${f(r.rru)} | ${f(r.itemsRead)} | ${f(r.sqs)} | ${f(r.s3Puts, 3)}/${f(r.s3Gets, 3)} | ${usd(r.costPerMTurns.total)} |`,
+      `| ${r.name} | ${r.runs} | ${r.turns} | ${f(r.msPerTurn)} | ${f(r.cpuMsPerTurn)} | ${f(r.p95Ms, 1)} | ${f(r.turnsPerSecond, 0)} | ${f(r.dynamoRequests)} | ${f(r.dynamoWrites)} | ${f(r.dynamoReads)} | ${f(r.wru)} (${f(r.gsiWru)}) | ${f(r.rru)} | ${f(r.itemsRead)} | ${f(r.sqs)} | ${f(r.s3Puts, 3)}/${f(r.s3Gets, 3)} | ${usd(r.costPerMTurns.total)} |`,
   );
   return [head, ...lines].join('\n');
 }
 
 export function comparisonTable(rows: Comparison[]): string {
-  const head = '| comparison | ms per turn (mode / floor before and after) | time ratio | target | requests per turn (mode / floor) | verdict |\n|---|---:|---:|---:|---:|---|';
+  const head =
+    '| comparison | ms per turn (mode / floor before and after) | time ratio | target | verdict | CPU ms per turn (mode / floor) | CPU ratio | requests per turn (mode / floor) |\n' +
+    '|---|---:|---:|---:|---|---:|---:|---:|';
   const lines = rows.map((c) => {
     const ratio = c.mode.msPerTurn / c.floorMs;
     const req = `${f(c.mode.dynamoRequests + c.mode.sqs)} / ${f(c.floor.dynamoRequests + c.floor.sqs)}`;
-    return `| ${c.label} | ${f(c.mode.msPerTurn)} / ${f(c.floorMs)} | ${f(ratio)}x | ≤ ${f(c.target)}x | ${req} | ${ratio <= c.target ? 'met' : 'not met'} |`;
+    const cpu = `${f(c.mode.cpuMsPerTurn)} / ${f(c.floorCpuMs)} | ${f(c.mode.cpuMsPerTurn / c.floorCpuMs)}x`;
+    return `| ${c.label} | ${f(c.mode.msPerTurn)} / ${f(c.floorMs)} | ${f(ratio)}x | ≤ ${f(c.target)}x | ${ratio <= c.target ? 'met' : 'not met'} | ${cpu} | ${req} |`;
   });
   return [head, ...lines].join('\n');
 }
