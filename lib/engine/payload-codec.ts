@@ -137,8 +137,9 @@ export class PayloadCodec {
   }
 
   async resolveText(body: Body | null): Promise<string> {
+    if (!body) return '';
     const now = this.textNow(body);
-    if (now !== undefined || !body) return now ?? '';
+    if (now !== undefined) return now;
     const value = await this.resolve(body);
     const text = typeof value === 'string' ? value : JSON.stringify(value);
     this.texts.set(body, text);

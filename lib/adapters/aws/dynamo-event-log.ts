@@ -22,10 +22,7 @@ export class DynamoEventLog implements EventLog {
   constructor(private readonly ctx: DynamoContext) {}
 
   async append(run: RunRef, event: RunEvent, options?: AppendOptions): Promise<void> {
-    // A container that loaded the run from a snapshot knows the horizon from its state: without
-    // the hint its first append would read the run's first event for it (a GetItem per cold step).
-    if (options?.horizon !== undefined) this.remember(run, options.horizon);
-    const horizonMs = await this.horizon(run, event);
+    const horizonMs = await this.horizon(run, event, options?.horizon);
     const item: Item = {
       [PK]: pk(run),
       [SK]: eventSk(event.seq),
@@ -111,13 +108,19 @@ export class DynamoEventLog implements EventLog {
     }
   }
 
-  private async horizon(run: RunRef, event: RunEvent): Promise<number> {
+  private async horizon(run: RunRef, event: RunEvent, hint: number | undefined): Promise<number> {
     if (event.type === 'run_started') {
       this.remember(run, event.expiresAt);
       return event.expiresAt;
     }
     const known = this.horizons.get(runKey(run));
     if (known !== undefined) return known;
+    // A container that loaded the run from a snapshot knows the horizon from its state: without
+    // the hint its first append would read the run's first event for it (a GetItem per cold step).
+    if (hint !== undefined) {
+      this.remember(run, hint);
+      return hint;
+    }
     const out = await this.ctx.send('readHorizon', () =>
       this.ctx.doc.send(
         new GetCommand({
