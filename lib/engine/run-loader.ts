@@ -36,13 +36,9 @@ export class RunLoader {
     if (cached && epoch !== undefined && cached.epoch !== undefined && epoch === cached.epoch + 1 && (head?.lastSeq ?? 0) <= cached.state.lastSeq) {
       return { state: cached.state, stats: { source: 'cache', tailEvents: 0 } };
     }
-    let base: RunState | undefined = cached?.state;
-    let source: LoadStats['source'] = base ? 'cache' : 'replay';
-    if (!base && head?.snapshot && head.snapshot.foldVersion === FOLD_VERSION) {
-      base = await this.readSnapshot(head.snapshot.key, head.snapshot.sha256);
-      if (base) source = 'snapshot';
-    }
-    const records = await this.readAll(run, base?.lastSeq ?? 0);
+    const { base, source, records } = cached
+      ? { base: cached.state, source: 'cache' as const, records: await this.readAll(run, cached.state.lastSeq) }
+      : await this.fromSnapshot(run, head);
     // A cached state is shared (the cache keeps it if this fold fails); a decoded snapshot is ours.
     const state = !base ? foldLog(records) : source === 'snapshot' ? foldMoreInto(base, records) : foldMore(base, records);
     // Read under the lease of `epoch`: current until someone else claims.
@@ -77,6 +73,22 @@ export class RunLoader {
     await this.deps.blobs.put(key, bytes, { contentType: 'application/json' });
     const pointer: SnapshotPointer = { seq: state.lastSeq, key, sha256, foldVersion: FOLD_VERSION };
     return (await this.deps.heads.setSnapshot(run, pointer)) ? pointer : undefined;
+  }
+
+  /**
+   * The latest snapshot and the events after it, or the whole log. The snapshot and its tail are
+   * independent reads (the pointer names the seq the snapshot holds), so both go out at once: a
+   * cold step waits for the slower of the two, not for their sum, and the snapshot decodes while
+   * the tail query is in flight. A snapshot that does not decode costs a second read, from seq 0.
+   */
+  private async fromSnapshot(run: RunRef, head: RunHead | undefined): Promise<{ base?: RunState; source: LoadStats['source']; records: unknown[] }> {
+    const pointer = head?.snapshot?.foldVersion === FOLD_VERSION ? head.snapshot : undefined;
+    if (!pointer) return { source: 'replay', records: await this.readAll(run, 0) };
+    const [base, tail] = await Promise.all([this.readSnapshot(pointer.key, pointer.sha256), this.readAll(run, pointer.seq)]);
+    if (!base) return { source: 'replay', records: await this.readAll(run, 0) };
+    // The hash matched the pointer, so the snapshot holds exactly seq `pointer.seq`; checked anyway.
+    const records = base.lastSeq === pointer.seq ? tail : await this.readAll(run, base.lastSeq);
+    return { base, source: 'snapshot', records };
   }
 
   private async readSnapshot(key: string, sha256: string): Promise<RunState | undefined> {

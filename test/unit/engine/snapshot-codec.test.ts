@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { LoggedMessage } from '../../../lib/core/messages.js';
 import type { RunState } from '../../../lib/core/state.js';
 import { runStep } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
@@ -67,28 +68,108 @@ describe('snapshot encoding', () => {
     expect(decodeSnapshot(new TextEncoder().encode(JSON.stringify(state)))).toEqual(state);
   });
 
+  it('still reads encoding 2 (keyed objects, bodies shared by call id), the shared objects restored', async () => {
+    const { state } = await foldedRun(3);
+    const copy = structuredClone(state);
+    const shared: Record<string, string> = {};
+    for (const [id, call] of Object.entries(copy.calls)) {
+      delete (call as Partial<typeof call>).args;
+      delete (call.result as Partial<NonNullable<typeof call.result>> | undefined)?.output;
+      shared[id] = call.result ? 'ao' : 'a';
+    }
+    const decoded = decodeSnapshot(new TextEncoder().encode(JSON.stringify({ encoding: 2, shared, state: copy })));
+    expect(decoded).toEqual(state);
+    const asked = decoded!.messages.find((m) => m.role === 'assistant' && m.calls[0]?.callId === '3-0');
+    expect(asked?.role === 'assistant' && asked.calls[0]?.args).toBe(decoded!.calls['3-0']!.args);
+  });
+
+  it('writes any message or call it has no compact form for whole, and restores it exactly', async () => {
+    const { state } = await foldedRun(3);
+    // A blob body, an unknown field on a message and on a call's body: all kept as they are.
+    const blob = { kind: 'blob' as const, key: 'k', sha256: 'a'.repeat(64), size: 9, summary: 's' };
+    const tool = state.messages.findIndex((m) => m.role === 'tool');
+    state.messages[tool] = { ...(state.messages[tool] as Extract<LoggedMessage, { role: 'tool' }>), content: blob };
+    const asking = state.messages.findIndex((m) => m.role === 'assistant');
+    state.messages[asking] = { ...state.messages[asking]!, extra: 1 } as unknown as LoggedMessage;
+    state.messages.push({ role: 'user', content: { kind: 'inline', value: 'follow-up' } });
+    expect(decodeSnapshot(encodeSnapshot(state))).toEqual(state);
+  });
+
   it('rejects what does not restore exactly, so the loader replays the log instead', async () => {
     const { state } = await foldedRun(2);
-    const encoded = JSON.parse(new TextDecoder().decode(encodeSnapshot(state))) as { shared: Record<string, string>; state: RunState };
+    const encoded = JSON.parse(new TextDecoder().decode(encodeSnapshot(state))) as { messages: unknown[]; calls: { s?: string }[]; state: RunState };
     const bytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
-    // A shared body whose message is gone.
-    expect(decodeSnapshot(bytes({ ...encoded, state: { ...encoded.state, messages: [] } }))).toBeUndefined();
-    // A call left without its args and not listed as shared.
-    expect(decodeSnapshot(bytes({ ...encoded, shared: {} }))).toBeUndefined();
-    // Another fold version, another encoding.
+    expect(decodeSnapshot(bytes(encoded))).toEqual(state);
+    // Calls whose bodies and names are in messages that are gone.
+    expect(decodeSnapshot(bytes({ ...encoded, messages: [] }))).toBeUndefined();
+    // A call that left its args out without saying so.
+    expect(decodeSnapshot(bytes({ ...encoded, calls: encoded.calls.map(({ s: _s, ...c }) => c) }))).toBeUndefined();
+    // Another fold version, another encoding, a malformed one.
     expect(decodeSnapshot(bytes({ ...encoded, state: { ...encoded.state, foldVersion: 999 } }))).toBeUndefined();
-    expect(decodeSnapshot(bytes({ ...encoded, encoding: 3 }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...encoded, encoding: 999 }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...encoded, calls: {} }))).toBeUndefined();
   });
 
   it('a cold load starts from the encoded snapshot and folds the tail to the state a full replay gives', async () => {
     const { state, t } = await foldedRun(25);
     const head = await t.storage.heads.getHead(t.run);
     expect(head?.snapshot?.seq).toBeGreaterThan(0);
-    expect(new TextDecoder().decode(await t.storage.blobs.get(head!.snapshot!.key))).toContain('"encoding":2');
+    expect(new TextDecoder().decode(await t.storage.blobs.get(head!.snapshot!.key))).toContain('"encoding":3');
     const loaded = await new RunLoader({ log: t.storage.log, heads: t.storage.heads, blobs: t.storage.blobs }).load(t.run, head);
     expect(loaded.stats.source).toBe('snapshot');
     expect(loaded.stats.tailEvents).toBe(state.lastSeq - head!.snapshot!.seq);
     expect(loaded.state).toEqual(state);
     expect(state.outcome).toMatchObject({ type: 'completed' });
+  });
+
+  it('a cold load sends the snapshot read and its tail read at once', async () => {
+    const { state, t } = await foldedRun(25);
+    const head = await t.storage.heads.getHead(t.run);
+    const order: string[] = [];
+    let arrive: () => void = () => undefined;
+    const blobs = {
+      ...t.storage.blobs,
+      get: async (key: string) => {
+        order.push('snapshot asked');
+        // The snapshot arrives when the tail read goes out (or after 100 ms, for a loader that
+        // waits for the snapshot before it asks for the tail: the order below then fails).
+        await new Promise<void>((resolve) => {
+          arrive = resolve;
+          setTimeout(resolve, 100);
+        });
+        order.push('snapshot arrived');
+        return t.storage.blobs.get(key);
+      },
+    };
+    const log = {
+      ...t.storage.log,
+      read: (...args: Parameters<typeof t.storage.log.read>) => {
+        order.push(`tail asked after ${args[1]?.afterSeq}`);
+        arrive();
+        return t.storage.log.read(...args);
+      },
+    };
+    const loaded = await new RunLoader({ log, heads: t.storage.heads, blobs }).load(t.run, head);
+    expect(order).toEqual(['snapshot asked', `tail asked after ${head!.snapshot!.seq}`, 'snapshot arrived']);
+    expect(loaded.stats.source).toBe('snapshot');
+    expect(loaded.state).toEqual(state);
+  });
+
+  it('a snapshot that does not match its pointer is dropped for a full replay', async () => {
+    const { state, t } = await foldedRun(25);
+    const head = await t.storage.heads.getHead(t.run);
+    const reads: number[] = [];
+    const log = {
+      ...t.storage.log,
+      read: (...args: Parameters<typeof t.storage.log.read>) => {
+        reads.push(args[1]?.afterSeq ?? 0);
+        return t.storage.log.read(...args);
+      },
+    };
+    const forged = { ...head!, snapshot: { ...head!.snapshot!, sha256: '0'.repeat(64) } };
+    const loaded = await new RunLoader({ log, heads: t.storage.heads, blobs: t.storage.blobs }).load(t.run, forged);
+    expect(reads).toEqual([head!.snapshot!.seq, 0]);
+    expect(loaded.stats.source).toBe('replay');
+    expect(loaded.state).toEqual(state);
   });
 });
