@@ -1,3 +1,4 @@
+import type { ModeResult, RoundTiming } from './modes.js';
 import { PRICES, comparisonTable, costTable, markdownTable, type TurnFigures } from './report.js';
 
 export interface CostDocInput {
@@ -6,15 +7,48 @@ export interface CostDocInput {
   cores: number;
   gsiReported: boolean;
   snapshotEvery: number;
+  /** Timed windows of each one-turn-per-step mode. */
+  rounds: number;
   /** floor, floor + hop, worker, warm step, cold step (in that order). */
   single: TurnFigures[];
   concurrent: TurnFigures[];
   quarters: { name: string; q: { time: number; itemsRead: number; firstItems: number; lastItems: number } | undefined }[];
-  /**
-   * Per mode, the ms per turn its ratio divides by: the mean of its floor timed just before and
-   * just after it (the floor rows of the tables are the first of those runs).
-   */
-  references: Record<'single' | 'concurrent', Record<'worker' | 'warm' | 'cold', { ms: number; cpuMs: number }>>;
+  /** Per mode, the floor its ratios divide by, and the ratios (one per timed window). */
+  references: Record<'single' | 'concurrent', Record<'worker' | 'warm' | 'cold', Reference>>;
+}
+
+/**
+ * What a mode is compared with: the floor's ms and CPU ms per turn around it, and the mode's
+ * time and CPU ratios, one per timed window (the verdict is on their median).
+ */
+export interface Reference {
+  ms: number;
+  cpuMs: number;
+  ratios: number[];
+  cpuRatios: number[];
+}
+
+const perTurn = (r: RoundTiming) => ({ ms: r.ms / r.turns, cpuMs: r.cpuMs / r.turns });
+const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+
+/** A mode timed in one window between two runs of its floor: over their mean. */
+export function betweenFloors(mode: ModeResult, floors: [ModeResult, ModeResult]): Reference {
+  return inRounds(mode, floors);
+}
+
+/** A mode timed in n windows, `floors` the n + 1 floor runs around them: round i over floors i and i + 1. */
+export function inRounds(mode: ModeResult, floors: ModeResult[]): Reference {
+  const floorRounds = floors.map((f) => perTurn({ turns: f.turns, ms: f.ms, cpuMs: f.cpuMs }));
+  const ratios: number[] = [];
+  const cpuRatios: number[] = [];
+  mode.rounds.forEach((round, i) => {
+    const [a, b] = [floorRounds[i], floorRounds[i + 1]];
+    if (!a || !b || round.turns === 0) return;
+    const m = perTurn(round);
+    ratios.push(m.ms / ((a.ms + b.ms) / 2));
+    cpuRatios.push(m.cpuMs / ((a.cpuMs + b.cpuMs) / 2));
+  });
+  return { ms: mean(floorRounds.map((f) => f.ms)), cpuMs: mean(floorRounds.map((f) => f.cpuMs)), ratios, cpuRatios };
 }
 
 const TARGETS = { worker: 1.25, step: 2, quarter: 1.1, workerUsd: 3, stepUsd: 6 } as const;
@@ -28,9 +62,9 @@ export function costDoc(input: CostDocInput): string {
     const [floor3, floorHop, worker, warm, cold] = input[key] as [TurnFigures, TurnFigures, TurnFigures, TurnFigures, TurnFigures];
     const ref = input.references[key];
     return comparisonTable([
-      { label: `worker turn / 3-put floor (${worker.name.split(', ')[1]})`, mode: worker, floor: floor3, floorMs: ref.worker.ms, floorCpuMs: ref.worker.cpuMs, target: TARGETS.worker },
-      { label: 'one turn per step, warm / floor + hop', mode: warm, floor: floorHop, floorMs: ref.warm.ms, floorCpuMs: ref.warm.cpuMs, target: TARGETS.step },
-      { label: 'one turn per step, cold / floor + hop', mode: cold, floor: floorHop, floorMs: ref.cold.ms, floorCpuMs: ref.cold.cpuMs, target: TARGETS.step },
+      { label: `worker turn / 3-put floor (${worker.name.split(', ')[1]})`, mode: worker, floor: floor3, reference: ref.worker, target: TARGETS.worker },
+      { label: 'one turn per step, warm / floor + hop', mode: warm, floor: floorHop, reference: ref.warm, target: TARGETS.step },
+      { label: 'one turn per step, cold / floor + hop', mode: cold, floor: floorHop, reference: ref.cold, target: TARGETS.step },
     ]);
   };
   const quarters = input.quarters
@@ -52,9 +86,12 @@ by \`${input.command}\` on ${input.emulator} and fauxqs (SQS, S3), on a ${input.
 with the real adapters and AWS SDK clients; middleware on the clients counts every request, and
 ${input.gsiReported ? 'DynamoDB Local reports the consumed write and read units (ReturnConsumedCapacity=INDEXES), GSI copies included' : 'this emulator reports table units only (GSI copies are not in these figures: use DynamoDB Local)'}.
 Snapshots every ${input.snapshotEvery} events. Times are for the ratios only (a shared machine is noisy); the counts are exact.
-Each mode is timed between two runs of its floor (the emulators warmed up first), and its time
-ratio is over the mean of those two: the machine drifts over minutes, so a floor timed once,
-long before or after, would move the ratio more than the code does. **CPU ms** is this
+The emulators are warmed up first. The worker is timed between two runs of its floor, and its
+ratio is over their mean. Each one-turn-per-step mode runs in ${input.rounds} timed windows, each between two short
+runs of floor + hop (on a queue of their own, while the mode's ticks wait in theirs): each window's
+ratio is over the two floor runs around it, all of them are shown, and the verdict is on their
+median. A shared machine drifts over minutes and its neighbours' load comes in bursts: a floor
+timed once, minutes away, or one burst in one window, would move a ratio more than the code does. **CPU ms** is this
 process's user + system time (the bench, the SDK clients, the engine, and fauxqs for SQS and S3;
 DynamoDB Local runs in its own JVM and is not in it): a steadier figure than wall time on a shared
 machine, shown beside the time ratio that the targets are set on.

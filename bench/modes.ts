@@ -10,7 +10,7 @@ import { createEngine, type EngineDeps } from '../lib/engine/engine.js';
 import { startRun } from '../lib/engine/start-run.js';
 import { runStep } from '../lib/engine/step-runner.js';
 import { benchModels, benchRegistry } from './bench-agent.js';
-import { diff, emptyCounters, snapshot, type Counters } from './instrument.js';
+import { add, diff, emptyCounters, snapshot, type Counters } from './instrument.js';
 
 /** What one mode measured: totals, and per turn for single-run modes (for the quarter ratios). */
 export interface ModeResult {
@@ -30,6 +30,17 @@ export interface ModeResult {
    * Far steadier than wall time on a shared machine.
    */
   cpuMs: number;
+  /**
+   * The mode's timed windows: one for a mode run in one go, one per round for a mode run in rounds
+   * between runs of its floor (stepShape). `ms` and `cpuMs` above are their sums.
+   */
+  rounds: RoundTiming[];
+}
+
+export interface RoundTiming {
+  turns: number;
+  ms: number;
+  cpuMs: number;
 }
 
 /** CPU milliseconds of this process since `from` (a process.cpuUsage() reading). */
@@ -44,6 +55,8 @@ export interface BenchEnv {
   tableName: string;
   bucket: string;
   queueUrl: string;
+  /** The floor's own FIFO queue: a floor timed between rounds of a mode must not take its ticks. */
+  floorQueueUrl: string;
   snapshotEvery: number;
 }
 
@@ -74,7 +87,7 @@ function eventLike(runId: string, seq: number): Record<string, unknown> {
 /** The floor: 3 conditional PutItems per turn (decision, started, result), optionally + one FIFO hop. */
 export async function floor(env: BenchEnv, name: string, runs: number, turnsPerRun: number, hop: boolean, tag: string): Promise<ModeResult> {
   const before = snapshot(env.counters);
-  const receiver = new SqsTickReceiver({ sqs: env.clients.sqs, queueUrl: env.queueUrl });
+  const receiver = new SqsTickReceiver({ sqs: env.clients.sqs, queueUrl: env.floorQueueUrl });
   const perTurn: ModeResult['perTurn'] = [];
   const turnMs: number[] = [];
   const t0 = performance.now();
@@ -91,7 +104,7 @@ export async function floor(env: BenchEnv, name: string, runs: number, turnsPerR
         }
         if (hop) {
           await env.clients.sqs.send(
-            new SendMessageCommand({ QueueUrl: env.queueUrl, MessageBody: JSON.stringify({ tenant: 'bench', runId }), MessageGroupId: runId, MessageDeduplicationId: `${runId}:${turn}` }),
+            new SendMessageCommand({ QueueUrl: env.floorQueueUrl, MessageBody: JSON.stringify({ tenant: 'bench', runId }), MessageGroupId: runId, MessageDeduplicationId: `${runId}:${turn}` }),
           );
           // fauxqs gives one message per group per receive; a receive may meet another run's hop.
           for (;;) {
@@ -109,7 +122,8 @@ export async function floor(env: BenchEnv, name: string, runs: number, turnsPerR
   );
   const ms = performance.now() - t0;
   const cpuMs = cpuSince(cpu0);
-  return { name, runs, turns: runs * turnsPerRun, ms, cpuMs, counters: diff(env.counters, before), itemsRead: 0, perTurn, turnMs };
+  const turns = runs * turnsPerRun;
+  return { name, runs, turns, ms, cpuMs, rounds: [{ turns, ms, cpuMs }], counters: diff(env.counters, before), itemsRead: 0, perTurn, turnMs };
 }
 
 // ---- the worker shape: turns back to back in one invocation ----------------------------------
@@ -151,7 +165,8 @@ export async function workerShape(env: BenchEnv, name: string, runs: number, tur
   );
   const ms = performance.now() - t0;
   const cpuMs = cpuSince(cpu0);
-  return { name, runs, turns: runs * turnsPerRun, ms, cpuMs, counters: diff(env.counters, before), itemsRead, perTurn, turnMs };
+  const turns = runs * turnsPerRun;
+  return { name, runs, turns, ms, cpuMs, rounds: [{ turns, ms, cpuMs }], counters: diff(env.counters, before), itemsRead, perTurn, turnMs };
 }
 
 async function receiveOne(receiver: SqsTickReceiver) {
@@ -164,7 +179,22 @@ async function receiveOne(receiver: SqsTickReceiver) {
 
 // ---- one turn per step: warm containers or a cold one per step -------------------------------
 
-export async function stepShape(env: BenchEnv, name: string, runs: number, turnsPerRun: number, cold: boolean, tag: string): Promise<ModeResult> {
+/**
+ * One turn per step, in `rounds` timed windows: after each, `between(round)` runs (the bench times
+ * the floor there) while the runs' next ticks wait in the queue. A window closes when its share of
+ * the turns is done; a step another poller is in at that moment finishes outside every window
+ * (its turn is not counted in the next one either).
+ */
+export async function stepShape(
+  env: BenchEnv,
+  name: string,
+  runs: number,
+  turnsPerRun: number,
+  cold: boolean,
+  tag: string,
+  rounds = 1,
+  between?: (round: number) => Promise<void>,
+): Promise<ModeResult> {
   const receiver = new SqsTickReceiver({ sqs: env.clients.sqs, queueUrl: env.queueUrl });
   const visibility = new SqsTickVisibility({ sqs: env.clients.sqs, queueUrl: env.queueUrl });
   const starter = container(env, turnsPerRun);
@@ -172,40 +202,78 @@ export async function stepShape(env: BenchEnv, name: string, runs: number, turns
   const before = snapshot(env.counters);
   const perTurn: ModeResult['perTurn'] = [];
   const turnMs: number[] = [];
+  const timed: RoundTiming[] = [];
+  const counted = emptyCounters();
+  const total = runs * turnsPerRun;
   let itemsRead = 0;
   let ended = 0;
-  const t0 = performance.now();
-  const cpu0 = process.cpuUsage();
+  let done = 0;
   // One poller per run, as many Lambda containers as runs; a container may meet any run's tick.
-  await Promise.all(
-    Array.from({ length: runs }, async (_, d) => {
-      let c = container(env, turnsPerRun);
-      while (ended < runs) {
-        const [msg] = await receiver.receive({ waitSeconds: 1 });
-        if (!msg?.tick) continue;
-        if (cold) c = container(env, turnsPerRun);
-        const items0 = c.store.stats.itemsRead;
-        const t = performance.now();
-        // As the worker handler does: the visibility change goes out beside the claim.
-        const shortened = visibility.setVisibility(msg.receiptHandle, 70);
-        const result = await runStep(c.engine, msg.tick, { owner: `step-${tag}-${d}`, deadlineAt: Date.now() + 300_000, minTurnMs: 300_001 });
-        await shortened;
-        await receiver.delete(msg.receiptHandle);
-        const ms = performance.now() - t;
-        const items = c.store.stats.itemsRead - items0;
-        itemsRead += items;
-        if (result.turns > 0) {
-          turnMs.push(ms);
-          if (runs === 1) perTurn.push({ ms, itemsRead: items });
+  const containers = Array.from({ length: runs }, () => container(env, turnsPerRun));
+  for (let round = 0; round < rounds; round++) {
+    const quota = Math.round((total * (round + 1)) / rounds);
+    const roundStart = round === 0 ? before : snapshot(env.counters);
+    const window = { t0: performance.now(), cpu0: process.cpuUsage(), from: done, closed: undefined as RoundTiming | undefined };
+    const close = () => {
+      window.closed ??= { turns: done - window.from, ms: performance.now() - window.t0, cpuMs: cpuSince(window.cpu0) };
+    };
+    await Promise.all(
+      containers.map(async (_, d) => {
+        while (ended < runs && done < quota) {
+          const [msg] = await receiver.receive({ waitSeconds: 1 });
+          if (!msg?.tick) continue;
+          if (cold) containers[d] = container(env, turnsPerRun);
+          const c = containers[d]!;
+          const items0 = c.store.stats.itemsRead;
+          const t = performance.now();
+          // As the worker handler does: the visibility change goes out beside the claim.
+          const shortened = visibility.setVisibility(msg.receiptHandle, 70);
+          const result = await runStep(c.engine, msg.tick, { owner: `step-${tag}-${d}`, deadlineAt: Date.now() + 300_000, minTurnMs: 300_001 });
+          await shortened;
+          await receiver.delete(msg.receiptHandle);
+          const ms = performance.now() - t;
+          const items = c.store.stats.itemsRead - items0;
+          itemsRead += items;
+          if (result.turns > 0) {
+            turnMs.push(ms);
+            if (runs === 1) perTurn.push({ ms, itemsRead: items });
+          }
+          if (result.outcome === 'ended') ended++;
+          else if (result.outcome !== 'continued') throw new Error(`${name}: step ended as ${result.outcome}`);
+          if (window.closed) continue; // finished after its window closed: in no window
+          done += result.turns;
+          if (done >= quota || ended >= runs) close();
         }
-        if (result.outcome === 'ended') ended++;
-        else if (result.outcome !== 'continued') throw new Error(`${name}: step ended as ${result.outcome}`);
-      }
-    }),
-  );
-  const ms = performance.now() - t0;
-  const cpuMs = cpuSince(cpu0);
-  return { name, runs, turns: runs * turnsPerRun, ms, cpuMs, counters: diff(env.counters, before), itemsRead, perTurn, turnMs };
+      }),
+    );
+    close();
+    timed.push(window.closed!);
+    // The floor timed between rounds is not this mode's: count the mode's requests round by round.
+    add(counted, diff(env.counters, roundStart));
+    await between?.(round);
+  }
+  const sum = (k: 'ms' | 'cpuMs') => timed.reduce((s, r) => s + r[k], 0);
+  // Counts are per turn of the whole mode; times per turn of the windows (figures() in report.ts).
+  return { name, runs, turns: total, ms: sum('ms'), cpuMs: sum('cpuMs'), rounds: timed, counters: counted, itemsRead, perTurn, turnMs };
+}
+
+/** Several runs of one mode (a floor timed in rounds) as one result, for the tables. */
+export function merged(name: string, parts: ModeResult[]): ModeResult {
+  const counters = emptyCounters();
+  for (const p of parts) add(counters, p.counters);
+  const sum = (k: 'turns' | 'ms' | 'cpuMs' | 'itemsRead') => parts.reduce((s, p) => s + p[k], 0);
+  return {
+    name,
+    runs: parts[0]?.runs ?? 0,
+    turns: sum('turns'),
+    ms: sum('ms'),
+    cpuMs: sum('cpuMs'),
+    rounds: parts.flatMap((p) => p.rounds),
+    counters,
+    itemsRead: sum('itemsRead'),
+    perTurn: parts.flatMap((p) => p.perTurn),
+    turnMs: parts.flatMap((p) => p.turnMs),
+  };
 }
 
 export { emptyCounters };
