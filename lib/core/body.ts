@@ -33,8 +33,6 @@ const inlineTexts = new WeakMap<Body, string>();
 /** An inline body as the model reads it: a string as is, anything else as JSON. */
 export function inlineText(body: Extract<Body, { kind: 'inline' }>): string {
   if (typeof body.value === 'string') return body.value;
-  // A number, boolean or null prints faster than a memo lookup (and a memo entry costs memory).
-  if (typeof body.value !== 'object' || body.value === null) return JSON.stringify(body.value);
   let text = inlineTexts.get(body);
   if (text === undefined) {
     text = JSON.stringify(body.value);
