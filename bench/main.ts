@@ -21,7 +21,7 @@ import { startEmulators } from '../dev/local/emulators.js';
 import { createQueues, createResources, resourceNames } from '../dev/local/resources.js';
 import { emptyCounters, instrument } from './instrument.js';
 import { floor, merged, stepShape, workerShape, type BenchEnv, type ModeResult } from './modes.js';
-import { betweenFloors, costDoc, inRounds, type CostDocInput, type Reference } from './cost-doc.js';
+import { costDoc, inRounds, type CostDocInput, type Reference } from './cost-doc.js';
 import { figures, quarterRatios } from './report.js';
 import { runScale } from './scale.js';
 
@@ -45,8 +45,8 @@ if (values.scale !== undefined) {
 }
 
 const TURNS = Number(values.turns);
-/** Timed windows per step mode (see the loop below). */
-const ROUNDS = 5;
+/** Timed windows per mode (see the loop below): four, so that in a one-run mode each is a quarter. */
+const ROUNDS = 4;
 const RUNS = Number(values.runs);
 const emulators = await startEmulators({ dynamo: values.dynamo as 'auto' | 'dynalite' | 'dynamodb-local' });
 const clients = createLocalAwsClients(emulators.endpoints);
@@ -72,33 +72,40 @@ try {
   // The emulators' first thousands of requests are slower (JIT, caches): not part of any figure.
   log('warming up the emulators...');
   await floor(env, 'warm-up', 1, 300, true, 'warmup');
+  // And the engine's code paths (JIT), as in a container that has run steps before: untimed.
+  await workerShape(env, 'warm-up', 1, 100, 'warmup-w');
+  await stepShape(env, 'warm-up', 1, 30, false, 'warmup-s');
+  await stepShape(env, 'warm-up', 1, 30, true, 'warmup-c');
   for (const [key, runs, turns] of [['single', 1, TURNS], ['concurrent', RUNS, perRun]] as const) {
     const tag = `${key}`;
     const label = (s: string) => `${s}, ${runs === 1 ? `1 run x ${turns}` : `${runs} runs x ${turns}`}`;
-    // The worker is timed between two runs of its floor, and its ratio is over their mean: a
-    // shared machine drifts over minutes, and a floor timed once, long before, drifts with it.
-    log(`${label('floor')}...`);
-    const floor3 = await floor(env, label('floor: 3 puts'), runs, turns, false, `${tag}-a`);
-    log(`${label('worker')}...`);
-    const worker = await workerShape(env, label('worker: turns in one invocation'), runs, turns, tag);
-    log(`${label('floor again')}...`);
-    const floor3After = await floor(env, label('floor: 3 puts'), runs, turns, false, `${tag}-a2`);
-    // The step modes go further: ROUNDS windows, each between two short runs of floor + hop (on
-    // its own queue, while the mode's ticks wait), and the verdict is the median round's ratio.
-    // A burst of load from the machine's neighbours then spoils a round, not the figure.
+    // Every mode runs in ROUNDS timed windows, each between two short runs of its floor (the hop
+    // on a queue of its own, while the mode's ticks wait in theirs); each window's ratio is over
+    // the two floor runs around it, and the verdict is on the median. A shared machine drifts
+    // over minutes and its neighbours' load comes in bursts: a floor timed once, minutes away, or
+    // one burst in one window, would move a ratio more than the code does.
+    const share = Math.ceil(turns / ROUNDS);
+    const puts: ModeResult[] = [];
+    const putsRound = async (i: number) => {
+      puts.push(await floor(env, label('floor: 3 puts'), runs, share, false, `${tag}-a${i}`));
+    };
     const hops: ModeResult[] = [];
     const hopRound = async (i: number) => {
-      hops.push(await floor(env, label('floor + FIFO hop'), runs, Math.ceil(turns / ROUNDS), true, `${tag}-b${i}`));
+      hops.push(await floor(env, label('floor + FIFO hop'), runs, share, true, `${tag}-b${i}`));
     };
+    log(`${label('worker')} (${ROUNDS} rounds between 3-put floor rounds)...`);
+    await putsRound(0);
+    const worker = await workerShape(env, label('worker: turns in one invocation'), runs, turns, tag, ROUNDS, (i) => putsRound(i + 1));
     await hopRound(0);
     log(`${label('warm steps')} (${ROUNDS} rounds between floor + hop rounds)...`);
     const warm = await stepShape(env, label('one turn per step, warm'), runs, turns, false, `${tag}-w`, ROUNDS, (i) => hopRound(i + 1));
     log(`${label('cold steps')} (${ROUNDS} rounds between floor + hop rounds)...`);
     const cold = await stepShape(env, label('one turn per step, cold'), runs, turns, true, `${tag}-c`, ROUNDS, (i) => hopRound(ROUNDS + i + 1));
+    const floor3 = merged(label('floor: 3 puts'), puts);
     const hop = merged(label('floor + FIFO hop'), hops);
     results[key].push(floor3, hop, worker, warm, cold);
     references[key] = {
-      worker: betweenFloors(worker, [floor3, floor3After]),
+      worker: inRounds(worker, puts),
       warm: inRounds(warm, hops.slice(0, ROUNDS + 1)),
       cold: inRounds(cold, hops.slice(ROUNDS)),
     };
@@ -112,7 +119,13 @@ try {
     rounds: ROUNDS,
     single: results.single.map(figures),
     concurrent: results.concurrent.map(figures),
-    quarters: results.single.map((m) => ({ name: m.name, q: quarterRatios(m) })),
+    quarters: results.single.map((m, i) => {
+      const ratios = [undefined, undefined, references.single.worker, references.single.warm, references.single.cold][i]?.ratios;
+      // Each of the ROUNDS windows of a one-run mode is a quarter: the last one's ratio over its
+      // floors, over the first one's (what the run's length did, with the machine's drift taken out).
+      const overFloor = ratios?.length === 4 ? ratios[3]! / ratios[0]! : undefined;
+      return { name: m.name, q: quarterRatios(m), ...(overFloor !== undefined ? { overFloor } : {}) };
+    }),
     references,
   });
   console.log(output);

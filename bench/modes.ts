@@ -128,45 +128,73 @@ export async function floor(env: BenchEnv, name: string, runs: number, turnsPerR
 
 // ---- the worker shape: turns back to back in one invocation ----------------------------------
 
-export async function workerShape(env: BenchEnv, name: string, runs: number, turnsPerRun: number, tag: string): Promise<ModeResult> {
+/**
+ * Turns back to back in one invocation per run and round: in `rounds` timed windows, each run's
+ * invocation does its share of the turns (StepOptions.maxTurns) and hands over, and
+ * `between(round)` runs while the next ticks wait (the bench times the floor there).
+ */
+export async function workerShape(
+  env: BenchEnv,
+  name: string,
+  runs: number,
+  turnsPerRun: number,
+  tag: string,
+  rounds = 1,
+  between?: (round: number) => Promise<void>,
+): Promise<ModeResult> {
   const receiver = new SqsTickReceiver({ sqs: env.clients.sqs, queueUrl: env.queueUrl });
-  const before = snapshot(env.counters);
   const perTurn: ModeResult['perTurn'] = [];
   const turnMs: number[] = [];
+  const timed: RoundTiming[] = [];
+  const counted = emptyCounters();
   let itemsRead = 0;
   const starters = Array.from({ length: runs }, () => container(env, turnsPerRun));
   for (let r = 0; r < runs; r++) await startRun(starters[r]!.engine, { tenant: 'bench', runId: `worker-${tag}-${r}`, agent: 'bench', input: 'go' });
   // The creation ticks are not ours to count: the loop below receives them as the poller would.
-  const t0 = performance.now();
-  const cpu0 = process.cpuUsage();
-  await Promise.all(
-    Array.from({ length: runs }, async () => {
-      const [msg] = await receiveOne(receiver);
-      let last = performance.now();
-      let lastItems = 0;
-      const c = container(env, turnsPerRun, () => {
-        // A turn boundary: the model is called at the start of every turn.
-        const now = performance.now();
-        if (c.store.stats.requests > 0 && lastItems >= 0) {
-          const ms = now - last;
-          turnMs.push(ms);
-          if (runs === 1) perTurn.push({ ms, itemsRead: c.store.stats.itemsRead - lastItems });
-        }
-        last = now;
-        lastItems = c.store.stats.itemsRead;
-      });
-      await new SqsTickVisibility({ sqs: env.clients.sqs, queueUrl: env.queueUrl }).setVisibility(msg.receiptHandle, 70);
-      const result = await runStep(c.engine, msg.tick, { owner: `worker-${tag}`, deadlineAt: Date.now() + 3_600_000, minTurnMs: 1 });
-      await receiver.delete(msg.receiptHandle);
-      if (result.outcome !== 'ended') throw new Error(`worker shape: run ended as ${result.outcome} after ${result.turns} turns`);
-      turnMs.push(performance.now() - last);
-      itemsRead += c.store.stats.itemsRead;
-    }),
-  );
-  const ms = performance.now() - t0;
-  const cpuMs = cpuSince(cpu0);
-  const turns = runs * turnsPerRun;
-  return { name, runs, turns, ms, cpuMs, rounds: [{ turns, ms, cpuMs }], counters: diff(env.counters, before), itemsRead, perTurn, turnMs };
+  let done = 0;
+  for (let round = 0; round < rounds; round++) {
+    const share = Math.round((turnsPerRun * (round + 1)) / rounds) - Math.round((turnsPerRun * round) / rounds);
+    const last = round === rounds - 1;
+    const roundStart = snapshot(env.counters);
+    const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    const from = done;
+    await Promise.all(
+      Array.from({ length: runs }, async () => {
+        const [msg] = await receiveOne(receiver);
+        let mark = performance.now();
+        let lastItems = 0;
+        let boundaries = 0;
+        const c = container(env, turnsPerRun, () => {
+          // A turn boundary: the model is called at the start of every turn.
+          const now = performance.now();
+          if (boundaries++ > 0) {
+            const ms = now - mark;
+            turnMs.push(ms);
+            if (runs === 1) perTurn.push({ ms, itemsRead: c.store.stats.itemsRead - lastItems });
+          }
+          mark = now;
+          lastItems = c.store.stats.itemsRead;
+        });
+        await new SqsTickVisibility({ sqs: env.clients.sqs, queueUrl: env.queueUrl }).setVisibility(msg.receiptHandle, 70);
+        const result = await runStep(c.engine, msg.tick, { owner: `worker-${tag}`, deadlineAt: Date.now() + 3_600_000, minTurnMs: 1, maxTurns: share });
+        await receiver.delete(msg.receiptHandle);
+        const expected = last ? 'ended' : 'continued';
+        if (result.outcome !== expected) throw new Error(`worker shape: an invocation ended as ${result.outcome} after ${result.turns} turns`);
+        // The invocation's last turn ends here (no model call marks its end).
+        const ms = performance.now() - mark;
+        turnMs.push(ms);
+        if (runs === 1) perTurn.push({ ms, itemsRead: c.store.stats.itemsRead - lastItems });
+        itemsRead += c.store.stats.itemsRead;
+        done += result.turns;
+      }),
+    );
+    timed.push({ turns: done - from, ms: performance.now() - t0, cpuMs: cpuSince(cpu0) });
+    add(counted, diff(env.counters, roundStart));
+    await between?.(round);
+  }
+  const sum = (k: 'ms' | 'cpuMs') => timed.reduce((s, r) => s + r[k], 0);
+  return { name, runs, turns: runs * turnsPerRun, ms: sum('ms'), cpuMs: sum('cpuMs'), rounds: timed, counters: counted, itemsRead, perTurn, turnMs };
 }
 
 async function receiveOne(receiver: SqsTickReceiver) {

@@ -45,6 +45,11 @@ export interface StepOptions {
   onLeaseRenewed?: () => Promise<void>;
   /** Minimum time left to start another turn in this invocation. */
   minTurnMs?: number;
+  /**
+   * At most this many turns in this invocation, then hand over as when time runs short (a step
+   * that should not hold a worker for a whole run, or a test or benchmark that wants N turns).
+   */
+  maxTurns?: number;
 }
 
 /** Rounds of ingest → turns → project → release before a step gives up releasing (the lease then expires). */
@@ -184,7 +189,7 @@ async function loadOrPark(deps: EngineDeps, run: RunRef, head: RunHead, epoch: n
 /** Phase 5: ingest, turns, project, release; again while new inbox items keep the release from landing. */
 async function work(session: RunSession, claimedHead: RunHead, options: StepOptions, progress: { turns: number }, release: Release): Promise<TurnOutcome> {
   const { deps, run } = session;
-  const countTurn = () => progress.turns++;
+  const countTurn = () => ++progress.turns;
   let head = claimedHead;
   let outcome: TurnOutcome = { kind: 'continue' };
   let inboxVersion = head.inboxVersion;
@@ -251,7 +256,7 @@ async function ingestInbox(session: RunSession, inboxVersion: number): Promise<n
   return inboxVersion;
 }
 
-async function runTurns(session: RunSession, options: StepOptions, onTurn: () => void): Promise<TurnOutcome> {
+async function runTurns(session: RunSession, options: StepOptions, onTurn: () => number): Promise<TurnOutcome> {
   const minTurn = options.minTurnMs ?? session.deps.config.marginMs * 2;
   for (;;) {
     let outcome: TurnOutcome;
@@ -264,9 +269,10 @@ async function runTurns(session: RunSession, options: StepOptions, onTurn: () =>
       }
       throw error;
     }
-    onTurn();
+    const turns = onTurn();
     session.deps.metrics?.count('Turns');
     if (outcome.kind !== 'continue') return outcome;
+    if (options.maxTurns !== undefined && turns >= options.maxTurns) return outcome;
     if (session.cancel.signal.aborted && !session.state.cancel) return outcome;
     if (options.deadlineAt - session.deps.clock.now() < minTurn) return outcome;
     if (session.lease.lost) throw new LeaseLostError(`${session.run.tenant}/${session.run.runId}`, session.writer.epoch);

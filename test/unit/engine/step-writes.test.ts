@@ -52,4 +52,20 @@ describe('the writes of a step', () => {
     expect(head).toMatchObject({ status: 'completed', lastSeq: state.lastSeq, attempts: 0 });
     expect(head?.lease).toBeUndefined();
   });
+
+  it('maxTurns hands over after that many turns however much time is left', async () => {
+    const turn = { calls: [{ name: 'noop', args: {} }] };
+    const t = scriptedWorld({ tools: [noop], script: [turn, turn, turn, turn, { text: 'done' }] });
+    await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
+    const step = async () => {
+      const tick = t.storage.queue.take();
+      if (!tick) throw new Error('no tick');
+      return runStep(t.worker.deps, tick.tick, { owner: 'w', deadlineAt: t.world.clock.now() + 300_000, minTurnMs: 1, maxTurns: 2 });
+    };
+    expect(await step()).toMatchObject({ outcome: 'continued', turns: 2 });
+    expect(await step()).toMatchObject({ outcome: 'continued', turns: 2 });
+    // The fifth turn answers, and the run ends with turns to spare.
+    expect(await step()).toMatchObject({ outcome: 'ended', turns: 1 });
+    expect((await logOf(t.world, t.run)).state.outcome).toMatchObject({ type: 'completed' });
+  });
 });
