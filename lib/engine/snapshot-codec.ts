@@ -126,7 +126,11 @@ function decodeCompact(parsed: Encoded): RunState | undefined {
   const asked = new Map<string, LoggedCall>();
   const answered = new Map<string, Body>();
   const messages: LoggedMessage[] = new Array<LoggedMessage>(parsed.messages.length);
-  for (let i = 0; i < parsed.messages.length; i++) messages[i] = decodeMessage(parsed.messages[i]!, asked, answered);
+  for (let i = 0; i < parsed.messages.length; i++) {
+    const message = decodeMessage(parsed.messages[i]!, asked, answered);
+    if (!message) return undefined;
+    messages[i] = message;
+  }
   const calls: Record<string, CallState> = {};
   for (const encoded of parsed.calls) {
     const call = decodeCall(encoded, asked.get(encoded.callId), answered.get(encoded.callId));
@@ -136,7 +140,7 @@ function decodeCompact(parsed: Encoded): RunState | undefined {
   return { ...parsed.state, messages, calls } as RunState;
 }
 
-function decodeMessage(e: EncodedMessage, asked: Map<string, LoggedCall>, answered: Map<string, Body>): LoggedMessage {
+function decodeMessage(e: EncodedMessage, asked: Map<string, LoggedCall>, answered: Map<string, Body>): LoggedMessage | undefined {
   if (!Array.isArray(e)) {
     if (e.role === 'tool') answered.set(e.callId, e.content);
     else if (e.role === 'assistant') for (const c of e.calls) asked.set(c.callId, c);
@@ -148,6 +152,7 @@ function decodeMessage(e: EncodedMessage, asked: Map<string, LoggedCall>, answer
     answered.set(callId, content);
     return { role: 'tool', callId, providerId, name, isError, content };
   }
+  if (e[0] !== ASSISTANT) return undefined;
   const [, text, ...tuples] = e as AssistantTuple;
   const calls: LoggedCall[] = [];
   for (const [callId, providerId, name, value] of tuples) {

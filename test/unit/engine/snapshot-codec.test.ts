@@ -108,6 +108,7 @@ describe('snapshot encoding', () => {
     expect(decodeSnapshot(bytes({ ...encoded, state: { ...encoded.state, foldVersion: 999 } }))).toBeUndefined();
     expect(decodeSnapshot(bytes({ ...encoded, encoding: 999 }))).toBeUndefined();
     expect(decodeSnapshot(bytes({ ...encoded, calls: {} }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...encoded, messages: encoded.messages.map((m) => (Array.isArray(m) ? [7, ...m.slice(1)] : m)) }))).toBeUndefined();
   });
 
   it('a cold load starts from the encoded snapshot and folds the tail to the state a full replay gives', async () => {
