@@ -14,9 +14,10 @@ export interface CostDocInput {
   concurrent: TurnFigures[];
   /**
    * Last quarter over first quarter of each one-run mode: time and items read (report.ts), and
-   * `overFloor`, the last quarter's time ratio over its floor divided by the first quarter's.
+   * `overFloor`, the last quarter's time ratio over its floor divided by the first quarter's, and
+   * `cpu`, this process's CPU per turn in the last quarter over the first.
    */
-  quarters: { name: string; q: { time: number; itemsRead: number; firstItems: number; lastItems: number } | undefined; overFloor?: number }[];
+  quarters: { name: string; q: { time: number; itemsRead: number; firstItems: number; lastItems: number } | undefined; overFloor?: number; cpu?: number }[];
   /** Per mode, the floor its ratios divide by, and the ratios (one per timed window). */
   references: Record<'single' | 'concurrent', Record<'worker' | 'warm' | 'cold', Reference>>;
 }
@@ -72,7 +73,8 @@ export function costDoc(input: CostDocInput): string {
       const time = x.overFloor ?? x.q!.time;
       const items = x.q!.itemsRead;
       const verdict = time <= TARGETS.quarter && items <= TARGETS.quarter ? 'met' : 'not met';
-      return `| ${x.name} | ${x.q!.time.toFixed(2)} | ${x.overFloor !== undefined ? x.overFloor.toFixed(2) : '-'} | ${items === Infinity ? '∞' : items.toFixed(2)} (${x.q!.firstItems} → ${x.q!.lastItems}) | ≤ ${TARGETS.quarter} | ${verdict} |`;
+      const opt = (v: number | undefined) => (v !== undefined ? v.toFixed(2) : '-');
+      return `| ${x.name} | ${x.q!.time.toFixed(2)} | ${opt(x.overFloor)} | ${opt(x.cpu)} | ${items === Infinity ? '∞' : items.toFixed(2)} (${x.q!.firstItems} → ${x.q!.lastItems}) | ≤ ${TARGETS.quarter} | ${verdict} |`;
     });
   const worker = input.single[2]!;
   const warm = input.single[3]!;
@@ -118,10 +120,12 @@ Last quarter over first quarter of the run's turns. **time** is the last quarter
 first's (its first turn, which pays for the run's creation tick, left out); **over its floor** is
 the last quarter's time ratio over the floor timed around it, divided by the first quarter's (each
 window of a one-run mode is a quarter), which takes the machine's drift over the minutes between
-them out: the verdict is on it, and on the items read.
+them out: the verdict is on it, and on the items read. **CPU** is this process's CPU per turn in
+the last quarter over the first: the engine's own work and its requests, without the emulators'
+response times (DynamoDB Local's are in neither the floor's nor this column's control).
 
-| mode | time | time, over its floor | items read (first → last quarter) | target | verdict |
-|---|---:|---:|---:|---:|---|
+| mode | time | time, over its floor | CPU | items read (first → last quarter) | target | verdict |
+|---|---:|---:|---:|---:|---:|---|
 ${quarters.join('\n')}
 
 ### ${input.concurrent[0]?.runs ?? 0} concurrent runs

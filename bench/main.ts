@@ -124,7 +124,10 @@ try {
       // Each of the ROUNDS windows of a one-run mode is a quarter: the last one's ratio over its
       // floors, over the first one's (what the run's length did, with the machine's drift taken out).
       const overFloor = ratios?.length === 4 ? ratios[3]! / ratios[0]! : undefined;
-      return { name: m.name, q: quarterRatios(m), ...(overFloor !== undefined ? { overFloor } : {}) };
+      // And this process's CPU per turn, last window over first (no emulator latency in it).
+      const [first, , , last] = m.rounds;
+      const cpu = m.rounds.length === 4 && first && last ? last.cpuMs / last.turns / (first.cpuMs / first.turns) : undefined;
+      return { name: m.name, q: quarterRatios(m), ...(overFloor !== undefined ? { overFloor } : {}), ...(cpu !== undefined ? { cpu } : {}) };
     }),
     references,
   });
