@@ -122,7 +122,7 @@ the last quarter's time ratio over the floor timed around it, divided by the fir
 window of a one-run mode is a quarter), which takes the machine's drift over the minutes between
 them out: the verdict is on it, and on the items read. **CPU** is this process's CPU per turn in
 the last quarter over the first: the engine's own work and its requests, without the emulators'
-response times (DynamoDB Local's are in neither the floor's nor this column's control).
+response times.
 
 | mode | time | time, over its floor | CPU | items read (first → last quarter) | target | verdict |
 |---|---:|---:|---:|---:|---:|---|
