@@ -10,6 +10,10 @@ import { defineTool } from '../../../lib/engine/tools.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
 import { logOf } from './helpers.js';
+import { foldLog } from '../../../lib/core/fold.js';
+import { driveToEnd, resolverOf } from '../../../lib/testing/harness-points.js';
+import { guardedScenario } from '../../../examples/support-agent/guarded-world.js';
+import { supportScenario } from '../../../examples/support-agent/support-world.js';
 
 const lookup = defineTool({
   name: 'lookup',
@@ -173,4 +177,23 @@ describe('snapshot encoding', () => {
     expect(loaded.stats.source).toBe('replay');
     expect(loaded.state).toEqual(state);
   });
+
+  // The richest logs the examples make: verify, escalate and parallel calls; a signal wait, an
+  // edited approval and a follow-up message. Every state along the way restores exactly.
+  for (const scenario of [supportScenario, guardedScenario]) {
+    it(`restores the state after every event of the ${scenario.name} run`, async () => {
+      const world = scenario.world();
+      const worker = spawnWorker(world);
+      const run = { tenant: scenario.request.tenant, runId: scenario.request.runId ?? 'codec-run' };
+      await startRun(worker.deps, { ...scenario.request, runId: run.runId });
+      const { ending } = await driveToEnd(world, run, { worker: () => worker, ...resolverOf(scenario, world) });
+      expect(ending.kind).toBe('ended');
+      const { events } = await world.storage.log.read(run, { afterSeq: 0 });
+      expect(events.length).toBeGreaterThan(10);
+      for (let n = 1; n <= events.length; n++) {
+        const state = foldLog(events.slice(0, n));
+        expect(decodeSnapshot(encodeSnapshot(state)), `after ${n} of ${events.length} events`).toEqual(state);
+      }
+    });
+  }
 });
