@@ -68,6 +68,8 @@ try {
   const log = (s: string) => process.stderr.write(`${s}\n`);
   const results: { single: ModeResult[]; concurrent: ModeResult[] } = { single: [], concurrent: [] };
   const none: Reference = { ms: 0, cpuMs: 0, ratios: [], cpuRatios: [] };
+  /** The one-run modes' references, for their quarters (the floors have none). */
+  const singleRefs = new Map<ModeResult, Reference>();
   const references: CostDocInput['references'] = { single: { worker: none, warm: none, cold: none }, concurrent: { worker: none, warm: none, cold: none } };
   // The emulators' first thousands of requests are slower (JIT, caches): not part of any figure.
   log('warming up the emulators...');
@@ -109,6 +111,7 @@ try {
       warm: inRounds(warm, hops.slice(0, ROUNDS + 1)),
       cold: inRounds(cold, hops.slice(ROUNDS)),
     };
+    if (key === 'single') singleRefs.set(worker, references.single.worker).set(warm, references.single.warm).set(cold, references.single.cold);
   }
   const output = costDoc({
     command: `npm run bench -- --turns ${TURNS} --runs ${RUNS} --dynamo ${values.dynamo}${values['write-docs'] ? ' --write-docs' : ''}`,
@@ -119,8 +122,8 @@ try {
     rounds: ROUNDS,
     single: results.single.map(figures),
     concurrent: results.concurrent.map(figures),
-    quarters: results.single.map((m, i) => {
-      const ratios = [undefined, undefined, references.single.worker, references.single.warm, references.single.cold][i]?.ratios;
+    quarters: results.single.map((m) => {
+      const ratios = singleRefs.get(m)?.ratios;
       // Each of the ROUNDS windows of a one-run mode is a quarter: the last one's ratio over its
       // floors, over the first one's (what the run's length did, with the machine's drift taken out).
       const overFloor = ratios?.length === 4 ? ratios[3]! / ratios[0]! : undefined;

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startLocalStack } from '../dev/local/stack.js';
-import { p95 } from './report.js';
+import { median, p95 } from './report.js';
 
 export interface ScaleOptions {
   runs: number;
@@ -89,7 +89,7 @@ export async function runScale(options: ScaleOptions): Promise<{ ok: boolean }> 
         `scale: ${options.runs} concurrent runs x ${turns} turns on the local stack (${stack.dynamo}, ${workers} worker processes)`,
         `  completed ${completed}/${options.runs}, not finished ${open.size}, other ${options.runs - completed - open.size}, worker log errors ${errors}`,
         `  wall ${(wallMs / 1000).toFixed(1)} s, throughput ${(totalTurns / (wallMs / 1000)).toFixed(1)} turns/s, ${(completed / (wallMs / 1000)).toFixed(2)} runs/s`,
-        `  turn latency (reservation to next reservation): p50 ${median(gaps)} ms, p95 ${p95(gaps).toFixed(0)} ms over ${gaps.length} turns`,
+        `  turn latency (reservation to next reservation): p50 ${median(gaps).toFixed(0)} ms, p95 ${p95(gaps).toFixed(0)} ms over ${gaps.length} turns`,
         `  ${ok ? 'ok' : 'NOT OK'}`,
       ].join('\n'),
     );
@@ -98,9 +98,4 @@ export async function runScale(options: ScaleOptions): Promise<{ ok: boolean }> 
     await stack.stop();
     rmSync(workDir, { recursive: true, force: true });
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
