@@ -24,6 +24,7 @@ import { floor, merged, stepShape, workerShape, type BenchEnv, type ModeResult }
 import { costDoc, inRounds, type CostDocInput, type Reference } from './cost-doc.js';
 import { figures, quarterRatios } from './report.js';
 import { runScale } from './scale.js';
+import { sideBySide, sideBySideRatios, type Shape, type SideBySide } from './side-by-side.js';
 
 const { values } = parseArgs({
   options: {
@@ -68,8 +69,10 @@ try {
   const log = (s: string) => process.stderr.write(`${s}\n`);
   const results: { single: ModeResult[]; concurrent: ModeResult[] } = { single: [], concurrent: [] };
   const none: Reference = { ms: 0, cpuMs: 0, ratios: [], cpuRatios: [] };
-  /** The one-run modes' references, for their quarters (the floors have none). */
+  /** The one-run modes' references and shapes, for their quarters (the floors have none). */
   const singleRefs = new Map<ModeResult, Reference>();
+  const shapes = new Map<ModeResult, Shape>();
+  let floorRuns: ModeResult[] = [];
   const references: CostDocInput['references'] = { single: { worker: none, warm: none, cold: none }, concurrent: { worker: none, warm: none, cold: none } };
   // The emulators' first thousands of requests are slower (JIT, caches): not part of any figure.
   log('warming up the emulators...');
@@ -111,8 +114,19 @@ try {
       warm: inRounds(warm, hops.slice(0, ROUNDS + 1)),
       cold: inRounds(cold, hops.slice(ROUNDS)),
     };
-    if (key === 'single') singleRefs.set(worker, references.single.worker).set(warm, references.single.warm).set(cold, references.single.cold);
+    if (key === 'single') {
+      singleRefs.set(worker, references.single.worker).set(warm, references.single.warm).set(cold, references.single.cold);
+      shapes.set(worker, 'worker').set(warm, 'warm').set(cold, 'cold');
+      floorRuns = puts;
+    }
   }
+  // The one-run modes' first and last quarters again, side by side (side-by-side.ts).
+  const sides = new Map<Shape, SideBySide>();
+  for (const shape of ['worker', 'warm', 'cold'] as const) {
+    log(`quarters side by side, ${shape}: a run to turn ${TURNS - Math.floor(TURNS / 4)}, then its last quarter alternating with another's first...`);
+    sides.set(shape, await sideBySide(env, shape, TURNS, `${shape}-${Date.now()}`));
+  }
+  const floorPerTurn = floorRuns.map((f) => f.ms / f.turns);
   const output = costDoc({
     command: `npm run bench -- --turns ${TURNS} --runs ${RUNS} --dynamo ${values.dynamo}${values['write-docs'] ? ' --write-docs' : ''}`,
     emulator: emulators.dynamo,
@@ -122,15 +136,21 @@ try {
     rounds: ROUNDS,
     single: results.single.map(figures),
     concurrent: results.concurrent.map(figures),
+    floorSpread: { runs: floorPerTurn.length, min: Math.min(...floorPerTurn), max: Math.max(...floorPerTurn) },
     quarters: results.single.map((m) => {
       const ratios = singleRefs.get(m)?.ratios;
       // Each of the ROUNDS windows of a one-run mode is a quarter: the last one's ratio over its
       // floors, over the first one's (what the run's length did, with the machine's drift taken out).
       const overFloor = ratios?.length === 4 ? ratios[3]! / ratios[0]! : undefined;
-      // And this process's CPU per turn, last window over first (no emulator latency in it).
-      const [first, , , last] = m.rounds;
-      const cpu = m.rounds.length === 4 && first && last ? last.cpuMs / last.turns / (first.cpuMs / first.turns) : undefined;
-      return { name: m.name, q: quarterRatios(m), ...(overFloor !== undefined ? { overFloor } : {}), ...(cpu !== undefined ? { cpu } : {}) };
+      const shape = shapes.get(m);
+      const side = shape ? sides.get(shape) : undefined;
+      const sideBySideFigures = side && {
+        ...sideBySideRatios(side),
+        earlyMs: side.early.ms / side.early.turns,
+        lateMs: side.late.ms / side.late.turns,
+        slices: side.slices,
+      };
+      return { name: m.name, q: quarterRatios(m), ...(overFloor !== undefined ? { overFloor } : {}), ...(sideBySideFigures ? { sideBySide: sideBySideFigures } : {}) };
     }),
     references,
   });

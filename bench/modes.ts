@@ -61,7 +61,7 @@ export interface BenchEnv {
 }
 
 /** One Lambda container: its own store and engine (and so its own warm cache). */
-function container(env: BenchEnv, turns: number, onCall?: () => void): { store: DynamoStore; engine: EngineDeps } {
+export function container(env: BenchEnv, turns: number, onCall?: () => void): { store: DynamoStore; engine: EngineDeps } {
   const store = new DynamoStore({ doc: env.clients.doc, tableName: env.tableName });
   const queue = new SqsStepQueue({ sqs: env.clients.sqs, queueUrl: env.queueUrl });
   const blobs = new S3BlobStore({ s3: env.clients.s3, bucket: env.bucket });
@@ -197,7 +197,7 @@ export async function workerShape(
   return { name, runs, turns: runs * turnsPerRun, ms: sum('ms'), cpuMs: sum('cpuMs'), rounds: timed, counters: counted, itemsRead, perTurn, turnMs };
 }
 
-async function receiveOne(receiver: SqsTickReceiver) {
+export async function receiveOne(receiver: SqsTickReceiver) {
   for (;;) {
     const got = await receiver.receive({ waitSeconds: 1 });
     const msg = got[0];

@@ -1,5 +1,6 @@
 import { bodySize } from './body.js';
 import type { Budgets, Price } from './events.js';
+import type { LoggedMessage } from './messages.js';
 import type { RunState } from './state.js';
 
 /** Budgets a request may set; absent fields take the defaults, and no field may exceed the ceiling. */
@@ -64,18 +65,31 @@ export function costOf(price: Price, inputTokens: number, outputTokens: number):
 export function estimateInputTokens(state: RunState): number {
   let chars = bodySize(state.started.prompt.text);
   for (const tool of state.started.tools) chars += tool.name.length + tool.description.length + JSON.stringify(tool.inputSchema).length;
-  for (const m of state.messages) {
-    if (m.role === 'user') chars += bodySize(m.content);
-    else if (m.role === 'tool') chars += bodySize(m.content) + m.callId.length + 16;
-    else {
-      if (m.text) chars += bodySize(m.text);
-      for (const c of m.calls) chars += bodySize(c.args) + c.name.length + 16;
-    }
-    chars += 16;
-  }
+  for (const m of state.messages) chars += messageChars(m);
   // Follow-up messages join the conversation at the next model call.
   for (const m of state.pendingMessages) chars += bodySize(m) + 16;
   return Math.ceil(chars / 3) + 64;
+}
+
+/**
+ * A message's characters in the estimate, memoized per message object: the estimate runs before
+ * every model call over the whole conversation, and a message is never changed in place (fold
+ * replaces the one an approval edits), so a long run pays for each message once, not every turn.
+ */
+const messageSizes = new WeakMap<LoggedMessage, number>();
+
+function messageChars(m: LoggedMessage): number {
+  let chars = messageSizes.get(m);
+  if (chars !== undefined) return chars;
+  chars = 16;
+  if (m.role === 'user') chars += bodySize(m.content);
+  else if (m.role === 'tool') chars += bodySize(m.content) + m.callId.length + 16;
+  else {
+    if (m.text) chars += bodySize(m.text);
+    for (const c of m.calls) chars += bodySize(c.args) + c.name.length + 16;
+  }
+  messageSizes.set(m, chars);
+  return chars;
 }
 
 export const MIN_USEFUL_OUTPUT_TOKENS = 256;

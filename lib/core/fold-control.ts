@@ -55,10 +55,12 @@ export function applyApprovalDecided(s: RunState, e: EventOf<'approval_decided'>
       approval.argsHash = e.argsHash;
       approval.edited = true;
       call.args = e.args;
-      for (const m of s.messages) {
-        if (m.role !== 'assistant') continue;
-        for (const c of m.calls) if (c.callId === call.callId) c.args = e.args;
-      }
+      // The message is replaced, never changed in place: what is derived from a message (its
+      // share of the token estimate, the prompt's resolved copy) is memoized per message object.
+      s.messages.forEach((m, i) => {
+        if (m.role !== 'assistant' || !m.calls.some((c) => c.callId === call.callId)) return;
+        s.messages[i] = { ...m, calls: m.calls.map((c) => (c.callId === call.callId ? { ...c, args: e.args! } : c)) };
+      });
       return;
     }
     case 'reject':

@@ -1,6 +1,16 @@
-import type { ModelMessage, ModelRequest } from '../core/messages.js';
+import type { LoggedMessage, ModelCall, ModelMessage, ModelRequest } from '../core/messages.js';
 import type { RunState } from '../core/state.js';
 import type { PayloadCodec } from './payload-codec.js';
+
+/**
+ * Each logged message as the model reads it, memoized per message object. A long run's prompt is
+ * its whole conversation, rebuilt before every model call; a message is never changed in place
+ * (fold replaces the one an approval edits) and its bodies resolve to the same text every time
+ * (content-addressed, hash-checked), so each message is resolved once, not once per turn. The
+ * copies are frozen: they go to every later request, so a client that wrote into one would change
+ * what the model is sent next turn; it gets a TypeError instead.
+ */
+const resolved = new WeakMap<LoggedMessage, ModelMessage>();
 
 /**
  * Build the model request from folded state. Every body is resolved by the same rule live and on
@@ -8,28 +18,8 @@ import type { PayloadCodec } from './payload-codec.js';
  * tools and model id.
  */
 export async function buildModelRequest(state: RunState, codec: PayloadCodec, maxOutputTokens: number): Promise<ModelRequest> {
-  // Inline and already-resolved bodies are not awaited (an await costs a microtask hop even for a
-  // plain value): a long run's prompt has thousands of them.
   const messages: ModelMessage[] = [];
-  for (const m of state.messages) {
-    if (m.role === 'user') messages.push({ role: 'user', content: codec.textNow(m.content) ?? (await codec.resolveText(m.content)) });
-    else if (m.role === 'tool') {
-      messages.push({
-        role: 'tool',
-        callId: m.callId,
-        providerId: m.providerId,
-        name: m.name,
-        isError: m.isError,
-        content: codec.textNow(m.content) ?? (await codec.resolveText(m.content)),
-      });
-    } else {
-      const calls = [];
-      for (const c of m.calls) {
-        calls.push({ callId: c.callId, providerId: c.providerId, name: c.name, args: c.args.kind === 'inline' ? c.args.value : await codec.resolve(c.args) });
-      }
-      messages.push({ role: 'assistant', text: codec.textNow(m.text) ?? (await codec.resolveText(m.text)), calls });
-    }
-  }
+  for (const m of state.messages) messages.push(resolved.get(m) ?? (await resolveMessage(m, codec)));
   return {
     modelId: state.started.model.id,
     system: codec.textNow(state.started.prompt.text) ?? (await codec.resolveText(state.started.prompt.text)),
@@ -37,4 +27,31 @@ export async function buildModelRequest(state: RunState, codec: PayloadCodec, ma
     tools: state.started.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
     maxOutputTokens,
   };
+}
+
+async function resolveMessage(m: LoggedMessage, codec: PayloadCodec): Promise<ModelMessage> {
+  // Inline and already-resolved bodies are not awaited (an await costs a microtask hop even for a
+  // plain value).
+  let out: ModelMessage;
+  if (m.role === 'user') out = { role: 'user', content: codec.textNow(m.content) ?? (await codec.resolveText(m.content)) };
+  else if (m.role === 'tool') {
+    out = {
+      role: 'tool',
+      callId: m.callId,
+      providerId: m.providerId,
+      name: m.name,
+      isError: m.isError,
+      content: codec.textNow(m.content) ?? (await codec.resolveText(m.content)),
+    };
+  } else {
+    const calls: ModelCall[] = [];
+    for (const c of m.calls) {
+      calls.push(Object.freeze({ callId: c.callId, providerId: c.providerId, name: c.name, args: c.args.kind === 'inline' ? c.args.value : await codec.resolve(c.args) }));
+    }
+    Object.freeze(calls);
+    out = { role: 'assistant', text: codec.textNow(m.text) ?? (await codec.resolveText(m.text)), calls };
+  }
+  Object.freeze(out);
+  resolved.set(m, out);
+  return out;
 }
