@@ -23,22 +23,13 @@ export function inline(value: z.infer<typeof inlineBodySchema>['value']): Body {
 }
 
 /**
- * The text of inline bodies already serialized, per body object. Bodies are never changed in
- * place (an edited call gets a new args body), so the memo is exact; it spares a long run
- * re-serializing its whole history for every model call (the input estimate here, the prompt in
- * the engine). Copies (snapshots, clones) are serialized anew, once.
+ * An inline body as the model reads it: a string as is, anything else as JSON. Not memoized here:
+ * its callers keep what they derive per message (budgets.ts, engine/prompt.ts), so a long run
+ * serializes each body about twice per container, and a cold container does not pay a weak-map
+ * entry (and its garbage collection) for every body of its history.
  */
-const inlineTexts = new WeakMap<Body, string>();
-
-/** An inline body as the model reads it: a string as is, anything else as JSON. */
 export function inlineText(body: Extract<Body, { kind: 'inline' }>): string {
-  if (typeof body.value === 'string') return body.value;
-  let text = inlineTexts.get(body);
-  if (text === undefined) {
-    text = JSON.stringify(body.value);
-    inlineTexts.set(body, text);
-  }
-  return text;
+  return typeof body.value === 'string' ? body.value : JSON.stringify(body.value);
 }
 
 /** Bytes a body contributes to a prompt, used for the conservative input-token estimate. */

@@ -1,6 +1,7 @@
 import { bodySize } from './body.js';
 import type { Budgets, Price } from './events.js';
 import type { LoggedMessage } from './messages.js';
+import { MessageMemo } from './message-memo.js';
 import type { RunState } from './state.js';
 
 /** Budgets a request may set; absent fields take the defaults, and no field may exceed the ceiling. */
@@ -58,6 +59,9 @@ export function costOf(price: Price, inputTokens: number, outputTokens: number):
   return (inputTokens * price.inputPerMTokUsd + outputTokens * price.outputPerMTokUsd) / 1_000_000;
 }
 
+/** Each message's characters in the estimate, kept between model calls (message-memo.ts). */
+const messageSizes = new MessageMemo<number>();
+
 /**
  * A deliberately high estimate of the next request's input tokens (about 3 characters per token
  * plus per-message overhead), so the reservation is an upper bound for common tokenizers.
@@ -65,30 +69,23 @@ export function costOf(price: Price, inputTokens: number, outputTokens: number):
 export function estimateInputTokens(state: RunState): number {
   let chars = bodySize(state.started.prompt.text);
   for (const tool of state.started.tools) chars += tool.name.length + tool.description.length + JSON.stringify(tool.inputSchema).length;
-  for (const m of state.messages) chars += messageChars(m);
+  const sizes = messageSizes.of(state.messages);
+  state.messages.forEach((m, i) => {
+    chars += sizes.get(i) ?? sizes.set(i, messageChars(m));
+  });
   // Follow-up messages join the conversation at the next model call.
   for (const m of state.pendingMessages) chars += bodySize(m) + 16;
   return Math.ceil(chars / 3) + 64;
 }
 
-/**
- * A message's characters in the estimate, memoized per message object: the estimate runs before
- * every model call over the whole conversation, and a message is never changed in place (fold
- * replaces the one an approval edits), so a long run pays for each message once, not every turn.
- */
-const messageSizes = new WeakMap<LoggedMessage, number>();
-
 function messageChars(m: LoggedMessage): number {
-  let chars = messageSizes.get(m);
-  if (chars !== undefined) return chars;
-  chars = 16;
+  let chars = 16;
   if (m.role === 'user') chars += bodySize(m.content);
   else if (m.role === 'tool') chars += bodySize(m.content) + m.callId.length + 16;
   else {
     if (m.text) chars += bodySize(m.text);
     for (const c of m.calls) chars += bodySize(c.args) + c.name.length + 16;
   }
-  messageSizes.set(m, chars);
   return chars;
 }
 

@@ -147,10 +147,10 @@ export class PayloadCodec {
   }
 
   /**
-   * The text of a body with no round trip, when there is one: inline, or resolved before. A long
-   * run's prompt is rebuilt every turn from the same body objects (bodies are never changed in
-   * place: an edit gets a new one), so each is serialized once per container, not once per turn
-   * (core/body.ts keeps the inline texts, which the input estimate measures too).
+   * The text of a body with no round trip, when there is one: inline, or resolved before (blob
+   * texts are kept per body object: bodies are never changed in place, an edit gets a new one).
+   * The prompt keeps each message's resolved copy (prompt.ts), so this runs once per body and
+   * container, not once per turn.
    */
   textNow(body: Body | null): string | undefined {
     if (!body) return '';

@@ -1,16 +1,15 @@
 import type { LoggedMessage, ModelCall, ModelMessage, ModelRequest } from '../core/messages.js';
+import { MessageMemo } from '../core/message-memo.js';
 import type { RunState } from '../core/state.js';
 import type { PayloadCodec } from './payload-codec.js';
 
 /**
- * Each logged message as the model reads it, memoized per message object. A long run's prompt is
- * its whole conversation, rebuilt before every model call; a message is never changed in place
- * (fold replaces the one an approval edits) and its bodies resolve to the same text every time
- * (content-addressed, hash-checked), so each message is resolved once, not once per turn. The
- * copies are frozen: they go to every later request, so a client that wrote into one would change
- * what the model is sent next turn; it gets a TypeError instead.
+ * Each logged message as the model reads it, kept between model calls (core/message-memo.ts): its
+ * bodies resolve to the same text every time (content-addressed, hash-checked). The copies are
+ * frozen: they go to every later request, so a client that wrote into one would change what the
+ * model is sent next turn; it gets a TypeError instead.
  */
-const resolved = new WeakMap<LoggedMessage, ModelMessage>();
+const resolved = new MessageMemo<ModelMessage>();
 
 /**
  * Build the model request from folded state. Every body is resolved by the same rule live and on
@@ -18,8 +17,9 @@ const resolved = new WeakMap<LoggedMessage, ModelMessage>();
  * tools and model id.
  */
 export async function buildModelRequest(state: RunState, codec: PayloadCodec, maxOutputTokens: number): Promise<ModelRequest> {
+  const memo = resolved.of(state.messages);
   const messages: ModelMessage[] = [];
-  for (const m of state.messages) messages.push(resolved.get(m) ?? (await resolveMessage(m, codec)));
+  for (let i = 0; i < state.messages.length; i++) messages.push(memo.get(i) ?? memo.set(i, await resolveMessage(state.messages[i]!, codec)));
   return {
     modelId: state.started.model.id,
     system: codec.textNow(state.started.prompt.text) ?? (await codec.resolveText(state.started.prompt.text)),
@@ -51,7 +51,5 @@ async function resolveMessage(m: LoggedMessage, codec: PayloadCodec): Promise<Mo
     Object.freeze(calls);
     out = { role: 'assistant', text: codec.textNow(m.text) ?? (await codec.resolveText(m.text)), calls };
   }
-  Object.freeze(out);
-  resolved.set(m, out);
-  return out;
+  return Object.freeze(out);
 }

@@ -100,25 +100,24 @@ function encodeMessage(m: LoggedMessage, asked: Map<string, LoggedCall>, answere
 }
 
 function encodeCall(call: CallState, asked: LoggedCall | undefined, answer: Body | undefined): EncodedCall {
-  const out: EncodedCall = { ...call };
-  let left = '';
-  if (asked && asked.providerId === call.providerId && asked.name === call.name) {
-    delete out.providerId;
-    delete out.name;
-    left += 'p';
+  const sameId = asked !== undefined && asked.providerId === call.providerId && asked.name === call.name;
+  const sameArgs = asked !== undefined && asked.args === call.args;
+  const sameOutput = call.result !== undefined && answer !== undefined && answer === call.result.output;
+  // Copied field by field, leaving out what the messages hold (deleting from a copy would turn
+  // every call into a slow dictionary object, for the copy and for JSON.stringify).
+  const out: Record<string, unknown> = {};
+  for (const key in call) {
+    if ((sameId && (key === 'providerId' || key === 'name')) || (sameArgs && key === 'args')) continue;
+    const value = (call as unknown as Record<string, unknown>)[key];
+    if (key === 'result' && sameOutput) {
+      const result: Record<string, unknown> = {};
+      for (const k in call.result) if (k !== 'output') result[k] = (call.result as unknown as Record<string, unknown>)[k];
+      out.result = result;
+    } else out[key] = value;
   }
-  if (asked && asked.args === call.args) {
-    delete out.args;
-    left += 'a';
-  }
-  if (call.result && answer !== undefined && answer === call.result.output) {
-    const result: EncodedCall['result'] = { ...call.result };
-    delete result.output;
-    out.result = result;
-    left += 'o';
-  }
+  const left = (sameId ? 'p' : '') + (sameArgs ? 'a' : '') + (sameOutput ? 'o' : '');
   if (left) out.s = left;
-  return out;
+  return out as EncodedCall;
 }
 
 function decodeCompact(parsed: Encoded): RunState | undefined {
@@ -163,25 +162,34 @@ function decodeMessage(e: EncodedMessage, asked: Map<string, LoggedCall>, answer
   return { role: 'assistant', text, calls };
 }
 
+/** Fields decodeCall places itself; the rest are copied as written. */
+const PLACED = new Set(['s', 'callId', 'providerId', 'name', 'args', 'result']);
+
 function decodeCall(e: EncodedCall, asked: LoggedCall | undefined, answer: Body | undefined): CallState | undefined {
-  const { s: left = '', ...rest } = e;
+  const left = e.s ?? '';
   const fromMessage = left.includes('p');
   const argsFromMessage = left.includes('a');
+  const outputFromMessage = left.includes('o');
   if ((fromMessage || argsFromMessage) && !asked) return undefined;
+  // Built field by field, not by rest spreads: a long run decodes one per turn of its history.
   // The fold's field order first (callId, providerId, name, args), then the rest as written.
-  const { callId, providerId, name, args, result, ...more } = rest;
   const call = {
-    callId,
-    providerId: fromMessage ? asked?.providerId : providerId,
-    name: fromMessage ? asked?.name : name,
-    args: argsFromMessage ? asked?.args : args,
-    ...more,
+    callId: e.callId,
+    providerId: fromMessage ? asked?.providerId : e.providerId,
+    name: fromMessage ? asked?.name : e.name,
+    args: argsFromMessage ? asked?.args : e.args,
   } as CallState;
+  const fields = call as unknown as Record<string, unknown>;
+  for (const key in e) if (!PLACED.has(key)) fields[key] = (e as unknown as Record<string, unknown>)[key];
+  const result = e.result;
   if (result) {
-    const { ok, output, ...resultMore } = result;
-    if (left.includes('o') && !answer) return undefined;
-    call.result = { ok, output: left.includes('o') ? answer : output, ...resultMore } as CallResult;
-  } else if (left.includes('o')) return undefined;
+    if (outputFromMessage) {
+      if (!answer) return undefined;
+      // The parsed object is this decode's own: the output goes back into it, not into a copy.
+      (result as CallResult).output = answer;
+    }
+    call.result = result as CallResult;
+  } else if (outputFromMessage) return undefined;
   // Every call has its args (and a result its output) again: the state the fold had.
   if (!call.args || typeof call.providerId !== 'string' || typeof call.name !== 'string' || (call.result && !call.result.output)) return undefined;
   return call;
