@@ -6,7 +6,7 @@ import { FOLD_VERSION, type CallResult, type CallState, type RunState } from '..
  * The bytes of a snapshot: what a cold step downloads, hashes and parses before it can work, so
  * its size and shape are a cold step's cost per turn of history (docs/cost.md).
  *
- * Encoding 3 (this one) writes what a long run is made of compactly, and anything else as is:
+ * Encoding 4 (this one) writes what a long run is made of compactly, and anything else as is:
  * - A folded state holds every call's arguments and result twice, in `calls` and in the messages
  *   the model sees (the fold puts the same body object in both). Each is written once, in its
  *   message, and decoding puts the very same object back in the call.
@@ -14,20 +14,30 @@ import { FOLD_VERSION, type CallResult, type CallState, type RunState } from '..
  * - Tool messages and assistant messages with inline bodies are tuples, not keyed objects; calls
  *   are a list, not a record keyed by id. Parsing keys and dictionary-sized records was most of a
  *   long run's decode time (a 1000-turn bench snapshot: 445 KB in encoding 2, about half that now).
+ * - A call settled the common way (its fields exactly those a plain start and result leave) rides
+ *   in its assistant message's tuple, five values more; only the other calls are listed apart.
+ *   Decoding rebuilds every call in its message's order, the order the fold created them in.
  * A message or call of any other shape (a blob body, an edited argument, a field this codec does
  * not know) is written whole, so nothing is lost when the state grows a field.
  *
- * Encoding 2 (the same sharing, with keyed objects) and the bare state still decode. Anything that
- * does not restore exactly is rejected, and the loader falls back to a full replay.
+ * Encoding 3 (no calls in the tuples), encoding 2 (the same sharing, with keyed objects) and the
+ * bare state still decode. Anything that does not restore exactly is rejected, and the loader
+ * falls back to a full replay.
  */
-const ENCODING = 3;
+const ENCODING = 4;
 
 type InlineBody = Extract<Body, { kind: 'inline' }>;
 
 /** A tool message with an inline result: [T, callId, providerId, name, isError, value]. */
 type ToolTuple = [typeof TOOL, string, string, string, boolean, InlineBody['value']];
-/** An assistant message whose calls' args are inline: [A, text, ...[callId, providerId, name, args]]. */
-type AssistantTuple = [typeof ASSISTANT, Body | null, ...[string, string, string, InlineBody['value']][]];
+/**
+ * An assistant message whose calls' args are inline: [A, text, ...entries], an entry being
+ * [callId, providerId, name, args], or for a plain settled call (encoding 4)
+ * [callId, providerId, name, args, modelSeq, attempt, notAfter, ok, source].
+ */
+type AskedEntry = [string, string, string, InlineBody['value']];
+type SettledEntry = [...AskedEntry, number, number, number, boolean, CallResult['source']];
+type AssistantTuple = [typeof ASSISTANT, Body | null, ...(AskedEntry | SettledEntry)[]];
 type EncodedMessage = ToolTuple | AssistantTuple | LoggedMessage;
 const TOOL = 0;
 const ASSISTANT = 1;
@@ -46,7 +56,7 @@ type EncodedCall = Omit<CallState, 'providerId' | 'name' | 'args' | 'result'> & 
 };
 
 interface Encoded {
-  encoding: typeof ENCODING;
+  encoding: typeof ENCODING | 3;
   state: Omit<RunState, 'calls' | 'messages'>;
   messages: EncodedMessage[];
   calls: EncodedCall[];
@@ -55,9 +65,15 @@ interface Encoded {
 export function encodeSnapshot(state: RunState): Uint8Array {
   const { calls, messages, ...rest } = state;
   const asked = new Map<string, LoggedCall>();
+  // A call rides in its message's tuple only if its result's output is its tool message's body.
   const answered = new Map<string, Body>();
-  const encodedMessages = messages.map((m) => encodeMessage(m, asked, answered));
-  const encodedCalls = Object.values(calls).map((call) => encodeCall(call, asked.get(call.callId), answered.get(call.callId)));
+  for (const m of messages) if (m.role === 'tool') answered.set(m.callId, m.content);
+  const settled = new Set<string>();
+  const encodedMessages = messages.map((m) => encodeMessage(m, asked, { calls, answered, settled }));
+  const encodedCalls: EncodedCall[] = [];
+  for (const call of Object.values(calls)) {
+    if (!settled.has(call.callId)) encodedCalls.push(encodeCall(call, asked.get(call.callId), answered.get(call.callId)));
+  }
   const encoded: Encoded = { encoding: ENCODING, state: rest, messages: encodedMessages, calls: encodedCalls };
   return new TextEncoder().encode(JSON.stringify(encoded));
 }
@@ -66,12 +82,12 @@ export function encodeSnapshot(state: RunState): Uint8Array {
 export function decodeSnapshot(bytes: Uint8Array): RunState | undefined {
   const parsed = JSON.parse(new TextDecoder().decode(bytes)) as { encoding?: unknown; foldVersion?: unknown };
   if (parsed.encoding === undefined) return parsed.foldVersion === FOLD_VERSION ? (parsed as RunState) : undefined;
-  if (parsed.encoding === ENCODING) return decodeCompact(parsed as Encoded);
+  if (parsed.encoding === ENCODING || parsed.encoding === 3) return decodeCompact(parsed as Encoded);
   if (parsed.encoding === 2) return decodeShared(parsed as EncodedShared);
   return undefined;
 }
 
-// ---- encoding 3 --------------------------------------------------------------------------------
+// ---- encodings 4 and 3 ---------------------------------------------------------------------------
 
 function isInline(body: Body | null): body is InlineBody {
   // Exactly {kind, value}: a body with any other field is written whole.
@@ -82,9 +98,19 @@ const TOOL_KEYS = 'role,callId,providerId,name,isError,content';
 const ASSISTANT_KEYS = 'role,text,calls';
 const CALL_KEYS = 'callId,providerId,name,args';
 
-function encodeMessage(m: LoggedMessage, asked: Map<string, LoggedCall>, answered: Map<string, Body>): EncodedMessage {
+/** The fields of a plain settled call, exactly: started, then settled by a result of three fields. */
+const SETTLED_KEYS = new Set(['callId', 'providerId', 'name', 'args', 'modelSeq', 'status', 'attempt', 'notAfter', 'result']);
+
+
+interface CallsSeen {
+  calls: RunState['calls'];
+  answered: Map<string, Body>;
+  /** Calls written in their message's tuple (encodeSnapshot leaves them out of the list). */
+  settled: Set<string>;
+}
+
+function encodeMessage(m: LoggedMessage, asked: Map<string, LoggedCall>, seen: CallsSeen): EncodedMessage {
   if (m.role === 'tool') {
-    answered.set(m.callId, m.content);
     if (isInline(m.content) && Object.keys(m).join() === TOOL_KEYS) return [TOOL, m.callId, m.providerId, m.name, m.isError, m.content.value];
     return m;
   }
@@ -93,10 +119,40 @@ function encodeMessage(m: LoggedMessage, asked: Map<string, LoggedCall>, answere
     const compact = Object.keys(m).join() === ASSISTANT_KEYS && m.calls.every((c) => isInline(c.args) && Object.keys(c).join() === CALL_KEYS);
     if (!compact) return m;
     const tuple: AssistantTuple = [ASSISTANT, m.text];
-    for (const c of m.calls) tuple.push([c.callId, c.providerId, c.name, (c.args as InlineBody).value]);
+    for (const c of m.calls) {
+      const asking: AskedEntry = [c.callId, c.providerId, c.name, (c.args as InlineBody).value];
+      const call = seen.calls[c.callId];
+      if (call && isPlainSettled(call, c, seen.answered.get(c.callId))) {
+        seen.settled.add(c.callId);
+        tuple.push([...asking, call.modelSeq, call.attempt, call.notAfter!, call.result!.ok, call.result!.source]);
+      } else tuple.push(asking);
+    }
     return tuple;
   }
   return m;
+}
+
+/** Whether `call` is exactly what its entry and its tool message imply (decodeSettled rebuilds it). */
+function isPlainSettled(call: CallState, asked: LoggedCall, answer: Body | undefined): boolean {
+  const keys = Object.keys(call);
+  if (keys.length !== SETTLED_KEYS.size || !keys.every((k) => SETTLED_KEYS.has(k))) return false;
+  const { result } = call;
+  return (
+    call.status === 'done' &&
+    call.providerId === asked.providerId &&
+    call.name === asked.name &&
+    call.args === asked.args &&
+    typeof call.modelSeq === 'number' &&
+    typeof call.attempt === 'number' &&
+    typeof call.notAfter === 'number' &&
+    result !== undefined &&
+    answer !== undefined &&
+    result.output === answer &&
+    typeof result.ok === 'boolean' &&
+    typeof result.source === 'string' &&
+    // In any order: a state decoded from encoding 3 has its output last.
+    Object.keys(result).length === 3
+  );
 }
 
 function encodeCall(call: CallState, asked: LoggedCall | undefined, answer: Body | undefined): EncodedCall {
@@ -122,44 +178,79 @@ function encodeCall(call: CallState, asked: LoggedCall | undefined, answer: Body
 
 function decodeCompact(parsed: Encoded): RunState | undefined {
   if (!parsed.state || parsed.state.foldVersion !== FOLD_VERSION || !Array.isArray(parsed.messages) || !Array.isArray(parsed.calls)) return undefined;
-  const asked = new Map<string, LoggedCall>();
-  const answered = new Map<string, Body>();
+  const seen: DecodedCalls = { asked: new Map(), answered: new Map(), order: [], settled: new Map(), settledAllowed: parsed.encoding === ENCODING };
   const messages: LoggedMessage[] = new Array<LoggedMessage>(parsed.messages.length);
   for (let i = 0; i < parsed.messages.length; i++) {
-    const message = decodeMessage(parsed.messages[i]!, asked, answered);
+    const message = decodeMessage(parsed.messages[i]!, seen);
     if (!message) return undefined;
     messages[i] = message;
   }
-  const calls: Record<string, CallState> = {};
+  const listed = new Map<string, CallState>();
   for (const encoded of parsed.calls) {
-    const call = decodeCall(encoded, asked.get(encoded.callId), answered.get(encoded.callId));
-    if (!call) return undefined;
-    calls[call.callId] = call;
+    const call = decodeCall(encoded, seen.asked.get(encoded.callId), seen.answered.get(encoded.callId));
+    if (!call || listed.has(call.callId) || seen.settled.has(call.callId)) return undefined;
+    listed.set(call.callId, call);
   }
+  // In the messages' order (the order the fold created the calls in), then any call no message names.
+  const calls: Record<string, CallState> = {};
+  for (const callId of seen.order) {
+    const entry = seen.settled.get(callId);
+    const call = entry ? decodeSettled(entry, seen.asked.get(callId)!, seen.answered.get(callId)) : listed.get(callId);
+    if (entry && !call) return undefined;
+    if (call) calls[callId] = call;
+  }
+  for (const [callId, call] of listed) if (!(callId in calls)) calls[callId] = call;
   return { ...parsed.state, messages, calls } as RunState;
 }
 
-function decodeMessage(e: EncodedMessage, asked: Map<string, LoggedCall>, answered: Map<string, Body>): LoggedMessage | undefined {
+interface DecodedCalls {
+  asked: Map<string, LoggedCall>;
+  answered: Map<string, Body>;
+  /** Every call id the messages name, in their order. */
+  order: string[];
+  /** The calls written in their message's tuple. */
+  settled: Map<string, SettledEntry>;
+  /** Only encoding 4 writes them. */
+  settledAllowed: boolean;
+}
+
+function decodeMessage(e: EncodedMessage, seen: DecodedCalls): LoggedMessage | undefined {
   if (!Array.isArray(e)) {
-    if (e.role === 'tool') answered.set(e.callId, e.content);
-    else if (e.role === 'assistant') for (const c of e.calls) asked.set(c.callId, c);
+    if (e.role === 'tool') seen.answered.set(e.callId, e.content);
+    else if (e.role === 'assistant') {
+      for (const c of e.calls) {
+        seen.asked.set(c.callId, c);
+        seen.order.push(c.callId);
+      }
+    }
     return e;
   }
   if (e[0] === TOOL) {
     const [, callId, providerId, name, isError, value] = e as ToolTuple;
     const content: Body = { kind: 'inline', value };
-    answered.set(callId, content);
+    seen.answered.set(callId, content);
     return { role: 'tool', callId, providerId, name, isError, content };
   }
   if (e[0] !== ASSISTANT) return undefined;
-  const [, text, ...tuples] = e as AssistantTuple;
+  const [, text, ...entries] = e as AssistantTuple;
   const calls: LoggedCall[] = [];
-  for (const [callId, providerId, name, value] of tuples) {
+  for (const entry of entries) {
+    if (entry.length !== 4 && !(entry.length === 9 && seen.settledAllowed)) return undefined;
+    const [callId, providerId, name, value] = entry;
     const call: LoggedCall = { callId, providerId, name, args: { kind: 'inline', value } };
-    asked.set(callId, call);
+    seen.asked.set(callId, call);
+    seen.order.push(callId);
+    if (entry.length === 9) seen.settled.set(callId, entry);
     calls.push(call);
   }
   return { role: 'assistant', text, calls };
+}
+
+/** A plain settled call from its message's entry and its tool message (isPlainSettled's shape). */
+function decodeSettled(entry: SettledEntry, asked: LoggedCall, answer: Body | undefined): CallState | undefined {
+  const [callId, , , , modelSeq, attempt, notAfter, ok, source] = entry;
+  if (!answer || typeof modelSeq !== 'number' || typeof attempt !== 'number' || typeof notAfter !== 'number' || typeof ok !== 'boolean' || typeof source !== 'string') return undefined;
+  return { callId, providerId: asked.providerId, name: asked.name, args: asked.args, modelSeq, status: 'done', attempt, notAfter, result: { ok, output: answer, source } };
 }
 
 /** Fields decodeCall places itself; the rest are copied as written. */

@@ -101,7 +101,11 @@ describe('snapshot encoding', () => {
 
   it('rejects what does not restore exactly, so the loader replays the log instead', async () => {
     const { state } = await foldedRun(2);
-    const encoded = JSON.parse(new TextDecoder().decode(encodeSnapshot(state))) as { messages: unknown[]; calls: { s?: string }[]; state: RunState };
+    // One call of another shape, so the list of calls written apart is not empty.
+    state.calls['3-0']!.rerunFrom = 0;
+    type Entry = unknown[];
+    const encoded = JSON.parse(new TextDecoder().decode(encodeSnapshot(state))) as { encoding: number; messages: unknown[]; calls: { s?: string; callId: string }[]; state: RunState };
+    expect(encoded.calls.map((c) => c.callId)).toEqual(['3-0']);
     const bytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
     expect(decodeSnapshot(bytes(encoded))).toEqual(state);
     // Calls whose bodies and names are in messages that are gone.
@@ -113,13 +117,52 @@ describe('snapshot encoding', () => {
     expect(decodeSnapshot(bytes({ ...encoded, encoding: 999 }))).toBeUndefined();
     expect(decodeSnapshot(bytes({ ...encoded, calls: {} }))).toBeUndefined();
     expect(decodeSnapshot(bytes({ ...encoded, messages: encoded.messages.map((m) => (Array.isArray(m) ? [7, ...m.slice(1)] : m)) }))).toBeUndefined();
+    // Settled calls in their messages' tuples: cut short, without their tool message, in an
+    // encoding that has none, or written apart as well.
+    const entries = (edit: (entry: Entry) => Entry) =>
+      encoded.messages.map((m) => (Array.isArray(m) && m[0] === 1 ? [m[0], m[1], ...(m.slice(2) as Entry[]).map(edit)] : m));
+    const settled = (entry: Entry) => entry.length === 9;
+    expect(encoded.messages.some((m) => Array.isArray(m) && m[0] === 1 && (m.slice(2) as Entry[]).some(settled))).toBe(true);
+    expect(decodeSnapshot(bytes({ ...encoded, messages: entries((e) => (settled(e) ? e.slice(0, 6) : e)) }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...encoded, messages: encoded.messages.filter((m) => !(Array.isArray(m) && m[0] === 0 && m[1] === '6-0')) }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...encoded, encoding: 3 }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...encoded, calls: [...encoded.calls, { ...encoded.calls[0]!, callId: '6-0' }] }))).toBeUndefined();
+  });
+
+  it('still reads encoding 3 (every call written apart), the shared objects restored', async () => {
+    const { state } = await foldedRun(3);
+    const encoded = JSON.parse(new TextDecoder().decode(encodeSnapshot(state))) as { messages: unknown[]; calls: unknown[] };
+    // Encoding 4's settled entries written as encoding 3 did: the asked entry, and the call apart.
+    const calls: unknown[] = [];
+    const messages = encoded.messages.map((m) => {
+      if (!Array.isArray(m) || m[0] !== 1) return m;
+      return [m[0], m[1], ...(m.slice(2) as unknown[][]).map((entry) => {
+        if (entry.length !== 9) return entry;
+        const [callId, , , , modelSeq, attempt, notAfter, ok, source] = entry;
+        calls.push({ callId, modelSeq, status: 'done', attempt, notAfter, result: { ok, source }, s: 'pao' });
+        return entry.slice(0, 4);
+      })];
+    });
+    expect(calls.length).toBe(3);
+    const decoded = decodeSnapshot(new TextEncoder().encode(JSON.stringify({ ...encoded, encoding: 3, messages, calls: [...calls, ...encoded.calls] })));
+    expect(decoded).toEqual(state);
+    const asked = decoded!.messages.find((m) => m.role === 'assistant' && m.calls[0]?.callId === '3-0');
+    expect(asked?.role === 'assistant' && asked.calls[0]?.args).toBe(decoded!.calls['3-0']!.args);
+    // And its next snapshot is written compactly again (a decoded result's fields come in another order).
+    expect((JSON.parse(new TextDecoder().decode(encodeSnapshot(decoded!))) as { calls: unknown[] }).calls).toEqual([]);
+  });
+
+  it('restores the calls in the order the fold created them', async () => {
+    const { state } = await foldedRun(4);
+    state.calls['6-0']!.rerunFrom = 0; // written apart, between calls written in their messages
+    expect(Object.keys(decodeSnapshot(encodeSnapshot(state))!.calls)).toEqual(Object.keys(state.calls));
   });
 
   it('a cold load starts from the encoded snapshot and folds the tail to the state a full replay gives', async () => {
     const { state, t } = await foldedRun(25);
     const head = await t.storage.heads.getHead(t.run);
     expect(head?.snapshot?.seq).toBeGreaterThan(0);
-    expect(new TextDecoder().decode(await t.storage.blobs.get(head!.snapshot!.key))).toContain('"encoding":3');
+    expect(new TextDecoder().decode(await t.storage.blobs.get(head!.snapshot!.key))).toContain('"encoding":4');
     const loaded = await new RunLoader({ log: t.storage.log, heads: t.storage.heads, blobs: t.storage.blobs }).load(t.run, head);
     expect(loaded.stats.source).toBe('snapshot');
     expect(loaded.stats.tailEvents).toBe(state.lastSeq - head!.snapshot!.seq);
