@@ -1,7 +1,11 @@
 import type { ModelRequest, ModelResponse } from '../core/messages.js';
 
 export interface ModelClient {
-  /** Throws ModelError: retryable ones were already retried within the adapter's bounded time. */
+  /**
+   * Throws ModelError: retryable ones were already retried within the adapter's bounded time.
+   * `request.messages` is read-only: its messages are frozen and reused for later requests of
+   * the run (map them to the provider's format; writing into one throws a TypeError).
+   */
   complete(request: ModelRequest, options: { signal: AbortSignal }): Promise<ModelResponse>;
 }
 
