@@ -1,3 +1,5 @@
+import type { Body } from '../core/body.js';
+import type { JsonValue } from '../core/json.js';
 import type { LoggedMessage, ModelCall, ModelMessage, ModelRequest } from '../core/messages.js';
 import { MessageMemo } from '../core/message-memo.js';
 import type { RunState } from '../core/state.js';
@@ -19,7 +21,12 @@ const resolved = new MessageMemo<ModelMessage>();
 export async function buildModelRequest(state: RunState, codec: PayloadCodec, maxOutputTokens: number): Promise<ModelRequest> {
   const memo = resolved.of(state.messages);
   const messages: ModelMessage[] = [];
-  for (let i = 0; i < state.messages.length; i++) messages.push(memo.get(i) ?? memo.set(i, await resolveMessage(state.messages[i]!, codec)));
+  for (let i = 0; i < state.messages.length; i++) {
+    const m = state.messages[i]!;
+    // Inline and already-resolved bodies are not awaited: an await costs a microtask hop even for
+    // a plain value, and a cold container resolves its whole history here.
+    messages.push(memo.get(i) ?? memo.set(i, messageNow(m, codec) ?? (await resolveMessage(m, codec))));
+  }
   return {
     modelId: state.started.model.id,
     system: codec.textNow(state.started.prompt.text) ?? (await codec.resolveText(state.started.prompt.text)),
@@ -29,27 +36,33 @@ export async function buildModelRequest(state: RunState, codec: PayloadCodec, ma
   };
 }
 
+/** The message as the model reads it, when none of its bodies needs a round trip. */
+function messageNow(m: LoggedMessage, codec: PayloadCodec): ModelMessage | undefined {
+  if (m.role === 'assistant') {
+    const text = codec.textNow(m.text);
+    if (text === undefined || m.calls.some((c) => c.args.kind !== 'inline')) return undefined;
+    return frozen(m, text, m.calls.map((c) => (c.args as Extract<Body, { kind: 'inline' }>).value));
+  }
+  const content = codec.textNow(m.content);
+  return content === undefined ? undefined : frozen(m, content, []);
+}
+
 async function resolveMessage(m: LoggedMessage, codec: PayloadCodec): Promise<ModelMessage> {
-  // Inline and already-resolved bodies are not awaited (an await costs a microtask hop even for a
-  // plain value).
+  if (m.role !== 'assistant') return frozen(m, await codec.resolveText(m.content), []);
+  const args: JsonValue[] = [];
+  for (const c of m.calls) args.push(c.args.kind === 'inline' ? c.args.value : await codec.resolve(c.args));
+  return frozen(m, await codec.resolveText(m.text), args);
+}
+
+/** The model's copy of `m`, its text (or content) and its calls' arguments resolved; frozen. */
+function frozen(m: LoggedMessage, text: string, args: JsonValue[]): ModelMessage {
   let out: ModelMessage;
-  if (m.role === 'user') out = { role: 'user', content: codec.textNow(m.content) ?? (await codec.resolveText(m.content)) };
-  else if (m.role === 'tool') {
-    out = {
-      role: 'tool',
-      callId: m.callId,
-      providerId: m.providerId,
-      name: m.name,
-      isError: m.isError,
-      content: codec.textNow(m.content) ?? (await codec.resolveText(m.content)),
-    };
-  } else {
-    const calls: ModelCall[] = [];
-    for (const c of m.calls) {
-      calls.push(Object.freeze({ callId: c.callId, providerId: c.providerId, name: c.name, args: c.args.kind === 'inline' ? c.args.value : await codec.resolve(c.args) }));
-    }
+  if (m.role === 'user') out = { role: 'user', content: text };
+  else if (m.role === 'tool') out = { role: 'tool', callId: m.callId, providerId: m.providerId, name: m.name, isError: m.isError, content: text };
+  else {
+    const calls: ModelCall[] = m.calls.map((c, i) => Object.freeze({ callId: c.callId, providerId: c.providerId, name: c.name, args: args[i]! }));
     Object.freeze(calls);
-    out = { role: 'assistant', text: codec.textNow(m.text) ?? (await codec.resolveText(m.text)), calls };
+    out = { role: 'assistant', text, calls };
   }
   return Object.freeze(out);
 }

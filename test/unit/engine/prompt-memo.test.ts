@@ -64,4 +64,29 @@ describe('the prompt and the estimate, memoized per message', () => {
     }).toThrow(TypeError);
     expect(await buildModelRequest(structuredClone(state), codec(), 100)).toEqual(await buildModelRequest(state, codec(), 100));
   });
+
+  it('resolves bodies held in blobs (a large tool output, large arguments) into the prompt, and keeps them', async () => {
+    const blobs = new MemoryBlobStore();
+    const writer = new PayloadCodec({ blobs, redactor: new Redactor(), inlineLimitBytes: 1024 });
+    const run = { tenant: 't', runId: 'r' };
+    const output = 'o'.repeat(5_000);
+    const args = { text: 'a'.repeat(5_000) };
+    const [content, argsBody] = [await writer.encode(run, output), await writer.encode(run, args)];
+    expect([content.kind, argsBody.kind]).toEqual(['blob', 'blob']);
+    const state = foldLog((await guardedLog()).slice(0, 1));
+    state.messages.push(
+      { role: 'assistant', text: null, calls: [{ callId: '2-0', providerId: 'p', name: 'echo', args: argsBody }] },
+      { role: 'tool', callId: '2-0', providerId: 'p', name: 'echo', isError: false, content },
+    );
+    const reader = new PayloadCodec({ blobs, redactor: new Redactor() });
+    const request = await buildModelRequest(state, reader, 100);
+    expect(request.messages.slice(1)).toEqual([
+      { role: 'assistant', text: '', calls: [{ callId: '2-0', providerId: 'p', name: 'echo', args }] },
+      { role: 'tool', callId: '2-0', providerId: 'p', name: 'echo', isError: false, content: output },
+    ]);
+    // Kept: the next request does not read the blobs again.
+    blobs.remove((content as { key: string }).key);
+    blobs.remove((argsBody as { key: string }).key);
+    expect((await buildModelRequest(state, reader, 100)).messages).toEqual(request.messages);
+  });
 });
