@@ -75,6 +75,11 @@ export function figures(m: ModeResult): TurnFigures {
   };
 }
 
+/** `last` over `first` for counts that may be zero: none in both is no growth, some from none is. */
+export function countRatio(last: number, first: number): number {
+  return first === 0 ? (last === 0 ? 1 : Infinity) : last / first;
+}
+
 /** Last quarter over first quarter of a single run's turns: time and items read. */
 export function quarterRatios(m: ModeResult): { time: number; itemsRead: number; firstItems: number; lastItems: number } | undefined {
   const n = m.perTurn.length;
@@ -88,7 +93,7 @@ export function quarterRatios(m: ModeResult): { time: number; itemsRead: number;
   const lastItems = sum(last, 'itemsRead');
   return {
     time: sum(last, 'ms') / sum(first, 'ms'),
-    itemsRead: firstItems === 0 ? (lastItems === 0 ? 1 : Infinity) : lastItems / firstItems,
+    itemsRead: countRatio(lastItems, firstItems),
     firstItems,
     lastItems,
   };

@@ -3,6 +3,7 @@ import { SqsTickReceiver, SqsTickVisibility } from '../lib/adapters/aws/sqs-step
 import { startRun } from '../lib/engine/start-run.js';
 import { runStep } from '../lib/engine/step-runner.js';
 import { container, receiveOne, type BenchEnv } from './modes.js';
+import { countRatio } from './report.js';
 
 /**
  * Does a turn cost more late in a long run than early in it? Timing a run's first quarter and its
@@ -35,11 +36,10 @@ export interface SideBySide {
 /** Late quarter over early quarter, per turn: time, this process's CPU, items read. */
 export function sideBySideRatios(s: SideBySide): { time: number; cpu: number; itemsRead: number } {
   const per = (q: QuarterTotals, k: 'ms' | 'cpuMs' | 'itemsRead') => q[k] / q.turns;
-  const items = per(s.early, 'itemsRead');
   return {
     time: per(s.late, 'ms') / per(s.early, 'ms'),
     cpu: per(s.late, 'cpuMs') / per(s.early, 'cpuMs'),
-    itemsRead: items === 0 ? (per(s.late, 'itemsRead') === 0 ? 1 : Infinity) : per(s.late, 'itemsRead') / items,
+    itemsRead: countRatio(per(s.late, 'itemsRead'), per(s.early, 'itemsRead')),
   };
 }
 

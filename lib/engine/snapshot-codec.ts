@@ -102,7 +102,6 @@ const CALL_KEYS = 'callId,providerId,name,args';
 /** The fields of a plain settled call, exactly: started, then settled by a result of three fields. */
 const SETTLED_KEYS = new Set(['callId', 'providerId', 'name', 'args', 'modelSeq', 'status', 'attempt', 'notAfter', 'result']);
 
-
 interface CallsSeen {
   calls: RunState['calls'];
   answered: Map<string, Body>;
@@ -165,12 +164,11 @@ function encodeCall(call: CallState, asked: LoggedCall | undefined, answer: Body
   const out: Record<string, unknown> = {};
   for (const key in call) {
     if ((sameId && (key === 'providerId' || key === 'name')) || (sameArgs && key === 'args')) continue;
-    const value = (call as unknown as Record<string, unknown>)[key];
     if (key === 'result' && sameOutput) {
       const result: Record<string, unknown> = {};
       for (const k in call.result) if (k !== 'output') result[k] = (call.result as unknown as Record<string, unknown>)[k];
       out.result = result;
-    } else out[key] = value;
+    } else out[key] = (call as unknown as Record<string, unknown>)[key];
   }
   const left = (sameId ? 'p' : '') + (sameArgs ? 'a' : '') + (sameOutput ? 'o' : '');
   if (left) out.s = left;
