@@ -29,7 +29,12 @@ export function inline(value: z.infer<typeof inlineBodySchema>['value']): Body {
  * entry (and its garbage collection) for every body of its history.
  */
 export function inlineText(body: Extract<Body, { kind: 'inline' }>): string {
-  return typeof body.value === 'string' ? body.value : JSON.stringify(body.value);
+  const { value } = body;
+  if (typeof value === 'string') return value;
+  // JSON writes a finite number exactly as String does (ECMA-262 SerializeJSONProperty), and
+  // String keeps small integers' text in a cache instead of allocating it again.
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return JSON.stringify(value);
 }
 
 /** Bytes a body contributes to a prompt, used for the conservative input-token estimate. */

@@ -63,16 +63,47 @@ export function costOf(price: Price, inputTokens: number, outputTokens: number):
 const messageSizes = new MessageMemo<number>();
 
 /**
+ * The characters of a conversation's first messages, known without walking them: a decoded
+ * snapshot carries the total its encoder counted (a cold container would otherwise serialize its
+ * whole history once more just to estimate). Kept with the very message objects it counted, and
+ * used only while the conversation still starts with them.
+ */
+const knownTotals = new WeakMap<LoggedMessage, { sources: readonly LoggedMessage[]; chars: number }>();
+
+/** What conversationChars(messages) is, counted by whoever built them (the snapshot decoder). */
+export function rememberConversationChars(messages: readonly LoggedMessage[], chars: number): void {
+  const first = messages[0];
+  if (first && Number.isSafeInteger(chars) && chars >= 0) knownTotals.set(first, { sources: messages.slice(), chars });
+}
+
+/** The estimate's characters for the messages of a conversation. */
+export function conversationChars(messages: readonly LoggedMessage[]): number {
+  const known = messages[0] && knownTotals.get(messages[0]);
+  let chars = 0;
+  let i = 0;
+  if (known && startsWith(messages, known.sources)) {
+    chars = known.chars;
+    i = known.sources.length;
+  }
+  const sizes = messageSizes.of(messages);
+  for (; i < messages.length; i++) chars += sizes.get(i) ?? sizes.set(i, messageChars(messages[i]!));
+  return chars;
+}
+
+function startsWith(messages: readonly LoggedMessage[], prefix: readonly LoggedMessage[]): boolean {
+  if (prefix.length > messages.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (messages[i] !== prefix[i]) return false;
+  return true;
+}
+
+/**
  * A deliberately high estimate of the next request's input tokens (about 3 characters per token
  * plus per-message overhead), so the reservation is an upper bound for common tokenizers.
  */
 export function estimateInputTokens(state: RunState): number {
   let chars = bodySize(state.started.prompt.text);
   for (const tool of state.started.tools) chars += tool.name.length + tool.description.length + JSON.stringify(tool.inputSchema).length;
-  const sizes = messageSizes.of(state.messages);
-  state.messages.forEach((m, i) => {
-    chars += sizes.get(i) ?? sizes.set(i, messageChars(m));
-  });
+  chars += conversationChars(state.messages);
   // Follow-up messages join the conversation at the next model call.
   for (const m of state.pendingMessages) chars += bodySize(m) + 16;
   return Math.ceil(chars / 3) + 64;

@@ -1,6 +1,5 @@
-import type { Body } from '../core/body.js';
 import type { JsonValue } from '../core/json.js';
-import type { LoggedMessage, ModelCall, ModelMessage, ModelRequest } from '../core/messages.js';
+import type { LoggedCall, LoggedMessage, ModelCall, ModelMessage, ModelRequest } from '../core/messages.js';
 import { MessageMemo } from '../core/message-memo.js';
 import type { RunState } from '../core/state.js';
 import type { PayloadCodec } from './payload-codec.js';
@@ -20,12 +19,12 @@ const resolved = new MessageMemo<ModelMessage>();
  */
 export async function buildModelRequest(state: RunState, codec: PayloadCodec, maxOutputTokens: number): Promise<ModelRequest> {
   const memo = resolved.of(state.messages);
-  const messages: ModelMessage[] = [];
+  const messages = new Array<ModelMessage>(state.messages.length);
   for (let i = 0; i < state.messages.length; i++) {
     const m = state.messages[i]!;
     // Inline and already-resolved bodies are not awaited: an await costs a microtask hop even for
     // a plain value, and a cold container resolves its whole history here.
-    messages.push(memo.get(i) ?? memo.set(i, messageNow(m, codec) ?? (await resolveMessage(m, codec))));
+    messages[i] = memo.get(i) ?? memo.set(i, messageNow(m, codec) ?? (await resolveMessage(m, codec)));
   }
   return {
     modelId: state.started.model.id,
@@ -38,31 +37,34 @@ export async function buildModelRequest(state: RunState, codec: PayloadCodec, ma
 
 /** The message as the model reads it, when none of its bodies needs a round trip. */
 function messageNow(m: LoggedMessage, codec: PayloadCodec): ModelMessage | undefined {
-  if (m.role === 'assistant') {
-    const text = codec.textNow(m.text);
-    if (text === undefined || m.calls.some((c) => c.args.kind !== 'inline')) return undefined;
-    return frozen(m, text, m.calls.map((c) => (c.args as Extract<Body, { kind: 'inline' }>).value));
+  if (m.role !== 'assistant') {
+    const content = codec.textNow(m.content);
+    return content === undefined ? undefined : frozen(m, content);
   }
-  const content = codec.textNow(m.content);
-  return content === undefined ? undefined : frozen(m, content, []);
+  const text = codec.textNow(m.text);
+  if (text === undefined) return undefined;
+  for (const c of m.calls) if (c.args.kind !== 'inline') return undefined;
+  // map, not push: an array of exactly its length (push grows one to 17 slots), and a cold
+  // container copies its whole history here.
+  return frozen(m, text, m.calls.map((c) => modelCall(c, (c.args as Extract<LoggedCall['args'], { kind: 'inline' }>).value)));
 }
 
 async function resolveMessage(m: LoggedMessage, codec: PayloadCodec): Promise<ModelMessage> {
-  if (m.role !== 'assistant') return frozen(m, await codec.resolveText(m.content), []);
-  const args: JsonValue[] = [];
-  for (const c of m.calls) args.push(c.args.kind === 'inline' ? c.args.value : await codec.resolve(c.args));
-  return frozen(m, await codec.resolveText(m.text), args);
+  if (m.role !== 'assistant') return frozen(m, await codec.resolveText(m.content));
+  const calls: ModelCall[] = [];
+  for (const c of m.calls) calls.push(modelCall(c, c.args.kind === 'inline' ? c.args.value : await codec.resolve(c.args)));
+  return frozen(m, await codec.resolveText(m.text), calls);
 }
 
-/** The model's copy of `m`, its text (or content) and its calls' arguments resolved; frozen. */
-function frozen(m: LoggedMessage, text: string, args: JsonValue[]): ModelMessage {
+function modelCall(c: LoggedCall, args: JsonValue): ModelCall {
+  return Object.freeze({ callId: c.callId, providerId: c.providerId, name: c.name, args });
+}
+
+/** The model's copy of `m`, its text (or content) resolved and its calls given; frozen. */
+function frozen(m: LoggedMessage, text: string, calls: ModelCall[] = []): ModelMessage {
   let out: ModelMessage;
   if (m.role === 'user') out = { role: 'user', content: text };
   else if (m.role === 'tool') out = { role: 'tool', callId: m.callId, providerId: m.providerId, name: m.name, isError: m.isError, content: text };
-  else {
-    const calls: ModelCall[] = m.calls.map((c, i) => Object.freeze({ callId: c.callId, providerId: c.providerId, name: c.name, args: args[i]! }));
-    Object.freeze(calls);
-    out = { role: 'assistant', text, calls };
-  }
+  else out = { role: 'assistant', text, calls: Object.freeze(calls) as ModelCall[] };
   return Object.freeze(out);
 }

@@ -1,5 +1,6 @@
 import type { Body } from '../core/body.js';
 import type { LoggedCall, LoggedMessage } from '../core/messages.js';
+import { rememberConversationChars, conversationChars } from '../core/budgets.js';
 import { FOLD_VERSION, type CallResult, type CallState, type RunState } from '../core/state.js';
 
 /**
@@ -18,6 +19,9 @@ import { FOLD_VERSION, type CallResult, type CallState, type RunState } from '..
  *   in its assistant message's tuple, five values more; only the other calls are listed apart.
  *   Decoding rebuilds every call in its message's order, the order the fold created them in (the
  *   same snapshot: 116 KB).
+ * - The conversation's characters in the input-token estimate (core/budgets.ts), counted once by
+ *   the encoder: a cold container would otherwise serialize its whole history again to estimate.
+ *   (Written from this session on; a snapshot without it is counted afresh.)
  * A message or call of any other shape (a blob body, an edited argument, a field this codec does
  * not know) is written whole, so nothing is lost when the state grows a field.
  *
@@ -61,21 +65,25 @@ interface Encoded {
   state: Omit<RunState, 'calls' | 'messages'>;
   messages: EncodedMessage[];
   calls: EncodedCall[];
+  /** [how many messages, their characters in the input-token estimate] (core/budgets.ts). */
+  chars?: [number, number];
 }
 
 export function encodeSnapshot(state: RunState): Uint8Array {
   const { calls, messages, ...rest } = state;
   const asked = new Map<string, LoggedCall>();
   // A call rides in its message's tuple only if its result's output is its tool message's body.
-  const answered = new Map<string, Body>();
-  for (const m of messages) if (m.role === 'tool') answered.set(m.callId, m.content);
+  // A call answered twice (no fold does that) is written apart: decoding settles a tupled call
+  // with the first tool message that answers it.
+  const answered = new Map<string, Body | undefined>();
+  for (const m of messages) if (m.role === 'tool') answered.set(m.callId, answered.has(m.callId) ? undefined : m.content);
   const settled = new Set<string>();
   const encodedMessages = messages.map((m) => encodeMessage(m, asked, { calls, answered, settled }));
   const encodedCalls: EncodedCall[] = [];
   for (const call of Object.values(calls)) {
     if (!settled.has(call.callId)) encodedCalls.push(encodeCall(call, asked.get(call.callId), answered.get(call.callId)));
   }
-  const encoded: Encoded = { encoding: ENCODING, state: rest, messages: encodedMessages, calls: encodedCalls };
+  const encoded: Encoded = { encoding: ENCODING, state: rest, messages: encodedMessages, calls: encodedCalls, chars: [messages.length, conversationChars(messages)] };
   return new TextEncoder().encode(JSON.stringify(encoded));
 }
 
@@ -104,7 +112,7 @@ const SETTLED_KEYS = new Set(['callId', 'providerId', 'name', 'args', 'modelSeq'
 
 interface CallsSeen {
   calls: RunState['calls'];
-  answered: Map<string, Body>;
+  answered: Map<string, Body | undefined>;
   /** Calls written in their message's tuple (encodeSnapshot leaves them out of the list). */
   settled: Set<string>;
 }
@@ -177,79 +185,117 @@ function encodeCall(call: CallState, asked: LoggedCall | undefined, answer: Body
 
 function decodeCompact(parsed: Encoded): RunState | undefined {
   if (!parsed.state || parsed.state.foldVersion !== FOLD_VERSION || !Array.isArray(parsed.messages) || !Array.isArray(parsed.calls)) return undefined;
-  const seen: DecodedCalls = { asked: new Map(), answered: new Map(), order: [], settled: new Map(), settledAllowed: parsed.encoding === ENCODING };
+  // One pass over the messages, building the calls as their messages name them (the order the
+  // fold created them in). Only what is still to come is kept by id: the calls written apart
+  // (few: the open ones and those of another shape) and settled calls whose tool message is ahead.
+  const apart = new Map<string, ApartCall>();
+  for (const encoded of parsed.calls) {
+    if (typeof encoded?.callId !== 'string' || apart.has(encoded.callId)) return undefined;
+    apart.set(encoded.callId, { encoded });
+  }
+  const pass: DecodePass = { calls: {}, apart, awaiting: new Map(), settledAllowed: parsed.encoding === ENCODING };
   const messages: LoggedMessage[] = new Array<LoggedMessage>(parsed.messages.length);
   for (let i = 0; i < parsed.messages.length; i++) {
-    const message = decodeMessage(parsed.messages[i]!, seen);
+    const message = decodeMessage(parsed.messages[i]!, pass);
     if (!message) return undefined;
     messages[i] = message;
   }
-  const listed = new Map<string, CallState>();
-  for (const encoded of parsed.calls) {
-    const call = decodeCall(encoded, seen.asked.get(encoded.callId), seen.answered.get(encoded.callId));
-    if (!call || listed.has(call.callId) || seen.settled.has(call.callId)) return undefined;
-    listed.set(call.callId, call);
+  if (pass.awaiting.size > 0) return undefined; // a settled call whose tool message is gone
+  const { calls } = pass;
+  for (const [callId, seen] of apart) {
+    const call = decodeCall(seen.encoded, seen.asked, seen.answer);
+    if (!call) return undefined;
+    // Named by a message: in the place held for it; named by none: after the rest.
+    calls[callId] = call;
   }
-  // In the messages' order (the order the fold created the calls in), then any call no message names.
-  const calls: Record<string, CallState> = {};
-  for (const callId of seen.order) {
-    const entry = seen.settled.get(callId);
-    const call = entry ? decodeSettled(entry, seen.asked.get(callId)!, seen.answered.get(callId)) : listed.get(callId);
-    if (entry && !call) return undefined;
-    if (call) calls[callId] = call;
+  if (parsed.chars !== undefined) {
+    if (!Array.isArray(parsed.chars) || parsed.chars[0] !== messages.length || typeof parsed.chars[1] !== 'number') return undefined;
+    rememberConversationChars(messages, parsed.chars[1]);
   }
-  for (const [callId, call] of listed) if (!(callId in calls)) calls[callId] = call;
   return { ...parsed.state, messages, calls } as RunState;
 }
 
-interface DecodedCalls {
-  asked: Map<string, LoggedCall>;
-  answered: Map<string, Body>;
-  /** Every call id the messages name, in their order. */
-  order: string[];
-  /** The calls written in their message's tuple. */
-  settled: Map<string, SettledEntry>;
+interface ApartCall {
+  encoded: EncodedCall;
+  asked?: LoggedCall;
+  answer?: Body;
+}
+
+interface DecodePass {
+  /** The calls decoded so far, in their messages' order; a call written apart holds its place. */
+  calls: Record<string, CallState>;
+  apart: Map<string, ApartCall>;
+  /** Settled calls written in their message's tuple whose tool message is still ahead. */
+  awaiting: Map<string, CallState>;
   /** Only encoding 4 writes them. */
   settledAllowed: boolean;
 }
 
-function decodeMessage(e: EncodedMessage, seen: DecodedCalls): LoggedMessage | undefined {
+function decodeMessage(e: EncodedMessage, pass: DecodePass): LoggedMessage | undefined {
   if (!Array.isArray(e)) {
-    if (e.role === 'tool') seen.answered.set(e.callId, e.content);
-    else if (e.role === 'assistant') {
-      for (const c of e.calls) {
-        seen.asked.set(c.callId, c);
-        seen.order.push(c.callId);
-      }
-    }
+    if (e.role === 'tool') answered(e.callId, e.content, pass);
+    else if (e.role === 'assistant') for (const c of e.calls) asked(c, pass);
     return e;
   }
   if (e[0] === TOOL) {
     const [, callId, providerId, name, isError, value] = e as ToolTuple;
     const content: Body = { kind: 'inline', value };
-    seen.answered.set(callId, content);
+    answered(callId, content, pass);
     return { role: 'tool', callId, providerId, name, isError, content };
   }
-  if (e[0] !== ASSISTANT) return undefined;
-  const [, text, ...entries] = e as AssistantTuple;
-  const calls: LoggedCall[] = [];
-  for (const entry of entries) {
-    if (entry.length !== 4 && !(entry.length === 9 && seen.settledAllowed)) return undefined;
-    const [callId, providerId, name, value] = entry;
-    const call: LoggedCall = { callId, providerId, name, args: { kind: 'inline', value } };
-    seen.asked.set(callId, call);
-    seen.order.push(callId);
-    if (entry.length === 9) seen.settled.set(callId, entry);
-    calls.push(call);
+  if (e[0] !== ASSISTANT || e.length < 2) return undefined;
+  // Sized up front: push would grow the array to 17 slots for its one call.
+  const calls = new Array<LoggedCall>(e.length - 2);
+  for (let i = 2; i < e.length; i++) {
+    const entry = e[i] as AskedEntry | SettledEntry;
+    if (!Array.isArray(entry) || (entry.length !== 4 && !(entry.length === 9 && pass.settledAllowed))) return undefined;
+    const call: LoggedCall = { callId: entry[0], providerId: entry[1], name: entry[2], args: { kind: 'inline', value: entry[3] } };
+    if (entry.length === 9) {
+      if (!settled(entry, call, pass)) return undefined;
+    } else asked(call, pass);
+    calls[i - 2] = call;
   }
-  return { role: 'assistant', text, calls };
+  return { role: 'assistant', text: e[1], calls };
 }
 
-/** A plain settled call from its message's entry and its tool message (isPlainSettled's shape). */
-function decodeSettled(entry: SettledEntry, asked: LoggedCall, answer: Body | undefined): CallState | undefined {
+function asked(call: LoggedCall, pass: DecodePass): void {
+  const apart = pass.apart.get(call.callId);
+  if (!apart) return;
+  apart.asked = call;
+  // Its place in the fold's order, filled when the calls written apart are decoded.
+  pass.calls[call.callId] = undefined as unknown as CallState;
+}
+
+function answered(callId: string, content: Body, pass: DecodePass): void {
+  const call = pass.awaiting.get(callId);
+  if (call) {
+    call.result!.output = content;
+    pass.awaiting.delete(callId);
+    return;
+  }
+  const apart = pass.apart.get(callId);
+  if (apart) apart.answer = content;
+}
+
+/** A plain settled call from its message's entry (isPlainSettled's shape); its output comes with its tool message. */
+function settled(entry: SettledEntry, asked: LoggedCall, pass: DecodePass): boolean {
   const [callId, , , , modelSeq, attempt, notAfter, ok, source] = entry;
-  if (!answer || typeof modelSeq !== 'number' || typeof attempt !== 'number' || typeof notAfter !== 'number' || typeof ok !== 'boolean' || typeof source !== 'string') return undefined;
-  return { callId, providerId: asked.providerId, name: asked.name, args: asked.args, modelSeq, status: 'done', attempt, notAfter, result: { ok, output: answer, source } };
+  if (typeof callId !== 'string' || pass.apart.has(callId) || callId in pass.calls) return false;
+  if (typeof modelSeq !== 'number' || typeof attempt !== 'number' || typeof notAfter !== 'number' || typeof ok !== 'boolean' || typeof source !== 'string') return false;
+  const call: CallState = {
+    callId,
+    providerId: asked.providerId,
+    name: asked.name,
+    args: asked.args,
+    modelSeq,
+    status: 'done',
+    attempt,
+    notAfter,
+    result: { ok, output: undefined as unknown as Body, source },
+  };
+  pass.calls[callId] = call;
+  pass.awaiting.set(callId, call);
+  return true;
 }
 
 /** Fields decodeCall places itself; the rest are copied as written. */

@@ -11,6 +11,7 @@ import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
 import { logOf } from './helpers.js';
 import { foldLog } from '../../../lib/core/fold.js';
+import { estimateInputTokens } from '../../../lib/core/budgets.js';
 import { driveToEnd, resolverOf } from '../../../lib/testing/harness-points.js';
 import { guardedScenario } from '../../../examples/support-agent/guarded-world.js';
 import { supportScenario } from '../../../examples/support-agent/support-world.js';
@@ -158,6 +159,40 @@ describe('snapshot encoding', () => {
     expect(Object.keys(decodeSnapshot(encodeSnapshot(state))!.calls)).toEqual(Object.keys(state.calls));
   });
 
+  it('carries the estimate\'s count of its messages, used only while the conversation starts with them', async () => {
+    const { state } = await foldedRun(4);
+    const fresh = estimateInputTokens(structuredClone(state));
+    const encoded = JSON.parse(new TextDecoder().decode(encodeSnapshot(state))) as { chars: [number, number]; messages: unknown[] };
+    expect(encoded.chars[0]).toBe(state.messages.length);
+    const bytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+    // The count is the snapshot's (hash-checked against its pointer): a decoded state uses it
+    // instead of counting its history again, which this forged count shows.
+    const forged = decodeSnapshot(bytes({ ...encoded, chars: [encoded.chars[0], encoded.chars[1] + 3000] }))!;
+    expect(estimateInputTokens(forged)).toBe(fresh + 1000);
+    // A message of the counted ones replaced (an approval edit does that): counted afresh.
+    const i = forged.messages.findIndex((m) => m.role === 'tool');
+    forged.messages[i] = { ...(forged.messages[i] as Extract<LoggedMessage, { role: 'tool' }>), content: { kind: 'inline', value: 'y'.repeat(900) } };
+    expect(estimateInputTokens(forged)).toBe(estimateInputTokens(structuredClone(forged)));
+    expect(estimateInputTokens(forged)).toBeGreaterThan(fresh);
+    expect(estimateInputTokens(forged)).toBeLessThan(fresh + 1000);
+    // More messages after the counted ones: the count plus theirs.
+    const decoded = decodeSnapshot(encodeSnapshot(state))!;
+    decoded.messages.push({ role: 'user', content: { kind: 'inline', value: 'z'.repeat(300) } });
+    expect(estimateInputTokens(decoded)).toBe(estimateInputTokens(structuredClone(decoded)));
+    // A count of another number of messages is not this snapshot's.
+    expect(decodeSnapshot(bytes({ ...encoded, chars: [encoded.chars[0] - 1, encoded.chars[1]] }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...encoded, chars: 5 }))).toBeUndefined();
+  });
+
+  it('writes a call answered by two tool messages apart, and restores it exactly', async () => {
+    const { state } = await foldedRun(3);
+    const i = state.messages.findIndex((m) => m.role === 'tool' && m.callId === '3-0');
+    state.messages.push({ ...(state.messages[i] as Extract<LoggedMessage, { role: 'tool' }>), content: { kind: 'inline', value: 'again' } });
+    const encoded = JSON.parse(new TextDecoder().decode(encodeSnapshot(state))) as { calls: { callId: string }[] };
+    expect(encoded.calls.map((c) => c.callId)).toEqual(['3-0']);
+    expect(decodeSnapshot(encodeSnapshot(state))).toEqual(state);
+  });
+
   it('a cold load starts from the encoded snapshot and folds the tail to the state a full replay gives', async () => {
     const { state, t } = await foldedRun(25);
     const head = await t.storage.heads.getHead(t.run);
@@ -235,7 +270,10 @@ describe('snapshot encoding', () => {
       expect(events.length).toBeGreaterThan(10);
       for (let n = 1; n <= events.length; n++) {
         const state = foldLog(events.slice(0, n));
-        expect(decodeSnapshot(encodeSnapshot(state)), `after ${n} of ${events.length} events`).toEqual(state);
+        const decoded = decodeSnapshot(encodeSnapshot(state));
+        expect(decoded, `after ${n} of ${events.length} events`).toEqual(state);
+        // The estimate from the characters the snapshot carries is the one counted afresh.
+        expect(estimateInputTokens(decoded!)).toBe(estimateInputTokens(structuredClone(state)));
       }
     });
   }
