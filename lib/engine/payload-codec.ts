@@ -1,5 +1,4 @@
 import { inlineText, type Body } from '../core/body.js';
-import { BlobIntegrityError } from '../core/errors.js';
 import type { EventDraft } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { BlobStore } from '../ports/blob-store.js';
@@ -128,9 +127,8 @@ export class PayloadCodec {
     if (body.kind === 'inline') return body.value;
     const cached = this.cache.get(body.sha256);
     if (cached !== undefined) return cached;
-    const bytes = await this.options.blobs.get(body.key);
-    const actual = sha256Hex(bytes);
-    if (actual !== body.sha256) throw new BlobIntegrityError(body.key, body.sha256, actual);
+    // The store checks the bytes against the body's hash (BlobIntegrityError otherwise).
+    const bytes = await this.options.blobs.get(body.key, { sha256: body.sha256 });
     const value = JSON.parse(decoder.decode(bytes)) as JsonValue;
     this.remember(body.sha256, value);
     return value;

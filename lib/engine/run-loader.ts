@@ -93,9 +93,8 @@ export class RunLoader {
 
   private async readSnapshot(key: string, sha256: string): Promise<RunState | undefined> {
     try {
-      const bytes = await this.deps.blobs.get(key);
-      if (sha256Hex(bytes) !== sha256) return undefined;
-      return decodeSnapshot(bytes);
+      // The store checks the bytes against the pointer's hash (BlobIntegrityError otherwise).
+      return decodeSnapshot(await this.deps.blobs.get(key, { sha256 }));
     } catch {
       return undefined; // a snapshot is an optimisation: fall back to a full replay
     }

@@ -21,7 +21,7 @@ import { FOLD_VERSION, type CallResult, type CallState, type RunState } from '..
  *   same snapshot: 116 KB).
  * - The conversation's characters in the input-token estimate (core/budgets.ts), counted once by
  *   the encoder: a cold container would otherwise serialize its whole history again to estimate.
- *   (Written from this session on; a snapshot without it is counted afresh.)
+ *   (A snapshot written without it is counted afresh.)
  * A message or call of any other shape (a blob body, an edited argument, a field this codec does
  * not know) is written whole, so nothing is lost when the state grows a field.
  *

@@ -4,6 +4,9 @@
  */
 export interface BlobStore {
   put(key: string, bytes: Uint8Array, options?: { contentType?: string }): Promise<void>;
-  /** Throws BlobNotFoundError when absent. */
-  get(key: string): Promise<Uint8Array>;
+  /**
+   * Throws BlobNotFoundError when absent. With `sha256`, the bytes must hash to it: BlobIntegrityError
+   * when they do not (the contract suite checks it), so the caller does not hash them again.
+   */
+  get(key: string, options?: { sha256?: string }): Promise<Uint8Array>;
 }

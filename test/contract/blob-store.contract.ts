@@ -56,6 +56,19 @@ export function blobStoreContract(target: BlobStoreTarget): void {
       await expect(sut.blobs.get('snapshots/none.json')).rejects.toBeInstanceOf(BlobNotFoundError);
     });
 
+    it('checks the bytes against the sha256 a reader names, on any key', async () => {
+      // A snapshot's key is not its hash: the loader names the hash its pointer holds.
+      const bytes = new TextEncoder().encode('{"state":true}');
+      const key = `snapshots/tenant-a/run-${randomBytes(3).toString('hex')}/0000000007.json`;
+      await sut.blobs.put(key, bytes);
+      expect(sha256(await sut.blobs.get(key, { sha256: sha256(bytes) }))).toBe(sha256(bytes));
+      const read = sut.blobs.get(key, { sha256: 'f'.repeat(64) });
+      await expect(read).rejects.toBeInstanceOf(BlobIntegrityError);
+      await expect(read).rejects.toMatchObject({ key, expected: 'f'.repeat(64) });
+      await sut.tamper(key, new TextEncoder().encode('{"state":false}'));
+      await expect(sut.blobs.get(key, { sha256: sha256(bytes) })).rejects.toBeInstanceOf(BlobIntegrityError);
+    });
+
     it.runIf(target.verifiesIntegrity)('refuses content that does not match its content address', async () => {
       const bytes = new TextEncoder().encode('the real payload');
       const key = contentKey(bytes);

@@ -40,8 +40,8 @@ class PrefixedBlobs implements BlobStore {
   put(key: string, bytes: Uint8Array, options?: { contentType?: string }): Promise<void> {
     return this.blobs.put(`${this.prefix}/${key}`, bytes, options);
   }
-  get(key: string): Promise<Uint8Array> {
-    return this.blobs.get(`${this.prefix}/${key}`);
+  get(key: string, options?: { sha256?: string }): Promise<Uint8Array> {
+    return this.blobs.get(`${this.prefix}/${key}`, options);
   }
 }
 

@@ -12,12 +12,12 @@ export class MemoryBlobStore implements BlobStore {
     this.objects.set(key, new Uint8Array(bytes));
   }
 
-  async get(key: string): Promise<Uint8Array> {
+  async get(key: string, options?: { sha256?: string }): Promise<Uint8Array> {
     this.stats.gets++;
     const bytes = this.objects.get(key);
     if (!bytes) throw new BlobNotFoundError(key);
-    // Like the S3 adapter: a content-addressed key names the sha256 its bytes must have.
-    const expected = /([0-9a-f]{64})\.json$/.exec(key)?.[1];
+    // Like the S3 adapter: the sha256 asked for, or the one a content-addressed key names.
+    const expected = options?.sha256 ?? /([0-9a-f]{64})\.json$/.exec(key)?.[1];
     if (expected) {
       const actual = createHash('sha256').update(bytes).digest('hex');
       if (actual !== expected) throw new BlobIntegrityError(key, expected, actual);

@@ -212,7 +212,7 @@ describe('snapshot encoding', () => {
     let arrive: () => void = () => undefined;
     const blobs = {
       ...t.storage.blobs,
-      get: async (key: string) => {
+      get: async (key: string, options?: { sha256?: string }) => {
         order.push('snapshot asked');
         // The snapshot arrives when the tail read goes out (or after 100 ms, for a loader that
         // waits for the snapshot before it asks for the tail: the order below then fails).
@@ -221,7 +221,7 @@ describe('snapshot encoding', () => {
           setTimeout(resolve, 100);
         });
         order.push('snapshot arrived');
-        return t.storage.blobs.get(key);
+        return t.storage.blobs.get(key, options);
       },
     };
     const log = {
