@@ -39,6 +39,27 @@ async function foldedRun(turns: number): Promise<{ state: RunState; t: ReturnTyp
   return { state: (await logOf(t.world, t.run)).state, t };
 }
 
+type Entry = unknown[];
+interface Written {
+  encoding: number;
+  messages: unknown[];
+  calls: { s?: string; callId: string }[];
+  state: RunState;
+  chars?: [number, number];
+}
+const written = (state: RunState) => JSON.parse(new TextDecoder().decode(encodeSnapshot(state))) as Written;
+const bytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+
+/** Encoding 5's turn tuples written as encoding 4 did: the assistant tuple, then each tool tuple. */
+function asEncoding4(encoded: Written): Written {
+  const messages = encoded.messages.flatMap((m) => {
+    if (!Array.isArray(m) || m[0] !== 2) return [m];
+    const entries = m.slice(2) as Entry[];
+    return [[1, m[1], ...entries.map((e) => e.slice(0, 9))], ...entries.map((e) => [0, e[0], e[1], e[2], e[9], e[10]])];
+  });
+  return { ...encoded, encoding: 4, messages };
+}
+
 describe('snapshot encoding', () => {
   it('decodes to exactly the folded state, with each body shared by its call and its message again', async () => {
     const { state } = await foldedRun(6);
@@ -104,10 +125,8 @@ describe('snapshot encoding', () => {
     const { state } = await foldedRun(2);
     // One call of another shape, so the list of calls written apart is not empty.
     state.calls['3-0']!.rerunFrom = 0;
-    type Entry = unknown[];
-    const encoded = JSON.parse(new TextDecoder().decode(encodeSnapshot(state))) as { encoding: number; messages: unknown[]; calls: { s?: string; callId: string }[]; state: RunState };
+    const encoded = written(state);
     expect(encoded.calls.map((c) => c.callId)).toEqual(['3-0']);
-    const bytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
     expect(decodeSnapshot(bytes(encoded))).toEqual(state);
     // Calls whose bodies and names are in messages that are gone.
     expect(decodeSnapshot(bytes({ ...encoded, messages: [] }))).toBeUndefined();
@@ -118,21 +137,52 @@ describe('snapshot encoding', () => {
     expect(decodeSnapshot(bytes({ ...encoded, encoding: 999 }))).toBeUndefined();
     expect(decodeSnapshot(bytes({ ...encoded, calls: {} }))).toBeUndefined();
     expect(decodeSnapshot(bytes({ ...encoded, messages: encoded.messages.map((m) => (Array.isArray(m) ? [7, ...m.slice(1)] : m)) }))).toBeUndefined();
-    // Settled calls in their messages' tuples: cut short, without their tool message, in an
-    // encoding that has none, or written apart as well.
-    const entries = (edit: (entry: Entry) => Entry) =>
-      encoded.messages.map((m) => (Array.isArray(m) && m[0] === 1 ? [m[0], m[1], ...(m.slice(2) as Entry[]).map(edit)] : m));
-    const settled = (entry: Entry) => entry.length === 9;
-    expect(encoded.messages.some((m) => Array.isArray(m) && m[0] === 1 && (m.slice(2) as Entry[]).some(settled))).toBe(true);
-    expect(decodeSnapshot(bytes({ ...encoded, messages: entries((e) => (settled(e) ? e.slice(0, 6) : e)) }))).toBeUndefined();
-    expect(decodeSnapshot(bytes({ ...encoded, messages: encoded.messages.filter((m) => !(Array.isArray(m) && m[0] === 0 && m[1] === '6-0')) }))).toBeUndefined();
-    expect(decodeSnapshot(bytes({ ...encoded, encoding: 3 }))).toBeUndefined();
+    // Turns: an entry cut short or with a tool message's flag that is not one, a turn in an
+    // encoding that has none, a turn's call written apart as well.
+    const turns = (edit: (entry: Entry) => Entry) => encoded.messages.map((m) => (Array.isArray(m) && m[0] === 2 ? [m[0], m[1], ...(m.slice(2) as Entry[]).map(edit)] : m));
+    expect(encoded.messages.filter((m) => Array.isArray(m) && m[0] === 2)).toHaveLength(1);
+    expect(decodeSnapshot(bytes({ ...encoded, messages: turns((e) => e.slice(0, 10)) }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...encoded, messages: turns((e) => [...e.slice(0, 9), 'no', e[10]]) }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...encoded, encoding: 4 }))).toBeUndefined();
     expect(decodeSnapshot(bytes({ ...encoded, calls: [...encoded.calls, { ...encoded.calls[0]!, callId: '6-0' }] }))).toBeUndefined();
+    // Encoding 4's settled calls in their messages' tuples: cut short, without their tool message,
+    // in an encoding that has none, or written apart as well.
+    const four = asEncoding4(encoded);
+    expect(decodeSnapshot(bytes(four))).toEqual(state);
+    const entries = (edit: (entry: Entry) => Entry) =>
+      four.messages.map((m) => (Array.isArray(m) && m[0] === 1 ? [m[0], m[1], ...(m.slice(2) as Entry[]).map(edit)] : m));
+    const settled = (entry: Entry) => entry.length === 9;
+    expect(four.messages.some((m) => Array.isArray(m) && m[0] === 1 && (m.slice(2) as Entry[]).some(settled))).toBe(true);
+    expect(decodeSnapshot(bytes({ ...four, messages: entries((e) => (settled(e) ? e.slice(0, 6) : e)) }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...four, messages: four.messages.filter((m) => !(Array.isArray(m) && m[0] === 0 && m[1] === '6-0')) }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...four, encoding: 3 }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...four, calls: [...four.calls, { ...four.calls[0]!, callId: '6-0' }] }))).toBeUndefined();
+  });
+
+  it('writes a plain turn as one tuple, and anything else about a turn the way encoding 4 did', async () => {
+    const { state } = await foldedRun(4);
+    const kinds = (w: Written) => w.messages.map((m) => (Array.isArray(m) ? m[0] : 'whole'));
+    // The input, four turns, the answer.
+    expect(kinds(written(state))).toEqual(['whole', 2, 2, 2, 2, 1]);
+    // A tool message with a field of its own, a call of another shape: their turns come apart.
+    const i = state.messages.findIndex((m) => m.role === 'tool' && m.callId === '6-0');
+    state.messages[i] = { ...state.messages[i]!, extra: 1 } as unknown as LoggedMessage;
+    state.calls['9-0']!.rerunFrom = 0;
+    expect(kinds(written(state))).toEqual(['whole', 2, 1, 'whole', 1, 0, 2, 1]);
+    expect(decodeSnapshot(encodeSnapshot(state))).toEqual(state);
+  });
+
+  it('still reads encoding 4 (tool messages apart from their turn), the shared objects restored', async () => {
+    const { state } = await foldedRun(3);
+    const decoded = decodeSnapshot(bytes(asEncoding4(written(state))));
+    expect(decoded).toEqual(state);
+    const answered = decoded!.messages.find((m) => m.role === 'tool' && m.callId === '3-0');
+    expect(answered?.role === 'tool' && answered.content).toBe(decoded!.calls['3-0']!.result?.output);
   });
 
   it('still reads encoding 3 (every call written apart), the shared objects restored', async () => {
     const { state } = await foldedRun(3);
-    const encoded = JSON.parse(new TextDecoder().decode(encodeSnapshot(state))) as { messages: unknown[]; calls: unknown[] };
+    const encoded = asEncoding4(written(state));
     // Encoding 4's settled entries written as encoding 3 did: the asked entry, and the call apart.
     const calls: unknown[] = [];
     const messages = encoded.messages.map((m) => {
@@ -197,7 +247,7 @@ describe('snapshot encoding', () => {
     const { state, t } = await foldedRun(25);
     const head = await t.storage.heads.getHead(t.run);
     expect(head?.snapshot?.seq).toBeGreaterThan(0);
-    expect(new TextDecoder().decode(await t.storage.blobs.get(head!.snapshot!.key))).toContain('"encoding":4');
+    expect(new TextDecoder().decode(await t.storage.blobs.get(head!.snapshot!.key))).toContain('"encoding":5');
     const loaded = await new RunLoader({ log: t.storage.log, heads: t.storage.heads, blobs: t.storage.blobs }).load(t.run, head);
     expect(loaded.stats.source).toBe('snapshot');
     expect(loaded.stats.tailEvents).toBe(state.lastSeq - head!.snapshot!.seq);
