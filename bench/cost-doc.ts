@@ -1,5 +1,5 @@
 import type { ModeResult, RoundTiming } from './modes.js';
-import { SLICE_TURNS } from './side-by-side.js';
+import { PAIRS, SLICE_TURNS } from './side-by-side.js';
 import { PRICES, comparisonTable, costTable, markdownTable, type TurnFigures } from './report.js';
 
 export interface CostDocInput {
@@ -138,7 +138,8 @@ spread of ${(input.floorSpread.max / input.floorSpread.min).toFixed(2)}x. So the
 quarters **side by side** (bench/side-by-side.ts): two more runs of the mode, one taken to three
 quarters of its turns and the other through its first turn (untimed), then the first one's last
 quarter and the other's first quarter in alternating slices (${SLICE_TURNS.warm} steps, or a ${SLICE_TURNS.worker}-turn invocation for
-the worker), each slice timed on its own, so that whatever the machine does, it does to both. Its
+the worker), each slice timed on its own, so that whatever the machine does, it does to both (the
+worker runs ${PAIRS.worker} such pairs and sums them: a quarter holds few of its long slices). Its
 **CPU** is this process's CPU per turn, late over early (the engine, the SDK clients and fauxqs;
 not DynamoDB Local's JVM). **Items read** are exact counts, of the run above (first → last
 quarter) and side by side; the verdict takes the larger.

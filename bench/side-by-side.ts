@@ -27,7 +27,7 @@ export interface SideBySide {
   shape: Shape;
   /** Turns of each run (late ends there; early stops after its first quarter). */
   turns: number;
-  /** Slices each quarter ran in. */
+  /** Slices each quarter ran in (over all its pairs of runs). */
   slices: number;
   early: QuarterTotals;
   late: QuarterTotals;
@@ -46,19 +46,30 @@ export function sideBySideRatios(s: SideBySide): { time: number; cpu: number; it
 /** Turns per slice: the worker hands over after this many turns; a step is one turn. */
 export const SLICE_TURNS: Record<Shape, number> = { worker: 25, warm: 5, cold: 5 };
 
+/**
+ * Pairs of runs per shape, their slices summed. A quarter of 1000 turns is only 10 of the
+ * worker's 25-turn slices, and in 10 a burst of the machine's noise moved the ratio by up to
+ * ±5% between runs of the same code (1.02 to 1.13); shorter slices would add an invocation's
+ * claim and handover to every five turns and hide growth behind it. So the worker runs three
+ * pairs (30 slices each), the steps one (50 each).
+ */
+export const PAIRS: Record<Shape, number> = { worker: 3, warm: 1, cold: 1 };
+
 export async function sideBySide(env: BenchEnv, shape: Shape, turns: number, tag: string): Promise<SideBySide> {
   const quarter = Math.floor(turns / 4);
-  const [early, late] = await Promise.all([pairedRun(env, shape, turns, `${tag}-early`), pairedRun(env, shape, turns, `${tag}-late`)]);
-  await late.advance(turns - quarter);
-  await early.advance(1);
   const totals = { early: zero(), late: zero() };
   const sliceTurns = SLICE_TURNS[shape];
   let slices = 0;
-  for (let done = 0; done < quarter - 1; done += sliceTurns, slices++) {
-    const k = Math.min(sliceTurns, quarter - 1 - done);
-    // ABBA: neither quarter always goes first after the other.
-    const order = slices % 2 === 0 ? (['early', 'late'] as const) : (['late', 'early'] as const);
-    for (const which of order) add(totals[which], await (which === 'early' ? early : late).advance(k));
+  for (let pair = 0; pair < PAIRS[shape]; pair++) {
+    const [early, late] = await Promise.all([pairedRun(env, shape, turns, `${tag}-${pair}-early`), pairedRun(env, shape, turns, `${tag}-${pair}-late`)]);
+    await late.advance(turns - quarter);
+    await early.advance(1);
+    for (let done = 0; done < quarter - 1; done += sliceTurns, slices++) {
+      const k = Math.min(sliceTurns, quarter - 1 - done);
+      // ABBA: neither quarter always goes first after the other.
+      const order = slices % 2 === 0 ? (['early', 'late'] as const) : (['late', 'early'] as const);
+      for (const which of order) add(totals[which], await (which === 'early' ? early : late).advance(k));
+    }
   }
   return { shape, turns, slices, ...totals };
 }
