@@ -26,7 +26,7 @@ export type { RunHead, OpenAttention, OpenWait } from './ports/run-heads.js';
 // The engine over ports, for hosts other than the Lambda handlers (tests, custom runtimes).
 export { createEngine, type EngineDeps, type EnginePorts, type EngineOptions } from './engine/engine.js';
 export { startRun, type StartRunRequest } from './engine/start-run.js';
-export { runStep, type StepResult } from './engine/step-runner.js';
+export { runStep, type StepOptions, type StepResult } from './engine/step-runner.js';
 export { requestCancel, requestResolution, requestRunAction, type Resolution } from './engine/requests.js';
 export { requestApproval, requestSignal, requestMessage, type ApprovalRequest } from './engine/control-requests.js';
 export { forkRun, type ForkRequest, type ForkResult } from './engine/fork.js';

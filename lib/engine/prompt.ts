@@ -61,10 +61,10 @@ function modelCall(c: LoggedCall, args: JsonValue): ModelCall {
 }
 
 /** The model's copy of `m`, its text (or content) resolved and its calls given; frozen. */
-function frozen(m: LoggedMessage, text: string, calls: ModelCall[] = []): ModelMessage {
+function frozen(m: LoggedMessage, text: string, calls?: ModelCall[]): ModelMessage {
   let out: ModelMessage;
   if (m.role === 'user') out = { role: 'user', content: text };
   else if (m.role === 'tool') out = { role: 'tool', callId: m.callId, providerId: m.providerId, name: m.name, isError: m.isError, content: text };
-  else out = { role: 'assistant', text, calls: Object.freeze(calls) as ModelCall[] };
+  else out = { role: 'assistant', text, calls: Object.freeze(calls ?? []) as ModelCall[] };
   return Object.freeze(out);
 }

@@ -7,7 +7,7 @@ import { FOLD_VERSION, type CallResult, type CallState, type RunState } from '..
  * The bytes of a snapshot: what a cold step downloads, hashes and parses before it can work, so
  * its size and shape are a cold step's cost per turn of history (docs/cost.md).
  *
- * Encodings 4 and 5 write what a long run is made of compactly, and anything else as is:
+ * Encoding 5 (this one) writes what a long run is made of compactly, and anything else as is:
  * - A folded state holds every call's arguments and result twice, in `calls` and in the messages
  *   the model sees (the fold puts the same body object in both). Each is written once, in its
  *   message, and decoding puts the very same object back in the call.
@@ -18,21 +18,19 @@ import { FOLD_VERSION, type CallResult, type CallState, type RunState } from '..
  * - A call settled the common way (its fields exactly those a plain start and result leave) rides
  *   in its assistant message's tuple, five values more; only the other calls are listed apart.
  *   Decoding rebuilds every call in its message's order, the order the fold created them in (the
- *   same snapshot: 116 KB).
- * - The conversation's characters in the input-token estimate (core/budgets.ts), counted once by
- *   the encoder: a cold container would otherwise serialize its whole history again to estimate.
- *   (A snapshot written without it is counted afresh.)
+ *   same snapshot: 116 KB in encoding 4).
+ * - A turn whose calls are all settled that way, followed by exactly their tool messages in its
+ *   calls' order (each naming its call as the call does), is one tuple: per call, the entry
+ *   above and its tool message's isError and output. A long run is made of such turns (the same
+ *   snapshot: 88 KB, parsed in about two thirds of encoding 4's time).
+ * - The conversation's characters in the input-token estimate (core/budgets.ts), counted by the
+ *   encoder: a cold container would otherwise serialize its whole history again to estimate.
  * A message or call of any other shape (a blob body, an edited argument, a field this codec does
  * not know) is written whole, so nothing is lost when the state grows a field.
  *
- * - Encoding 5 (this one): a turn (an assistant message whose calls are all settled the plain
- *   way, followed by exactly their tool messages, in order, each naming its call as the call
- *   does) is one tuple: per call, the entry above and the tool message's isError and output. A
- *   long run is made of such turns; this parses in about two thirds of the time of encoding 4.
- *
- * Encoding 4 (tool messages apart), encoding 3 (no calls in the tuples), encoding 2 (the same
- * sharing, with keyed objects) and the bare state still decode. Anything that does not restore exactly is rejected, and the loader
- * falls back to a full replay.
+ * Encoding 4 (no turn tuples, no count), 3 (no calls in the tuples), 2 (the same sharing, with
+ * keyed objects) and the bare state still decode. Anything that does not restore exactly is
+ * rejected, and the loader falls back to a full replay.
  */
 const ENCODING = 5;
 
@@ -180,7 +178,7 @@ function encodeTurn(messages: readonly LoggedMessage[], i: number, asked: Map<st
   return tuple;
 }
 
-/** Whether `call` is exactly what its entry and its tool message imply (decodeSettled rebuilds it). */
+/** Whether `call` is exactly what its entry and its tool message imply (plainSettled rebuilds it). */
 function isPlainSettled(call: CallState, asked: LoggedCall, answer: Body | undefined): boolean {
   const keys = Object.keys(call);
   if (keys.length !== SETTLED_KEYS.size || !keys.every((k) => SETTLED_KEYS.has(k))) return false;
