@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { BlobIntegrityError, BlobNotFoundError } from '../../core/errors.js';
+import { BlobNotFoundError } from '../../core/errors.js';
+import { sha256Hex } from '../../engine/hash.js';
+import { checkBlob } from '../blob-integrity.js';
 import type { BlobStore } from '../../ports/blob-store.js';
 import { DEFAULT_RETRY, errorName, withRetry, type RetryOptions } from './aws-errors.js';
 
@@ -10,16 +11,8 @@ export interface S3BlobStoreOptions {
   retry?: Partial<RetryOptions>;
 }
 
-/** A 64-hex sha256 as the last path segment (optionally with an extension) names the content. */
-const KEY_HASH = /(?:^|\/)([0-9a-f]{64})(?:\.[A-Za-z0-9]+)?$/;
-
-export function sha256FromKey(key: string): string | undefined {
-  return KEY_HASH.exec(key)?.[1];
-}
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
+export { sha256FromKey } from '../blob-integrity.js';
+export { sha256Hex };
 
 /**
  * Blobs in S3 under content-addressed keys (a repeated put is harmless, so no conditional write
@@ -68,11 +61,7 @@ export class S3BlobStore implements BlobStore {
         throw error;
       }
     });
-    const expected = options?.sha256 ?? sha256FromKey(key) ?? metadataSha;
-    if (expected !== undefined) {
-      const actual = sha256Hex(bytes);
-      if (actual !== expected) throw new BlobIntegrityError(key, expected, actual);
-    }
+    checkBlob(key, bytes, options?.sha256, metadataSha);
     return bytes;
   }
 }

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { BlobIntegrityError, BlobNotFoundError } from '../../core/errors.js';
+import { BlobNotFoundError } from '../../core/errors.js';
+import { checkBlob } from '../blob-integrity.js';
 import type { BlobStore } from '../../ports/blob-store.js';
 
 export class MemoryBlobStore implements BlobStore {
@@ -16,12 +16,8 @@ export class MemoryBlobStore implements BlobStore {
     this.stats.gets++;
     const bytes = this.objects.get(key);
     if (!bytes) throw new BlobNotFoundError(key);
-    // Like the S3 adapter: the sha256 asked for, or the one a content-addressed key names.
-    const expected = options?.sha256 ?? /([0-9a-f]{64})\.json$/.exec(key)?.[1];
-    if (expected) {
-      const actual = createHash('sha256').update(bytes).digest('hex');
-      if (actual !== expected) throw new BlobIntegrityError(key, expected, actual);
-    }
+    // The rule the S3 adapter follows: the sha256 asked for, or the one a content-addressed key names.
+    checkBlob(key, bytes, options?.sha256);
     return new Uint8Array(bytes);
   }
 
