@@ -6,7 +6,7 @@
 export { startLocalStack, LOCAL_TIMINGS, type LocalStack, type LocalStackOptions } from './local/stack.js';
 export { startEmulators, type EmulatorEndpoints, type Emulators } from './local/emulators.js';
 export { javaAvailable } from './local/dynamodb-local.js';
-export { createResources, resourceNames, type CreatedResources } from './local/resources.js';
+export { createResources, resourceNames, type CreatedResources, type CreateResourcesOptions } from './local/resources.js';
 export { loadAgentsModule } from './local/agents-module.js';
 export { lambdaContext } from './local/lambda-context.js';
 export { watchRun, progressLine } from './local/run-watch.js';

@@ -43,19 +43,27 @@ export function resourceNames(prefix: string): ResourceNames {
   };
 }
 
+export interface CreateResourcesOptions {
+  visibilityTimeoutSeconds?: number;
+  /**
+   * Enable TTL on the table (default true, as on AWS). Pass false for a table that tests drive
+   * with a ManualClock: DynamoDB Local deletes items whose TTL is past by the machine's clock
+   * (right after TTL is enabled, in its first scan of the table), so an item a test's clock
+   * calls fresh (a head completed "on 2026-11-01" with 30 days' retention) can vanish mid-test
+   * once the real date is later. Readers filter expired items by their own clock either way.
+   */
+  timeToLive?: boolean;
+}
+
 /**
  * Creates the table (keys, GSIs, TTL), the bucket and the FIFO queues with their DLQ from the
  * shared table definition, as the CDK stack does on AWS. Safe to call again on existing resources.
  */
-export async function createResources(
-  endpoints: EmulatorEndpoints,
-  names: ResourceNames,
-  options: { visibilityTimeoutSeconds?: number } = {},
-): Promise<CreatedResources> {
+export async function createResources(endpoints: EmulatorEndpoints, names: ResourceNames, options: CreateResourcesOptions = {}): Promise<CreatedResources> {
   const clients = createLocalAwsClients(endpoints);
   try {
     const [, , queues] = await Promise.all([
-      createTable(clients.dynamodb, names.table),
+      createTable(clients.dynamodb, names.table, { timeToLive: options.timeToLive ?? true }),
       createBucket(clients.s3, names.bucket),
       createQueues(clients.sqs, names, options.visibilityTimeoutSeconds ?? STEP_QUEUE_VISIBILITY_S),
     ]);
@@ -65,7 +73,7 @@ export async function createResources(
   }
 }
 
-export async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
+export async function createTable(dynamodb: DynamoDBClient, tableName: string, options: { timeToLive?: boolean } = {}): Promise<void> {
   const keys = new Set<string>([TABLE.partitionKey, TABLE.sortKey]);
   for (const gsi of Object.values(TABLE.gsi)) keys.add(gsi.partitionKey).add(gsi.sortKey);
   const attributeDefinitions: AttributeDefinition[] = [...keys].map((name) => {
@@ -99,6 +107,7 @@ export async function createTable(dynamodb: DynamoDBClient, tableName: string): 
     if ((error as { name?: string }).name !== 'ResourceInUseException') throw error;
   }
   await waitActive(dynamodb, tableName);
+  if (options.timeToLive === false) return;
   try {
     await dynamodb.send(
       new UpdateTimeToLiveCommand({

@@ -3,14 +3,14 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { createLocalAwsClients } from '../../lib/adapters/aws/aws-clients.js';
 import { TABLE } from '../../lib/adapters/aws/table-definition.js';
 import { startEmulators, type EmulatorEndpoints } from '../../dev/local/emulators.js';
 import { createResources, resourceNames } from '../../dev/local/resources.js';
-import { emulators, endpointsFor } from '../setup/emulator-context.js';
+import { createTestStack, emulators, endpointsFor } from '../setup/emulator-context.js';
 
 const CHILD = fileURLToPath(new URL('../setup/emulator-child.ts', import.meta.url));
 
@@ -50,6 +50,26 @@ describe('local emulators', () => {
     const endpoints = endpointsFor('dynamodb-local')!;
     const created = await createResources(endpoints, resourceNames(`shape-${process.pid}`));
     await expectShape(endpoints, created.tableName, created.queueUrl);
+  });
+
+  // DynamoDB Local deletes items whose TTL is past by the machine's clock, in its first scan after
+  // TTL is enabled: exactly when a test file's first run goes. The worlds on test tables run on a
+  // ManualClock from 2026-11-01, so since 2026-12-01 a completed head (30 days' retention) is
+  // "expired" to the emulator while fresh to the world, and a child run's head vanished mid-step
+  // in CI. Test tables therefore have no TTL; the dev stack's tables keep it, as on AWS.
+  it.runIf(endpointsFor('dynamodb-local'))('enables TTL on the dev stack table, and not on test tables (which run on a manual clock)', async () => {
+    const endpoints = endpointsFor('dynamodb-local')!;
+    const clients = createLocalAwsClients(endpoints);
+    const stack = await createTestStack('dynamodb-local', 'ttl');
+    try {
+      const created = await createResources(endpoints, resourceNames(`ttl-${process.pid}`));
+      const ttl = async (table: string) => (await clients.dynamodb.send(new DescribeTimeToLiveCommand({ TableName: table }))).TimeToLiveDescription;
+      expect(await ttl(created.tableName)).toMatchObject({ TimeToLiveStatus: 'ENABLED', AttributeName: TABLE.ttlAttribute });
+      expect((await ttl(stack.resources.tableName))?.TimeToLiveStatus).toBe('DISABLED');
+    } finally {
+      await stack.dispose();
+      clients.destroy();
+    }
   });
 
   it.runIf(emulators().dynamodbLocal)('kills DynamoDB Local when the process that started it dies, even by SIGKILL', async () => {

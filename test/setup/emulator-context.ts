@@ -51,7 +51,9 @@ export interface TestStack {
 export async function createTestStack(target: DynamoTarget, label: string): Promise<TestStack> {
   const endpoints = endpointsFor(target);
   if (!endpoints) throw new Error(`${target} is not running: ${emulators().reason}`);
-  const resources = await createResources(endpoints, resourceNames(uniquePrefix(label)));
+  // No TTL: the worlds on these tables run on a ManualClock (2026-11-01 onwards), and DynamoDB
+  // Local would delete what that clock calls fresh but the machine's clock calls expired.
+  const resources = await createResources(endpoints, resourceNames(uniquePrefix(label)), { timeToLive: false });
   const clients = createLocalAwsClients(endpoints);
   return {
     target,
