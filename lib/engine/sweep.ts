@@ -13,7 +13,8 @@ export async function sweep(deps: EngineDeps, options: { now?: number; limitPerS
   for (let shard = 0; shard < SWEEP_SHARDS; shard++) {
     const due = await deps.heads.listDue(shard, now, options.limitPerShard ?? 100);
     for (const head of due) {
-      await deps.queue.enqueue({ tenant: head.tenant, runId: head.runId }, { dedupeId: `${head.runId}:sweep:${head.epoch}:${round}` });
+      const tick = { tenant: head.tenant, runId: head.runId, hint: { snapshot: head.snapshot ?? null } };
+      await deps.queue.enqueue(tick, { dedupeId: `${head.runId}:sweep:${head.epoch}:${round}` });
       woken++;
     }
   }

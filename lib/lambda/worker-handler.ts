@@ -1,5 +1,5 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { parseTick } from '../adapters/aws/tick.js';
+import { HINT_ATTRIBUTE, parseTick, parseTickHint } from '../adapters/aws/tick.js';
 import { ValidationError, errorCode, errorMessage } from '../core/errors.js';
 import { MAX_RECEIVE_COUNT, tickVisibilitySeconds } from '../engine/limits.js';
 import { runStep, type StepResult } from '../engine/step-runner.js';
@@ -62,6 +62,9 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
     return { failed: false, mustExit: false };
   }
   logger.appendKeys({ tenant: tick.tenant, runId: tick.runId });
+  // Where to read from, beside the body: lets a cold container read while it claims.
+  const hint = parseTickHint(record.messageAttributes?.[HINT_ATTRIBUTE]?.stringValue);
+  if (hint) tick = { ...tick, hint };
   // A crashed worker's tick comes back soon after its lease ends; later for each delivery of it
   // that did not finish before (back-off: a FIFO queue takes no per-message delay, so visibility).
   const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
