@@ -17,11 +17,8 @@ export interface LoadStats {
 
 type Loaded = { base?: RunState; source: LoadStats['source']; records: unknown[] };
 
-/** What a cold step read before its claim landed: bytes and records, nothing decoded yet. */
-type Fetched = { pointer?: SnapshotPointer; bytes?: Uint8Array; records: unknown[] };
-
 /** Reads started before the claim landed; `load` checks them against the claimed head. */
-export type Prefetch = Promise<Fetched>;
+export type Prefetch = Promise<Loaded>;
 
 /**
  * Loads a run's state so that a step's reads do not grow with the run's length: a warm in-process
@@ -66,22 +63,17 @@ export class RunLoader {
   /**
    * A cold step's reads, started with its claim from a tick's hint (`load` uses them once the
    * claim lands). None for a run this container holds: a warm step reads less after its claim.
-   * Only bytes are fetched: decoding waits for the claim and the head gate, so a run whose state
-   * kills its worker still parks as poisoned without loading. The caller may drop the promise (a
-   * busy claim): its failure is kept quiet here.
+   * The snapshot decodes as soon as it arrives, while the claim is still in flight; that is before
+   * the head gate, so the Lambda handler gives a hint only to a tick's first delivery: a run whose
+   * load kills its worker is redelivered without one and parks as poisoned before loading. The
+   * caller may drop the promise (a busy claim): its failure is kept quiet here.
    */
   prefetch(run: RunRef, hint: LoadHint): Prefetch | undefined {
     if (this.cache.has(runKey(run))) return undefined;
     const pointer = hint.snapshot?.foldVersion === FOLD_VERSION ? hint.snapshot : undefined;
-    const reads = this.fetch(run, pointer);
+    const reads = this.fromPointer(run, pointer);
     reads.catch(() => undefined);
     return reads;
-  }
-
-  private async fetch(run: RunRef, pointer: SnapshotPointer | undefined): Promise<Fetched> {
-    if (!pointer) return { records: await this.readAll(run, 0) };
-    const [bytes, records] = await Promise.all([this.deps.blobs.get(pointer.key, { sha256: pointer.sha256 }).catch(() => undefined), this.readAll(run, pointer.seq)]);
-    return { pointer, ...(bytes ? { bytes } : {}), records };
   }
 
   /**
@@ -93,13 +85,12 @@ export class RunLoader {
    * the claim, as a step without a hint reads.
    */
   private async completed(run: RunRef, head: RunHead | undefined, prefetched: { reads: Prefetch; fromReleased: boolean }): Promise<Loaded | undefined> {
-    let fetched: Fetched;
+    let loaded: Loaded;
     try {
-      fetched = await prefetched.reads;
+      loaded = await prefetched.reads;
     } catch {
       return undefined; // read again the usual way
     }
-    const loaded = await this.decoded(run, fetched);
     const last = lastSeqOf(loaded);
     if (prefetched.fromReleased && (!head || head.lastSeq <= last)) return loaded;
     return { ...loaded, records: [...loaded.records, ...(await this.readAll(run, last))] };
@@ -160,21 +151,6 @@ export class RunLoader {
     } catch {
       return undefined; // a snapshot is an optimisation: fall back to a full replay
     }
-  }
-
-  /** Prefetched bytes and records as fromPointer would have loaded them. */
-  private async decoded(run: RunRef, fetched: Fetched): Promise<Loaded> {
-    const { pointer, bytes } = fetched;
-    if (!pointer) return { source: 'replay', records: fetched.records };
-    let base: RunState | undefined;
-    try {
-      base = bytes && decodeSnapshot(bytes);
-    } catch {
-      base = undefined;
-    }
-    if (!base) return { source: 'replay', records: await this.readAll(run, 0) };
-    const records = base.lastSeq === pointer.seq ? fetched.records : await this.readAll(run, base.lastSeq);
-    return { base, source: 'snapshot', records };
   }
 
   private async readAll(run: RunRef, afterSeq: number): Promise<unknown[]> {
