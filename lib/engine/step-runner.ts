@@ -7,6 +7,7 @@ import type { Tick } from '../ports/step-queue.js';
 import type { EngineDeps } from './engine.js';
 import { ingestContext } from './control-ingest.js';
 import { projectHead } from './head-projection.js';
+import { hintedTick } from './hinted-tick.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { inStreak, poisonDetail, stallsAfterLoad } from './claim-accounting.js';
 import { publishOutcome } from './outcomes.js';
@@ -236,8 +237,7 @@ async function handOver(session: RunSession, outcome: TurnOutcome, epoch: number
   if (session.appended === 0) deps.metrics?.count('TicksWithoutProgress');
   if (outcome.kind === 'continue' && !s.outcome) {
     // The next step, maybe in another container, reads from the snapshot the head points to now.
-    const head = progress.head;
-    const tick = head ? { ...run, hint: { snapshot: head.snapshot ?? null } } : run;
+    const tick = progress.head ? hintedTick(run, progress.head) : run;
     await deps.queue.enqueue(tick, { dedupeId: `${run.runId}:${s.lastSeq}:${epoch}` });
   }
   const kind: StepOutcome = outcome.kind === 'continue' ? 'continued' : outcome.kind;

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { defineTool } from '../../../lib/engine/tools.js';
 import { runStep, type StepResult } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
+import { requestCancel } from '../../../lib/engine/requests.js';
+import { sweep } from '../../../lib/engine/sweep.js';
 import type { RunHeads } from '../../../lib/ports/run-heads.js';
 import type { Tick } from '../../../lib/ports/step-queue.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
@@ -120,5 +122,21 @@ describe('reads beside the claim (LoadHint)', () => {
     // between is this test's own look at the log).
     expect(order).toEqual(['read after 0', 'claim', 'read after 0', `read after ${before}`]);
     await everyLookupOnceInOrder(t);
+  });
+
+  it('every sender that holds the head names its snapshot in the tick: start, handover, sweeper, API wake-ups', async () => {
+    const { t, step } = await setup();
+    const first = t.storage.queue.take();
+    expect(first?.tick).toEqual({ ...t.run, hint: { snapshot: null } });
+    await step(spawnWorker(t.world));
+    expect(t.storage.queue.take()?.tick).toEqual({ ...t.run, hint: { snapshot: null } });
+    const pointer = { seq: 3, key: 'snapshots/t/r/0000000003-x.json', sha256: 'e'.repeat(64), foldVersion: 1 };
+    await t.storage.heads.setSnapshot(t.run, pointer);
+    await requestCancel(t.worker.deps, t.run, 'user:test');
+    expect(t.storage.queue.take()?.tick).toEqual({ ...t.run, hint: { snapshot: pointer } });
+    // Due (an inbox item pending): the sweeper wakes it with the same hint.
+    await t.world.clock.advance(1);
+    await sweep(t.worker.deps, { round: 7 });
+    expect(t.storage.queue.take()?.tick).toEqual({ ...t.run, hint: { snapshot: pointer } });
   });
 });
