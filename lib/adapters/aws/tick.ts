@@ -49,7 +49,7 @@ export function parseTickHint(text: string | undefined): LoadHint | undefined {
   if (text === undefined) return undefined;
   try {
     const parsed = hintSchema.safeParse(JSON.parse(text));
-    return parsed.success ? { snapshot: parsed.data.snapshot && { ...parsed.data.snapshot } } : undefined;
+    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }
