@@ -3,11 +3,17 @@ import { resolutionFor, runDemo } from '../../examples/support-agent/demo/demo.j
 import { endpointsFor } from '../setup/emulator-context.js';
 
 const endpoints = endpointsFor('dynamodb-local') ?? endpointsFor('dynalite');
+/** A healthy run of this demo takes ~30 s here; the deadline only matters when something is stuck. */
+const DEMO_DEADLINE_MS = 240_000;
 
 describe.skipIf(!endpoints)('logbook demo --chaos', () => {
   it('finishes every run with no side effect twice and no budget reset while the worker is killed', async () => {
+    // Stamped lines, and the demo's own deadline well inside the test's: a stuck run then ends in
+    // a report that names it (where it stopped, what it waits for) instead of a bare test timeout.
     const lines: string[] = [];
-    const report = await runDemo({ runs: 3, chaos: true, seed: 11, maxKills: 3, endpoints, log: (l) => lines.push(l) });
+    const t0 = Date.now();
+    const stamp = (l: string) => lines.push(`${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s ${l}`);
+    const report = await runDemo({ runs: 3, chaos: true, seed: 11, maxKills: 3, endpoints, timeoutMs: DEMO_DEADLINE_MS, log: stamp });
     const failed = report.checks.filter((c) => !c.ok);
     expect(failed, lines.join('\n')).toEqual([]);
     expect(report).toMatchObject({ runs: 3, completed: 3, failed: 0, duplicateSideEffects: 0, ok: true });
@@ -15,7 +21,7 @@ describe.skipIf(!endpoints)('logbook demo --chaos', () => {
     expect(report.workerKills).toBeLessThanOrEqual(3);
     // Every run wrote one ticket, one email and one refund.
     expect(report.sideEffects).toBe(9);
-  }, 240_000);
+  }, DEMO_DEADLINE_MS + 60_000);
 });
 
 describe('the demo resolver', () => {

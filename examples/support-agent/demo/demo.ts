@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
@@ -355,8 +355,25 @@ async function settle(
     if (ids.every(settled)) return views;
     await sleep(300);
   }
-  log(`timed out after ${timeoutMs} ms; runner ${JSON.stringify(stack.runner.stats)}`);
+  log(`timed out after ${timeoutMs} ms; runner ${JSON.stringify(stack.runner.stats)} (busy workers: ${stack.runner.busyWorkers})`);
+  // Where each unfinished run stands, so that a stall says which run and where it stopped.
+  for (const runId of ids.filter((id) => !settled(id))) {
+    const view = await client.getRun(runId).catch(() => views.get(runId));
+    const events = await client.allEvents(runId).catch(() => []);
+    const last = events.slice(-6).map((e) => `${String(e.seq)}:${String(e.type)}`).join(' ');
+    log(`stalled: ${runId} ${view?.status ?? '?'} seq ${view?.lastSeq ?? '?'} park ${JSON.stringify(view?.park ?? null)} attention ${JSON.stringify(view?.attention ?? [])}; last events ${last}`);
+    for (const line of workerLogLines(stack.workerLog, runId, 12)) log(`  worker: ${line}`);
+  }
   return views;
+}
+
+/** The last `n` lines of the worker log that name a run (empty when the log cannot be read). */
+function workerLogLines(path: string, runId: string, n: number): string[] {
+  try {
+    return readFileSync(path, 'utf8').split('\n').filter((l) => l.includes(`"${runId}"`)).slice(-n).map((l) => l.slice(0, 400));
+  } catch {
+    return [];
+  }
 }
 
 /**
