@@ -6,6 +6,7 @@ import type { OpenWait, RunHead } from '../ports/run-heads.js';
 import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
 import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError } from './control-errors.js';
 import type { EngineDeps } from './engine.js';
+import { hintedTick } from './hinted-tick.js';
 import { zodIssues } from './zod-issues.js';
 
 /**
@@ -58,14 +59,14 @@ function waitsOf(head: RunHead): OpenWait[] {
  * Put an item whose id is one per purpose (one decision per call, one signal per call). A repeat
  * of the very same request (a client retry) is accepted again; any other is a conflict.
  */
-async function submitOnce(deps: EngineDeps, run: RunRef, item: InboxItem, conflict: () => Error): Promise<{ inboxId: string }> {
+async function submitOnce(deps: EngineDeps, run: RunRef, head: RunHead, item: InboxItem, conflict: () => Error): Promise<{ inboxId: string }> {
   await deps.checkpoints?.at('before-inbox', `${item.kind}#${item.id}`);
   if (!(await deps.inbox.put(run, item))) {
     const existing = (await deps.inbox.list(run)).find((i) => i.id === item.id);
     if (!existing || canonicalJson(existing) !== canonicalJson(item)) throw conflict();
   }
   await deps.checkpoints?.at('after-inbox', `${item.kind}#${item.id}`);
-  await deps.queue.enqueue(run, { dedupeId: `${run.runId}:inbox:${item.id}` });
+  await deps.queue.enqueue(hintedTick(run, head), { dedupeId: `${run.runId}:inbox:${item.id}` });
   return { inboxId: item.id };
 }
 
@@ -97,7 +98,7 @@ export async function requestApproval(deps: EngineDeps, run: RunRef, request: Ap
     ...(request.argsHash !== undefined ? { argsHash: request.argsHash } : {}),
     ...(request.comment ? { comment: request.comment } : {}),
   };
-  return submitOnce(deps, run, item, () => new ApprovalConflictError(`call ${request.callId} already has a decision (the first decision wins)`));
+  return submitOnce(deps, run, head, item, () => new ApprovalConflictError(`call ${request.callId} already has a decision (the first decision wins)`));
 }
 
 /** Deliver a signal to the oldest call waiting for it; its payload must fit the pinned schema. */
@@ -120,7 +121,7 @@ export async function requestSignal(deps: EngineDeps, run: RunRef, request: { si
   const parsed = wait.payload.safeParse(request.payload);
   if (!parsed.success) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, zodIssues(parsed.error, 'payload'));
   const item: InboxItem = { id: `signal-${target.callId}`, kind: 'complete_call', by, callId: target.callId, via: 'signal', signal: request.signal, ok: true, output: request.payload };
-  const out = await submitOnce(deps, run, item, () => new SignalConflictError(`call ${target.callId} already received signal "${request.signal}"`));
+  const out = await submitOnce(deps, run, head, item, () => new SignalConflictError(`call ${target.callId} already received signal "${request.signal}"`));
   return { ...out, callId: target.callId };
 }
 
@@ -154,5 +155,5 @@ export async function requestMessage(deps: EngineDeps, run: RunRef, request: { i
   if (exhausted) throw new MessageConflictError(`run ${run.runId} cannot answer another message: ${exhausted}`);
   const id = request.messageId !== undefined ? `message-${request.messageId}` : deps.ids.inboxId();
   const item: InboxItem = { id, kind: 'message', by, input: request.input };
-  return submitOnce(deps, run, item, () => new MessageConflictError(`message ${request.messageId} was sent before with other content`));
+  return submitOnce(deps, run, head, item, () => new MessageConflictError(`message ${request.messageId} was sent before with other content`));
 }

@@ -4,6 +4,7 @@ import type { JsonValue } from '../core/json.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import { runKey, type RunRef } from '../ports/run-ref.js';
 import type { EngineDeps } from './engine.js';
+import { hintedTick } from './hinted-tick.js';
 
 /** A request that does not apply to the run as it is (HTTP 409). */
 export class RequestConflictError extends LogbookError {
@@ -20,16 +21,16 @@ async function requireHead(deps: EngineDeps, run: RunRef): Promise<RunHead> {
 }
 
 /** Write an inbox item and wake the run. Only the lease holder turns it into an event. */
-async function submit(deps: EngineDeps, run: RunRef, item: InboxItem): Promise<{ inboxId: string }> {
+async function submit(deps: EngineDeps, run: RunRef, head: RunHead, item: InboxItem): Promise<{ inboxId: string }> {
   await deps.inbox.put(run, item);
-  await deps.queue.enqueue(run, { dedupeId: `${run.runId}:inbox:${item.id}` });
+  await deps.queue.enqueue(hintedTick(run, head), { dedupeId: `${run.runId}:inbox:${item.id}` });
   return { inboxId: item.id };
 }
 
 export async function requestCancel(deps: EngineDeps, run: RunRef, by: string, reason?: string): Promise<{ inboxId: string }> {
   const head = await requireHead(deps, run);
   if (TERMINAL_STATUSES.has(head.status)) throw new RequestConflictError(`run is already ${head.status}`);
-  return submit(deps, run, { id: deps.ids.inboxId(), kind: 'cancel', by, ...(reason ? { reason } : {}) });
+  return submit(deps, run, head, { id: deps.ids.inboxId(), kind: 'cancel', by, ...(reason ? { reason } : {}) });
 }
 
 export interface Resolution {
@@ -46,7 +47,7 @@ export async function requestResolution(deps: EngineDeps, run: RunRef, resolutio
   if (resolution.outcome === 'rerun' && open.rerunNotBefore !== undefined && deps.clock.now() < open.rerunNotBefore) {
     throw new RequestConflictError(`rerun refused until ${new Date(open.rerunNotBefore).toISOString()}: the call may still be running`);
   }
-  return submit(deps, run, {
+  return submit(deps, run, head, {
     id: deps.ids.inboxId(),
     kind: 'resolve',
     by,
@@ -61,5 +62,5 @@ export async function requestRunAction(deps: EngineDeps, run: RunRef, action: 'r
   const head = await requireHead(deps, run);
   const runLevel = head.park !== undefined || head.attention.some((a) => a.callId === undefined);
   if (!runLevel) throw new RequestConflictError('run has no run-level park to retry or fail');
-  return submit(deps, run, { id: deps.ids.inboxId(), kind: 'run_action', by, action });
+  return submit(deps, run, head, { id: deps.ids.inboxId(), kind: 'run_action', by, action });
 }

@@ -4,13 +4,21 @@ import type { BlobStore } from '../ports/blob-store.js';
 import type { EventLog } from '../ports/event-log.js';
 import type { RunHead, RunHeads, SnapshotPointer } from '../ports/run-heads.js';
 import { runKey, type RunRef } from '../ports/run-ref.js';
+import type { LoadHint } from '../ports/step-queue.js';
 import { sha256Hex } from './hash.js';
 import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js';
 
 export interface LoadStats {
   source: 'cache' | 'snapshot' | 'replay';
   tailEvents: number;
+  /** The reads went out beside the claim (a tick's LoadHint), not after it. */
+  prefetched?: boolean;
 }
+
+type Loaded = { base?: RunState; source: LoadStats['source']; records: unknown[] };
+
+/** Reads started before the claim landed; `load` checks them against the claimed head. */
+export type Prefetch = Promise<Loaded>;
 
 /**
  * Loads a run's state so that a step's reads do not grow with the run's length: a warm in-process
@@ -31,19 +39,61 @@ export class RunLoader {
     private readonly options: { snapshotEvery?: number; cacheRuns?: number } = {},
   ) {}
 
-  async load(run: RunRef, head: RunHead | undefined, epoch?: number): Promise<{ state: RunState; stats: LoadStats }> {
+  async load(
+    run: RunRef,
+    head: RunHead | undefined,
+    epoch?: number,
+    prefetched?: { reads: Prefetch; fromReleased: boolean },
+  ): Promise<{ state: RunState; stats: LoadStats }> {
     const cached = this.cache.get(runKey(run));
     if (cached && epoch !== undefined && cached.epoch !== undefined && epoch === cached.epoch + 1 && (head?.lastSeq ?? 0) <= cached.state.lastSeq) {
       return { state: cached.state, stats: { source: 'cache', tailEvents: 0 } };
     }
-    const { base, source, records } = cached
-      ? { base: cached.state, source: 'cache' as const, records: await this.readAll(run, cached.state.lastSeq) }
-      : await this.fromSnapshot(run, head);
+    const early = cached || !prefetched ? undefined : await this.completed(run, head, prefetched);
+    const { base, source, records } =
+      early ??
+      (cached ? { base: cached.state, source: 'cache' as const, records: await this.readAll(run, cached.state.lastSeq) } : await this.fromSnapshot(run, head));
     // A cached state is shared (the cache keeps it if this fold fails); a decoded snapshot is ours.
     const state = !base ? foldLog(records) : source === 'snapshot' ? foldMoreInto(base, records) : foldMore(base, records);
     // Read under the lease of `epoch`: current until someone else claims.
     this.remember(run, state, epoch);
-    return { state, stats: { source, tailEvents: records.length } };
+    return { state, stats: { source, tailEvents: records.length, ...(early ? { prefetched: true } : {}) } };
+  }
+
+  /**
+   * A cold step's reads, started with its claim from a tick's hint (`load` uses them once the
+   * claim lands). None for a run this container holds: a warm step reads less after its claim.
+   * The snapshot decodes as soon as it arrives, while the claim is still in flight; that is before
+   * the head gate, so the Lambda handler gives a hint only to a tick's first delivery: a run whose
+   * load kills its worker is redelivered without one and parks as poisoned before loading. The
+   * caller may drop the promise (a busy claim): its failure is kept quiet here.
+   */
+  prefetch(run: RunRef, hint: LoadHint): Prefetch | undefined {
+    if (this.cache.has(runKey(run))) return undefined;
+    const pointer = hint.snapshot?.foldVersion === FOLD_VERSION ? hint.snapshot : undefined;
+    const reads = this.fromPointer(run, pointer);
+    reads.catch(() => undefined);
+    return reads;
+  }
+
+  /**
+   * The prefetched reads may miss what was appended between them and the claim. When the claim
+   * found the lease released, its last holder had projected its last append onto the head (before
+   * or with the release), so the head's lastSeq shows whether anything is missing: at most one more
+   * read, from where the reads ended. When the lease had lapsed instead (a holder died, perhaps
+   * appending until its lease ended, which the head does not show), that read is always made: after
+   * the claim, as a step without a hint reads.
+   */
+  private async completed(run: RunRef, head: RunHead | undefined, prefetched: { reads: Prefetch; fromReleased: boolean }): Promise<Loaded | undefined> {
+    let loaded: Loaded;
+    try {
+      loaded = await prefetched.reads;
+    } catch {
+      return undefined; // read again the usual way
+    }
+    const last = lastSeqOf(loaded);
+    if (prefetched.fromReleased && (!head || head.lastSeq <= last)) return loaded;
+    return { ...loaded, records: [...loaded.records, ...(await this.readAll(run, last))] };
   }
 
   /** Keep the state a worker holds after its own appends, for the next step in this container. */
@@ -81,8 +131,11 @@ export class RunLoader {
    * cold step waits for the slower of the two, not for their sum, and the snapshot decodes while
    * the tail query is in flight. A snapshot that does not decode costs a second read, from seq 0.
    */
-  private async fromSnapshot(run: RunRef, head: RunHead | undefined): Promise<{ base?: RunState; source: LoadStats['source']; records: unknown[] }> {
-    const pointer = head?.snapshot?.foldVersion === FOLD_VERSION ? head.snapshot : undefined;
+  private fromSnapshot(run: RunRef, head: RunHead | undefined): Promise<Loaded> {
+    return this.fromPointer(run, head?.snapshot?.foldVersion === FOLD_VERSION ? head.snapshot : undefined);
+  }
+
+  private async fromPointer(run: RunRef, pointer: SnapshotPointer | undefined): Promise<Loaded> {
     if (!pointer) return { source: 'replay', records: await this.readAll(run, 0) };
     const [base, tail] = await Promise.all([this.readSnapshot(pointer.key, pointer.sha256), this.readAll(run, pointer.seq)]);
     if (!base) return { source: 'replay', records: await this.readAll(run, 0) };
@@ -104,4 +157,10 @@ export class RunLoader {
     const page = await this.deps.log.read(run, { afterSeq });
     return page.events;
   }
+}
+
+/** The last seq a load's reads cover: the tail's last event, else the snapshot's. */
+function lastSeqOf(loaded: Loaded): number {
+  const seq = (loaded.records.at(-1) as { seq?: unknown } | undefined)?.seq;
+  return typeof seq === 'number' ? seq : (loaded.base?.lastSeq ?? 0);
 }

@@ -97,7 +97,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   // Always (re)send the first tick: a retry after a crash between head and tick must not leave
   // the run waiting for the sweeper. Within FIFO's window the dedupe id makes it a no-op; later,
   // a spare tick is harmless (the step finds nothing to do or a lease held).
-  await queue.enqueue(run, { dedupeId: `${runId}:1:0` });
+  await queue.enqueue({ ...run, hint: { snapshot: null } }, { dedupeId: `${runId}:1:0` });
   const current = headCreated ? head : await heads.getHead(run);
   return { runId, created, status: current?.status ?? 'running' };
 }

@@ -7,6 +7,7 @@ import type { Tick } from '../ports/step-queue.js';
 import type { EngineDeps } from './engine.js';
 import { ingestContext } from './control-ingest.js';
 import { projectHead } from './head-projection.js';
+import { hintedTick } from './hinted-tick.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { inStreak, poisonDetail, stallsAfterLoad } from './claim-accounting.js';
 import { publishOutcome } from './outcomes.js';
@@ -77,6 +78,9 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
   const run: RunRef = { tenant: tick.tenant, runId: tick.runId };
   // The lease is timed from the claim: a process frozen after claiming must not think it young.
   const claimedAt = deps.clock.now();
+  // A cold container starts its reads beside the claim when the tick says where to read from
+  // (the loader checks them against the claimed head). Dropped if the claim ends the step.
+  const reads = tick.hint ? deps.loader.prefetch(run, tick.hint) : undefined;
   const claimed = await claim(deps, run, options.owner, claimedAt);
   if ('done' in claimed) return claimed.done;
   const grant = claimed.next;
@@ -88,9 +92,10 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
   const holder: { session?: RunSession } = {};
   const lease = heartbeat(deps, run, grant.epoch, claimedAt, options, holder);
   lease.start();
-  const progress = { turns: 0 };
+  const progress: { turns: number; head?: RunHead } = { turns: 0 };
   try {
-    const state = await loadOrPark(deps, run, gated.next, grant.epoch, lease, release);
+    const prefetched = reads ? { reads, fromReleased: grant.fromReleased } : undefined;
+    const state = await loadOrPark(deps, run, gated.next, grant.epoch, lease, release, prefetched);
     if (!state) return idle('corrupt');
     const streak = inStreak(grant);
     // Inside a streak of abnormal claims, say that this one got past its load (limits.ts).
@@ -103,7 +108,7 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
     }
     const outcome = await work(session, gated.next, options, progress, release);
     await lease.stop();
-    return await handOver(session, outcome, grant.epoch, progress.turns);
+    return await handOver(session, outcome, grant.epoch, progress);
   } catch (error) {
     await lease.stop();
     return stopped(deps, run, holder.session, progress.turns, error);
@@ -170,9 +175,17 @@ function heartbeat(deps: EngineDeps, run: RunRef, epoch: number, grantedAt: numb
 }
 
 /** Phase 4: load the run; a corrupt log cannot hold its own event, so it parks on the head. */
-async function loadOrPark(deps: EngineDeps, run: RunRef, head: RunHead, epoch: number, lease: LeaseKeeper, release: Release): Promise<RunState | undefined> {
+async function loadOrPark(
+  deps: EngineDeps,
+  run: RunRef,
+  head: RunHead,
+  epoch: number,
+  lease: LeaseKeeper,
+  release: Release,
+  prefetched: Parameters<EngineDeps['loader']['load']>[3],
+): Promise<RunState | undefined> {
   try {
-    return (await deps.loader.load(run, head, epoch)).state;
+    return (await deps.loader.load(run, head, epoch, prefetched)).state;
   } catch (error) {
     if (!(error instanceof CorruptLogError)) throw error;
     // Park for a person rather than crash-loop on every delivery.
@@ -187,7 +200,7 @@ async function loadOrPark(deps: EngineDeps, run: RunRef, head: RunHead, epoch: n
 }
 
 /** Phase 5: ingest, turns, project, release; again while new inbox items keep the release from landing. */
-async function work(session: RunSession, claimedHead: RunHead, options: StepOptions, progress: { turns: number }, release: Release): Promise<TurnOutcome> {
+async function work(session: RunSession, claimedHead: RunHead, options: StepOptions, progress: { turns: number; head?: RunHead }, release: Release): Promise<TurnOutcome> {
   const { deps, run } = session;
   const countTurn = () => ++progress.turns;
   let head = claimedHead;
@@ -208,6 +221,7 @@ async function work(session: RunSession, claimedHead: RunHead, options: StepOpti
     }
     const finished = await finish(deps, session, outcome, head, { owner: options.owner, inboxVersion }, release);
     head = finished.head;
+    progress.head = head;
     if (finished.released) break;
     // New inbox items arrived while we worked: ingest them before letting go.
     inboxVersion = (await deps.heads.getHead(run))?.inboxVersion ?? inboxVersion;
@@ -216,12 +230,15 @@ async function work(session: RunSession, claimedHead: RunHead, options: StepOpti
 }
 
 /** Phase 6: the next tick, only while the run has more to do right away. */
-async function handOver(session: RunSession, outcome: TurnOutcome, epoch: number, turns: number): Promise<StepResult> {
+async function handOver(session: RunSession, outcome: TurnOutcome, epoch: number, progress: { turns: number; head?: RunHead }): Promise<StepResult> {
   const { deps, run } = session;
   const s = session.state;
+  const turns = progress.turns;
   if (session.appended === 0) deps.metrics?.count('TicksWithoutProgress');
   if (outcome.kind === 'continue' && !s.outcome) {
-    await deps.queue.enqueue(run, { dedupeId: `${run.runId}:${s.lastSeq}:${epoch}` });
+    // The next step, maybe in another container, reads from the snapshot the head points to now.
+    const tick = progress.head ? hintedTick(run, progress.head) : run;
+    await deps.queue.enqueue(tick, { dedupeId: `${run.runId}:${s.lastSeq}:${epoch}` });
   }
   const kind: StepOutcome = outcome.kind === 'continue' ? 'continued' : outcome.kind;
   return { outcome: kind, appended: session.appended, lastSeq: s.lastSeq, turns, epoch, ...(session.dangling ? { mustExitProcess: true } : {}) };

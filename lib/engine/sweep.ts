@@ -1,5 +1,6 @@
 import { SWEEP_SHARDS } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
+import { hintedTick } from './hinted-tick.js';
 
 /**
  * Wake runs that need it: a crash between append and enqueue, a call whose deadline passed,
@@ -13,7 +14,7 @@ export async function sweep(deps: EngineDeps, options: { now?: number; limitPerS
   for (let shard = 0; shard < SWEEP_SHARDS; shard++) {
     const due = await deps.heads.listDue(shard, now, options.limitPerShard ?? 100);
     for (const head of due) {
-      await deps.queue.enqueue({ tenant: head.tenant, runId: head.runId }, { dedupeId: `${head.runId}:sweep:${head.epoch}:${round}` });
+      await deps.queue.enqueue(hintedTick(head, head), { dedupeId: `${head.runId}:sweep:${head.epoch}:${round}` });
       woken++;
     }
   }

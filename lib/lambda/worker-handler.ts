@@ -1,5 +1,5 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { parseTick } from '../adapters/aws/tick.js';
+import { HINT_ATTRIBUTE, parseTick, parseTickHint } from '../adapters/aws/tick.js';
 import { ValidationError, errorCode, errorMessage } from '../core/errors.js';
 import { MAX_RECEIVE_COUNT, tickVisibilitySeconds } from '../engine/limits.js';
 import { runStep, type StepResult } from '../engine/step-runner.js';
@@ -65,6 +65,11 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
   // A crashed worker's tick comes back soon after its lease ends; later for each delivery of it
   // that did not finish before (back-off: a FIFO queue takes no per-message delay, so visibility).
   const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+  // Where to read from, beside the body: lets a cold container read while it claims. Only on a
+  // first delivery: a tick that comes back may belong to a run whose reads kill its worker, and
+  // without the hint the claim and the head gate (which parks such a run) come before any read.
+  const hint = receiveCount === 1 ? parseTickHint(record.messageAttributes?.[HINT_ATTRIBUTE]?.stringValue) : undefined;
+  if (hint) tick = { ...tick, hint };
   const visibilitySeconds = tickVisibilitySeconds(engine.config.leaseMs, runtime.env.LOGBOOK_VISIBILITY_MARGIN_S, receiveCount, runtime.env.LOGBOOK_BACKOFF_BASE_S);
   if (receiveCount > 1) logger.info('tick redelivered; backing off before the next delivery', { receiveCount, visibilitySeconds });
   const setVisibility = async (seconds: number) => {

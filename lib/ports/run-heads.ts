@@ -105,6 +105,13 @@ export interface LeaseGrant {
   until: number;
   attempts: number;
   head: RunHead;
+  /**
+   * The lease was free when claimed: its last holder released it (or nobody held it yet). Every
+   * holder projects its last append onto the head before or with its release, so the head's
+   * lastSeq then covers every append made under an earlier lease. False when a lease lapsed (its
+   * holder died or froze, possibly after appends the head does not show) or was ours already.
+   */
+  fromReleased: boolean;
 }
 
 /** What the lease holder projects from the folded log after a step. Monotonic on lastSeq. */

@@ -1,7 +1,21 @@
+import type { SnapshotPointer } from './run-heads.js';
+
+/**
+ * Where the run's log could be read from when the tick was sent: its latest snapshot then (null:
+ * none yet, read from the start). A cold worker starts those reads beside its claim instead of
+ * after it; the claimed head decides what counts (an older snapshot still loads, a head past what
+ * was read means one more read), so a missing or stale hint costs time, never correctness.
+ */
+export interface LoadHint {
+  snapshot: SnapshotPointer | null;
+}
+
 /** A wake-up for a run. Ticks carry no commands: the log and the inbox say what to do. */
 export interface Tick {
   tenant: string;
   runId: string;
+  /** Sent beside the body (an SQS message attribute): a worker that does not know it ignores it. */
+  hint?: LoadHint;
 }
 
 export interface StepQueue {

@@ -71,7 +71,8 @@ export async function driveRun(world: World, run: RunRef, options: DriveOptions)
         if (!(error instanceof WorkerHalt)) throw error;
         crashes++;
         worker.kill(); // the process is gone: its message is redelivered after the visibility timeout
-        await storage.queue.enqueue(message.tick, { dedupeId: `${run.runId}:redeliver:${i}` });
+        // As the Lambda handler does, a redelivered tick's load hint is not used (worker-handler.ts).
+        await storage.queue.enqueue({ tenant: message.tick.tenant, runId: message.tick.runId }, { dedupeId: `${run.runId}:redeliver:${i}` });
       }
       continue;
     }

@@ -58,11 +58,13 @@ export function runHeadsContract(target: StoreTarget): void {
     it('claims a free lease: epoch and attempts grow by one and the grant carries the new head', async () => {
       const run = await created();
       const first = await sut.store.claimLease(run, { owner: 'A', now, ttlMs: TTL });
-      expect(first).toMatchObject({ epoch: 1, attempts: 1, until: now + TTL });
+      // Nobody held it: the head's lastSeq covers every append (LeaseGrant.fromReleased).
+      expect(first).toMatchObject({ epoch: 1, attempts: 1, until: now + TTL, fromReleased: true });
       expect(first.head.lease).toEqual({ owner: 'A', until: now + TTL, epoch: 1 });
       expect(first.head.epoch).toBe(1);
       const again = await sut.store.claimLease(run, { owner: 'A', now: now + 1, ttlMs: TTL });
-      expect(again).toMatchObject({ epoch: 2, attempts: 2, until: now + 1 + TTL });
+      // Its own lease, still there: not a release.
+      expect(again).toMatchObject({ epoch: 2, attempts: 2, until: now + 1 + TTL, fromReleased: false });
       const held = sut.store.claimLease(run, { owner: 'B', now: now + 2, ttlMs: TTL });
       await expect(held).rejects.toBeInstanceOf(LeaseHeldError);
       await expect(held).rejects.toMatchObject({ until: now + 1 + TTL });
@@ -87,6 +89,8 @@ export function runHeadsContract(target: StoreTarget): void {
       const b = await sut.peer().claimLease(run, { owner: 'B', now: now + 1_000, ttlMs: TTL });
       expect(b.epoch).toBe(a.epoch + 1);
       expect(b.attempts).toBe(2);
+      // A lapsed lease: its holder may have appended past what the head shows.
+      expect(b.fromReleased).toBe(false);
       const stale = { owner: 'A', epoch: a.epoch };
       await expect(sut.store.renewLease(run, { ...stale, now: now + 1_001, ttlMs: TTL })).rejects.toBeInstanceOf(LeaseLostError);
       await expect(sut.store.releaseLease(run, { ...stale, inboxVersion: 0 })).rejects.toBeInstanceOf(LeaseLostError);
@@ -100,8 +104,9 @@ export function runHeadsContract(target: StoreTarget): void {
       const released = await sut.store.getHead(run);
       expect(released?.lease).toBeUndefined();
       expect(released?.epoch).toBe(b.epoch);
-      // Epochs never go back, even after a release.
-      expect((await sut.store.claimLease(run, { owner: 'A', now: now + 3_000, ttlMs: TTL })).epoch).toBe(b.epoch + 1);
+      // Epochs never go back, even after a release; and this claim follows a release.
+      const c = await sut.store.claimLease(run, { owner: 'A', now: now + 3_000, ttlMs: TTL });
+      expect(c).toMatchObject({ epoch: b.epoch + 1, fromReleased: true });
       await expect(sut.store.releaseLease(run, { owner: 'B', epoch: b.epoch, inboxVersion: 0 })).rejects.toBeInstanceOf(LeaseLostError);
     });
 

@@ -59,5 +59,19 @@ export function stepQueueContract(target: StepQueueTarget): void {
       expect(delivered.filter((d) => d.tick.runId === a.runId).map((d) => d.dedupeId)).toEqual([`${a.runId}:1:1`, `${a.runId}:2:1`]);
       expect(delivered.map((d) => d.tick)).toContainEqual({ tenant: b.tenant, runId: b.runId });
     });
+
+    it('delivers a tick\'s load hint with it (a snapshot pointer, or none yet), and no hint where none was sent', async () => {
+      const run = newRun('h');
+      const snapshot = { seq: 50, key: `snapshots/${run.tenant}/${run.runId}/0000000050-abc.json`, sha256: 'c'.repeat(64), foldVersion: 3 };
+      await sut.queue.enqueue({ ...run, hint: { snapshot } }, { dedupeId: `${run.runId}:51:2` });
+      await sut.queue.enqueue({ ...run, hint: { snapshot: null } }, { dedupeId: `${run.runId}:1:0` });
+      await sut.queue.enqueue(run, { dedupeId: `${run.runId}:inbox:x` });
+      const delivered = await sut.drain();
+      expect(delivered.map((d) => d.tick)).toEqual([
+        { tenant: run.tenant, runId: run.runId, hint: { snapshot } },
+        { tenant: run.tenant, runId: run.runId, hint: { snapshot: null } },
+        { tenant: run.tenant, runId: run.runId },
+      ]);
+    });
   });
 }

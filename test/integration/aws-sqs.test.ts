@@ -2,7 +2,7 @@
 // on both ends, one tick of a run in flight at a time, visibility control, redrive to the DLQ.
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqsStepQueue, SqsTickReceiver, SqsTickVisibility, parseTick, sqsDeduplicationId } from '../../lib/adapters/aws/sqs-step-queue.js';
+import { HINT_ATTRIBUTE, SqsStepQueue, SqsTickReceiver, SqsTickVisibility, parseTick, parseTickHint, sqsDeduplicationId } from '../../lib/adapters/aws/sqs-step-queue.js';
 import { ValidationError } from '../../lib/core/errors.js';
 import { createTestStack, endpointsFor, type TestStack } from '../setup/emulator-context.js';
 import { NO_WAIT_RETRY } from '../contract/targets.js';
@@ -47,6 +47,33 @@ describe.runIf(endpointsFor('dynalite'))('SQS step queue on fauxqs', () => {
     expect(JSON.parse(m?.body ?? '')).toEqual({ tenant: run.tenant, runId: run.runId });
     expect(m).toMatchObject({ tick: run, groupId: run.runId, dedupeId: `${run.runId}:1:1`, receiveCount: 1 });
     await receiver.delete(m!.receiptHandle);
+  });
+
+  it('sends a load hint beside the body (which stays {tenant, runId}), and ignores one that is not a hint', async () => {
+    const run = newRun();
+    const hint = { snapshot: { seq: 50, key: 'snapshots/t/r/0000000050-abc.json', sha256: 'd'.repeat(64), foldVersion: 3 } };
+    await queue.enqueue({ ...run, hint }, { dedupeId: `${run.runId}:51:1` });
+    const [m] = await receiver.receive();
+    expect(JSON.parse(m?.body ?? '')).toEqual({ tenant: run.tenant, runId: run.runId });
+    expect(m?.tick).toEqual({ ...run, hint });
+    await receiver.delete(m!.receiptHandle);
+    // A worker that knew no hints parses the body alone: strict, and it still does.
+    expect(parseTick(m!.body)).toEqual(run);
+    const group = newRun().runId;
+    await stack.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: stack.resources.queueUrl,
+        MessageBody: JSON.stringify(run),
+        MessageGroupId: group,
+        MessageDeduplicationId: `${group}:odd-hint`,
+        MessageAttributes: { [HINT_ATTRIBUTE]: { DataType: 'String', StringValue: '{"snapshot":{"seq":-1}}' } },
+      }),
+    );
+    const [odd] = await receiver.receive();
+    expect(odd?.tick).toEqual(run);
+    await receiver.delete(odd!.receiptHandle);
+    for (const text of ['not json', '{}', '{"snapshot":{"seq":1,"key":"k","sha256":"short","foldVersion":1}}', '[]']) expect(parseTickHint(text)).toBeUndefined();
+    expect(parseTickHint('{"snapshot":null}')).toEqual({ snapshot: null });
   });
 
   it('rejects malformed tick bodies on receive, and never sends one', async () => {

@@ -11,6 +11,8 @@ import { lambdaContext } from '../../dev/local/lambda-context.js';
 import { ScriptedModel, StaticModelResolver } from '../../lib/models/scripted-model.js';
 import { loadEnv } from '../../lib/lambda/env.js';
 import { MAX_RECEIVE_COUNT } from '../../lib/engine/limits.js';
+import { LeaseHeldError } from '../../lib/core/errors.js';
+import { HINT_ATTRIBUTE } from '../../lib/adapters/aws/tick.js';
 import { createLogger, createMetrics } from '../../lib/lambda/telemetry.js';
 import type { Runtime } from '../../lib/lambda/wiring.js';
 import { workerHandlerFor as createWorkerHandler } from '../../lib/lambda/worker-handler.js';
@@ -135,6 +137,36 @@ describe('worker handler', () => {
     expect(queue.take()).toMatchObject({ tick: { tenant: 'acme', runId: 'v-3' }, dedupeId: 'v-3:handover:0' });
     expect((await store.getHead({ tenant: 'acme', runId: 'v-3' }))?.epoch).toBe(0);
     expect(visibility).toHaveLength(1);
+  }, 20_000);
+
+  it('reads beside the claim on a tick\'s first delivery when it carries a load hint, and claims first on a redelivery', async () => {
+    const { rt, engine, store } = runtime();
+    await startRun(engine, { tenant: 'acme', runId: 'v-5', agent: 'stubborn', input: 'x' });
+    const order: string[] = [];
+    const read = store.read.bind(store);
+    store.read = async (...args) => {
+      order.push('read');
+      return read(...args);
+    };
+    // Every claim finds the run busy: the step ends at its claim, before any read of its own.
+    store.claimLease = async (run) => {
+      order.push('claim');
+      throw new LeaseHeldError(`${run.tenant}/${run.runId}`, Date.now() + 1_000);
+    };
+    const handler = createWorkerHandler(async () => rt, { exitProcess: () => undefined });
+    const delivery = (count: number) => {
+      const record = sqsRecord(JSON.stringify({ tenant: 'acme', runId: 'v-5' }), `m-${count}`, `rh-${count}`);
+      record.attributes.ApproximateReceiveCount = String(count);
+      record.messageAttributes = { [HINT_ATTRIBUTE]: { dataType: 'String', stringValue: JSON.stringify({ snapshot: null }) } };
+      return { Records: [record] };
+    };
+    await handler(delivery(1), lambdaContext('w', 60_000) as Context);
+    expect(order).toEqual(['read', 'claim']);
+    order.length = 0;
+    // A tick that came back may belong to a run whose reads kill its worker: no read before the
+    // claim and the head gate that parks such a run.
+    await handler(delivery(2), lambdaContext('w', 60_000) as Context);
+    expect(order).toEqual(['claim']);
   }, 20_000);
 
   it('drops a malformed body without failing the record', async () => {

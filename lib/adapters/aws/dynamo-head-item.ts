@@ -22,6 +22,8 @@ export const A = {
   leaseEpoch: 'leaseEpoch',
   runWakeAt: 'runWakeAt',
   rev: 'rev',
+  /** Written by each claim: the leaseUntil it replaced, 0 when the lease was free (LeaseGrant.fromReleased). */
+  claimedOver: 'claimedOver',
 } as const;
 
 export type Item = Record<string, unknown>;

@@ -42,8 +42,9 @@ export class HeadUpdate {
 
   /** SET from other attributes (their pre-update values), e.g. ('leaseEpoch', 'epoch + :one'). */
   setExpression(attribute: string, expression: string): this {
-    // Bare attribute names in the expression get placeholders; :values and #names stay as written.
-    const rhs = expression.replace(/(?<![:#\w])[A-Za-z_]\w*/g, (word) => this.name(word));
+    // Bare attribute names in the expression get placeholders; :values, #names and functions
+    // (a name followed by its parenthesis, e.g. if_not_exists) stay as written.
+    const rhs = expression.replace(/(?<![:#\w])[A-Za-z_]\w*(?![\w(])/g, (word) => this.name(word));
     this.sets.push(`${this.name(attribute)} = ${rhs}`);
     return this;
   }

@@ -58,17 +58,20 @@ export class DynamoRunHeads implements RunHeads {
       const update = new HeadUpdate()
         .set(A.leaseOwner, args.owner)
         .set(A.leaseUntil, args.now + args.ttlMs)
+        .setExpression(A.claimedOver, 'if_not_exists(leaseUntil, :zero)')
         .setExpression(A.leaseEpoch, 'epoch + :one')
         .setExpression('epoch', 'epoch + :one')
         .setExpression('attempts', 'attempts + :one')
         .bind(':owner', args.owner)
         .bind(':now', args.now)
+        .bind(':zero', 0)
         .condition('attribute_not_exists(#leaseOwner) OR #leaseUntil <= :now OR #leaseOwner = :owner');
       try {
         const item = (await update.send(this.ctx, run, 'claimLease', true)) as Item;
         await repairSweep(this.ctx, item, 'write');
         const head = itemToHead(item);
-        return { epoch: head.epoch, until: args.now + args.ttlMs, attempts: head.attempts, head };
+        // A retried claim whose first attempt landed finds its own lease: not fromReleased (the safe side).
+        return { epoch: head.epoch, until: args.now + args.ttlMs, attempts: head.attempts, head, fromReleased: item[A.claimedOver] === 0 };
       } catch (error) {
         if (!(error instanceof ConditionFailed)) throw error;
         const head = await this.requireHead(run);

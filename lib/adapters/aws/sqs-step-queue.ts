@@ -9,9 +9,9 @@ import {
 import { ValidationError } from '../../core/errors.js';
 import type { StepQueue, Tick, TickVisibility } from '../../ports/step-queue.js';
 import { DEFAULT_RETRY, errorName, withRetry, type RetryOptions } from './aws-errors.js';
-import { parseTick } from './tick.js';
+import { HINT_ATTRIBUTE, parseTick, parseTickHint } from './tick.js';
 
-export { parseTick, tickSchema } from './tick.js';
+export { HINT_ATTRIBUTE, parseTick, parseTickHint, tickSchema } from './tick.js';
 
 export interface SqsQueueOptions {
   sqs: SQSClient;
@@ -25,7 +25,9 @@ const DEDUPE_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
 /**
  * Wake-up ticks on an SQS FIFO queue: MessageGroupId = runId (one tick of a run in flight at a
  * time), MessageDeduplicationId from the caller, which names its sender (worker runId:seq:epoch,
- * API runId:inbox:<id>, sweeper runId:sweep:<epoch>:<n>). The body is {tenant, runId} only.
+ * API runId:inbox:<id>, sweeper runId:sweep:<epoch>:<n>). The body is {tenant, runId} only; a
+ * LoadHint rides in the `logbookHint` message attribute, which a worker that does not know it
+ * never reads (the body's schema is strict, so a new field there would make it drop the tick).
  *
  * Run ids are scoped by tenant but the queue is shared: two tenants may both have a run "order-1"
  * at seq 5, epoch 2, and FIFO would swallow the second wake-up as a duplicate. So the id sent is
@@ -55,6 +57,7 @@ export class SqsStepQueue implements StepQueue {
           MessageBody: JSON.stringify(body),
           MessageGroupId: body.runId,
           MessageDeduplicationId: sqsDeduplicationId(body.tenant, options.dedupeId),
+          ...(tick.hint ? { MessageAttributes: { [HINT_ATTRIBUTE]: { DataType: 'String', StringValue: JSON.stringify(tick.hint) } } } : {}),
         }),
       );
     });
@@ -121,6 +124,7 @@ export class SqsTickReceiver {
           WaitTimeSeconds: options.waitSeconds ?? 0,
           ...(options.visibilitySeconds === undefined ? {} : { VisibilityTimeout: options.visibilitySeconds }),
           MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageDeduplicationId', 'MessageGroupId'],
+          MessageAttributeNames: [HINT_ATTRIBUTE],
         }),
       ),
     );
@@ -137,7 +141,8 @@ export class SqsTickReceiver {
       if (dedupe) received.dedupeId = /^[0-9a-f]{16}:/.test(dedupe) ? dedupe.slice(17) : dedupe;
       if (m.Attributes?.MessageGroupId) received.groupId = m.Attributes.MessageGroupId;
       try {
-        received.tick = parseTick(body);
+        const hint = parseTickHint(m.MessageAttributes?.[HINT_ATTRIBUTE]?.StringValue);
+        received.tick = { ...parseTick(body), ...(hint ? { hint } : {}) };
       } catch (error) {
         received.error = error as ValidationError;
       }

@@ -128,10 +128,11 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     if (lease && lease.until > args.now && lease.owner !== args.owner) {
       throw new LeaseHeldError(runKey(run), lease.until);
     }
+    const fromReleased = !lease;
     head.epoch += 1;
     head.attempts += 1;
     head.lease = { owner: args.owner, until: args.now + args.ttlMs, epoch: head.epoch };
-    return { epoch: head.epoch, until: head.lease.until, attempts: head.attempts, head: copy(head) };
+    return { epoch: head.epoch, until: head.lease.until, attempts: head.attempts, head: copy(head), fromReleased };
   }
 
   async renewLease(run: RunRef, args: { owner: string; epoch: number; now: number; ttlMs: number }): Promise<number> {
