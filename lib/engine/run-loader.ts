@@ -20,6 +20,12 @@ type Loaded = { base?: RunState; source: LoadStats['source']; records: unknown[]
 /** Reads started before the claim landed; `load` checks them against the claimed head. */
 export type Prefetch = Promise<Loaded>;
 
+/** A prefetch handed to `load`, with whether the claim found the lease released (LeaseGrant.fromReleased). */
+export interface Prefetched {
+  reads: Prefetch;
+  fromReleased: boolean;
+}
+
 /**
  * Loads a run's state so that a step's reads do not grow with the run's length: a warm in-process
  * cache (as a warm Lambda container keeps it) or the latest snapshot, then a consistent read of
@@ -43,7 +49,7 @@ export class RunLoader {
     run: RunRef,
     head: RunHead | undefined,
     epoch?: number,
-    prefetched?: { reads: Prefetch; fromReleased: boolean },
+    prefetched?: Prefetched,
   ): Promise<{ state: RunState; stats: LoadStats }> {
     const cached = this.cache.get(runKey(run));
     if (cached && epoch !== undefined && cached.epoch !== undefined && epoch === cached.epoch + 1 && (head?.lastSeq ?? 0) <= cached.state.lastSeq) {
@@ -84,7 +90,7 @@ export class RunLoader {
    * appending until its lease ended, which the head does not show), that read is always made: after
    * the claim, as a step without a hint reads.
    */
-  private async completed(run: RunRef, head: RunHead | undefined, prefetched: { reads: Prefetch; fromReleased: boolean }): Promise<Loaded | undefined> {
+  private async completed(run: RunRef, head: RunHead | undefined, prefetched: Prefetched): Promise<Loaded | undefined> {
     let loaded: Loaded;
     try {
       loaded = await prefetched.reads;

@@ -6,6 +6,7 @@ import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../ports/run-ref.js
 import type { RunHead } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from './hash.js';
+import { hintedTick } from './hinted-tick.js';
 
 export interface StartRunRequest {
   tenant: string;
@@ -97,7 +98,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   // Always (re)send the first tick: a retry after a crash between head and tick must not leave
   // the run waiting for the sweeper. Within FIFO's window the dedupe id makes it a no-op; later,
   // a spare tick is harmless (the step finds nothing to do or a lease held).
-  await queue.enqueue({ ...run, hint: { snapshot: null } }, { dedupeId: `${runId}:1:0` });
+  await queue.enqueue(hintedTick(run, {}), { dedupeId: `${runId}:1:0` });
   const current = headCreated ? head : await heads.getHead(run);
   return { runId, created, status: current?.status ?? 'running' };
 }

@@ -9,6 +9,7 @@ import { ingestContext } from './control-ingest.js';
 import { projectHead } from './head-projection.js';
 import { hintedTick } from './hinted-tick.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import type { Prefetched } from './run-loader.js';
 import { inStreak, poisonDetail, stallsAfterLoad } from './claim-accounting.js';
 import { publishOutcome } from './outcomes.js';
 import { RunSession } from './run-session.js';
@@ -57,6 +58,9 @@ export interface StepOptions {
 const MAX_RELEASE_ROUNDS = 5;
 
 type Release = (inboxVersion: number) => Promise<boolean>;
+
+/** What a step has done so far: its turns, and the head it last projected (for the handover's hint). */
+type Progress = { turns: number; head?: RunHead };
 /** A phase either hands the step on or ends it with a result. */
 type Phase<T> = { next: T } | { done: StepResult };
 
@@ -92,7 +96,7 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
   const holder: { session?: RunSession } = {};
   const lease = heartbeat(deps, run, grant.epoch, claimedAt, options, holder);
   lease.start();
-  const progress: { turns: number; head?: RunHead } = { turns: 0 };
+  const progress: Progress = { turns: 0 };
   try {
     const prefetched = reads ? { reads, fromReleased: grant.fromReleased } : undefined;
     const state = await loadOrPark(deps, run, gated.next, grant.epoch, lease, release, prefetched);
@@ -182,7 +186,7 @@ async function loadOrPark(
   epoch: number,
   lease: LeaseKeeper,
   release: Release,
-  prefetched: Parameters<EngineDeps['loader']['load']>[3],
+  prefetched: Prefetched | undefined,
 ): Promise<RunState | undefined> {
   try {
     return (await deps.loader.load(run, head, epoch, prefetched)).state;
@@ -200,7 +204,7 @@ async function loadOrPark(
 }
 
 /** Phase 5: ingest, turns, project, release; again while new inbox items keep the release from landing. */
-async function work(session: RunSession, claimedHead: RunHead, options: StepOptions, progress: { turns: number; head?: RunHead }, release: Release): Promise<TurnOutcome> {
+async function work(session: RunSession, claimedHead: RunHead, options: StepOptions, progress: Progress, release: Release): Promise<TurnOutcome> {
   const { deps, run } = session;
   const countTurn = () => ++progress.turns;
   let head = claimedHead;
@@ -230,7 +234,7 @@ async function work(session: RunSession, claimedHead: RunHead, options: StepOpti
 }
 
 /** Phase 6: the next tick, only while the run has more to do right away. */
-async function handOver(session: RunSession, outcome: TurnOutcome, epoch: number, progress: { turns: number; head?: RunHead }): Promise<StepResult> {
+async function handOver(session: RunSession, outcome: TurnOutcome, epoch: number, progress: Progress): Promise<StepResult> {
   const { deps, run } = session;
   const s = session.state;
   const turns = progress.turns;
