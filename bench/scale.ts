@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { EmulatorEndpoints } from '../dev/local/emulators.js';
 import { startLocalStack } from '../dev/local/stack.js';
 import { median, p95 } from './report.js';
 
@@ -10,6 +11,10 @@ export interface ScaleOptions {
   workers?: number | undefined;
   turns?: number;
   dynamo: 'auto' | 'dynamodb-local' | 'dynalite';
+  /** Emulators already running (the test suite's); otherwise the stack starts its own. */
+  endpoints?: EmulatorEndpoints | undefined;
+  /** How long to wait for every run to finish before reporting the rest as not finished. Default 20 minutes. */
+  waitMs?: number;
 }
 
 interface EventView {
@@ -25,7 +30,23 @@ interface EventView {
  * completed. Prints throughput and the p95 turn latency: the time between consecutive model
  * reservations of a run (model_started, or carried by a tool_result), queueing between steps included.
  */
-export async function runScale(options: ScaleOptions): Promise<{ ok: boolean }> {
+export interface ScaleReport {
+  ok: boolean;
+  runs: number;
+  completed: number;
+  /** Runs still open when the wait gave up (20 minutes). */
+  notFinished: number;
+  /** POST /runs answers other than 201. */
+  refused: number;
+  /** ERROR or CRITICAL lines in the worker processes' log. */
+  workerErrors: number;
+  /** Turn gaps measured (reservation to next reservation), and their p95. */
+  turnGaps: number;
+  p95TurnMs: number;
+  turnsPerSecond: number;
+}
+
+export async function runScale(options: ScaleOptions): Promise<ScaleReport> {
   const turns = options.turns ?? 5;
   const workers = options.workers ?? 4;
   const workDir = mkdtempSync(join(tmpdir(), 'logbook-scale-'));
@@ -35,6 +56,7 @@ export async function runScale(options: ScaleOptions): Promise<{ ok: boolean }> 
     agentsModule: resolve('bench/scale-agents.ts'),
     port: 0,
     dynamo: options.dynamo,
+    ...(options.endpoints ? { endpoints: options.endpoints } : {}),
     prefix: `scale-${Date.now()}`,
     workDir,
     concurrency: workers,
@@ -59,7 +81,7 @@ export async function runScale(options: ScaleOptions): Promise<{ ok: boolean }> 
     const heads = stack.runtime.engine.heads;
     const open = new Set(ids);
     const status = new Map<string, string>();
-    const until = Date.now() + 20 * 60_000;
+    const until = Date.now() + (options.waitMs ?? 20 * 60_000);
     while (open.size > 0 && Date.now() < until) {
       for (const runId of [...open]) {
         const head = await heads.getHead({ tenant: 'local', runId });
@@ -84,16 +106,17 @@ export async function runScale(options: ScaleOptions): Promise<{ ok: boolean }> 
     const errors = readFileSync(stack.workerLog, 'utf8').split('\n').filter((l) => /"level":"(ERROR|CRITICAL)"/.test(l)).length;
     const totalTurns = completed * turns;
     const ok = completed === options.runs && errors === 0 && refused === 0;
+    const turnsPerSecond = totalTurns / (wallMs / 1000);
     console.log(
       [
         `scale: ${options.runs} concurrent runs x ${turns} turns on the local stack (${stack.dynamo}, ${workers} worker processes)`,
         `  completed ${completed}/${options.runs}, not finished ${open.size}, other ${options.runs - completed - open.size}, worker log errors ${errors}`,
-        `  wall ${(wallMs / 1000).toFixed(1)} s, throughput ${(totalTurns / (wallMs / 1000)).toFixed(1)} turns/s, ${(completed / (wallMs / 1000)).toFixed(2)} runs/s`,
+        `  wall ${(wallMs / 1000).toFixed(1)} s, throughput ${turnsPerSecond.toFixed(1)} turns/s, ${(completed / (wallMs / 1000)).toFixed(2)} runs/s`,
         `  turn latency (reservation to next reservation): p50 ${median(gaps).toFixed(0)} ms, p95 ${p95(gaps).toFixed(0)} ms over ${gaps.length} turns`,
         `  ${ok ? 'ok' : 'NOT OK'}`,
       ].join('\n'),
     );
-    return { ok };
+    return { ok, runs: options.runs, completed, notFinished: open.size, refused, workerErrors: errors, turnGaps: gaps.length, p95TurnMs: p95(gaps), turnsPerSecond };
   } finally {
     await stack.stop();
     rmSync(workDir, { recursive: true, force: true });
