@@ -1,5 +1,7 @@
 // @ts-check
 import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 /** The framework never imports an application, a handler entry or the dev kit. */
 const FRAMEWORK_BOUNDARY = {
@@ -24,7 +26,28 @@ export default tseslint.config(
   },
   {
     files: ['lib/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK_BOUNDARY] }] },
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/extensions': ['.ts'], 'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })] },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [FRAMEWORK_BOUNDARY] }],
+      // No import circle in the library (type-only imports included: they are how a circle starts).
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+    },
+  },
+  {
+    // What agent authors write against never imports how the engine runs it (only its numbers).
+    files: ['lib/authoring/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            FRAMEWORK_BOUNDARY,
+            { group: ['../engine/*', '!../engine/limits.js', '../api/*', '../lambda/*', '../cdk/*', '../testing/*', '../adapters/aws/*', '@aws-sdk/*'], message: 'lib/authoring is the authoring API: no engine run-time, no AWS.' },
+          ],
+        },
+      ],
+    },
   },
   {
     // Only adapters, models, the Lambda wiring and the CDK constructs talk to AWS.
@@ -53,7 +76,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['examples/**/*.ts'],
+    files: ['examples/**/*.ts', 'functions/**/*.ts', 'infra/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [PUBLIC_ENTRY_POINTS] }] },
   },
 );

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { ModelRequest, ModelResponse } from '../lib/core/messages.js';
-import { AgentRegistry, defineAgent } from '../lib/engine/agents.js';
-import { defineTool } from '../lib/engine/tools.js';
+import { AgentRegistry } from '../lib/authoring/registry.js';
+import { defineAgent } from '../lib/authoring/define-agent.js';
+import { defineTool } from '../lib/authoring/define-tool.js';
 import type { ModelClient } from '../lib/ports/model-client.js';
 import { StaticModelResolver } from '../lib/models/scripted-model.js';
 

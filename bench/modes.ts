@@ -4,7 +4,7 @@ import type { AwsClients } from '../lib/adapters/aws/aws-clients.js';
 import { DynamoStore } from '../lib/adapters/aws/dynamo-store.js';
 import { S3BlobStore } from '../lib/adapters/aws/s3-blob-store.js';
 import { SqsStepQueue, SqsTickReceiver, SqsTickVisibility } from '../lib/adapters/aws/sqs-step-queue.js';
-import { CryptoIds } from '../lib/adapters/system/crypto-ids.js';
+import { CryptoIds } from '../lib/adapters/system/crypto.js';
 import { SystemClock } from '../lib/adapters/system/system-clock.js';
 import { createEngine, type EngineDeps } from '../lib/engine/engine.js';
 import { startRun } from '../lib/engine/start-run.js';

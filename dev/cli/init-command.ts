@@ -6,8 +6,9 @@ import { UsageError, type Output } from './output.js';
 
 export const INIT_USAGE = `logbook init DIR [--name NAME] [--logbook SPEC]
   A new project in DIR (absent or empty) that depends on logbook: src/agents.ts with an example
-  agent, its Lambda handler files, a CDK app, a crash-harness test and a README. --name sets the
-  package name (default: DIR's name); --logbook the dependency spec (default: this version).`;
+  agent, its Lambda handler entries in functions/, a CDK app in infra/, a crash-harness test and a
+  README. --name sets the package name (default: DIR's name); --logbook the dependency spec
+  (default: this version; a tarball path or a folder until the package is on the npm registry).`;
 
 /**
  * Files the package cannot ship under their real names: npm drops or rewrites a .gitignore, and a

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { checkReplay, type RecordedRun, type ReplayReport } from '../../lib/testing/replay-check.js';
 import { ConfigError } from '../../lib/core/errors.js';
-import type { Agents } from '../../lib/engine/agent-set.js';
+import type { Agents } from '../../lib/authoring/define-agents.js';
 import { loadAgentsModule } from '../local/agents-module.js';
 import { DEFAULT_API, LogbookClient } from './api-client.js';
 import { UsageError, type Output } from './output.js';

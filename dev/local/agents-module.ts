@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../../lib/core/errors.js';
-import { isAgents, resolveAgents, type Agents, type AgentsSource } from '../../lib/engine/agent-set.js';
+import { isAgents, resolveAgents } from '../../lib/authoring/define-agents.js';
+import { type Agents, type AgentsSource } from '../../lib/authoring/define-agents.js';
 
 /**
  * Load an application's agents module (TypeScript or JavaScript): its default export, or an

@@ -1,4 +1,5 @@
-import { AgentRegistry, StaticModelResolver, requestApproval, requestMessage, requestSignal } from 'logbook';
+import { StaticModelResolver } from 'logbook';
+import { AgentRegistry, requestApproval, requestMessage, requestSignal } from 'logbook/engine';
 import { ManualClock, memoryStorage, type HarnessScenario, type Outside, type WorldStorage } from 'logbook/testing';
 import { GUARDED_MODEL_ID, guardedAgent, guardedModel } from './guarded-agent.js';
 import { MemoryLedger, type Ledger, type SideEffect } from './ledger.js';

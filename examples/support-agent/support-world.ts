@@ -1,4 +1,5 @@
-import { AgentRegistry, StaticModelResolver } from 'logbook';
+import { StaticModelResolver } from 'logbook';
+import { AgentRegistry } from 'logbook/engine';
 import { ManualClock, memoryStorage, type HarnessScenario, type Resolver, type World, type WorldStorage } from 'logbook/testing';
 import { SUPPORT_MODEL_ID, supportAgent, supportModel } from './agent.js';
 import { MemoryLedger, type Ledger, type SideEffect } from './ledger.js';

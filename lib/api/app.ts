@@ -9,13 +9,10 @@ import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
 import { serveOpenApiDocument } from './openapi.js';
 import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runBlobRoute, runEventsRoute, startRunRoute } from './routes.js';
 import type { RunService } from './service.js';
+import type { ApiEnv, ApiLogger } from './api-env.js';
 import type { Caller } from './tenant.js';
 
-export interface ApiLogger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+export type { ApiEnv, ApiLogger } from './api-env.js';
 
 export interface ApiOptions {
   service: RunService;
@@ -25,8 +22,6 @@ export interface ApiOptions {
   /** Body size and JSON nesting limits (default 1 MiB, 64 levels). */
   limits?: Partial<BodyLimits>;
 }
-
-export type ApiEnv = { Variables: { caller: Caller } };
 
 /** Version of the API's contract, as the OpenAPI document states it. */
 const API_VERSION = '0.1.0';

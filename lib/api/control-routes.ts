@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import type { ApiEnv, ApiLogger } from './app.js';
+import type { ApiEnv, ApiLogger } from './api-env.js';
 import {
   AcceptedCallSchema,
   ApproveBodySchema,

@@ -61,20 +61,20 @@ export type Action =
  * 4. a new attention (no implementation for a pinned tool, an unknown outcome, a keyed write
  *    started too often, a read whose every start died with its worker) → `attention`, or `park`
  *    if that attention is already open;
- * 6. a cancel is recorded → `wait` while a verify/escalate call may still be running, then
+ * 5. a cancel is recorded → `wait` while a verify/escalate call may still be running, then
  *    `cancel` with the calls left unresolved;
- * 7. a started verify-policy call past its deadline → `verify`;
- * 8. a run-level attention (missing model or tool version, stalled model) → `park`;
- * 9. calls to start or restart → `run_tools`, or `fail` (budget_exceeded:deadline) past the deadline;
- * 10. a started call still inside notAfter + grace → `wait` until the earliest;
- * 11. calls blocked on an open attention → `park`.
+ * 6. a started verify-policy call past its deadline → `verify`;
+ * 7. a run-level attention (missing model or tool version, stalled model) → `park`;
+ * 8. calls to start or restart → `run_tools`, or `fail` (budget_exceeded:deadline) past the deadline;
+ * 9. a started call still inside notAfter + grace → `wait` until the earliest;
+ * 10. calls blocked on an open attention → `park`.
  * Every call of the turn has a result:
- * 12. the model gave its answer → `complete` (unless a follow-up message waits: then the model);
- * 13. the last model call failed for good → `fail` with its code;
- * 14. two model calls in a row got no response → `attention` (model_stalled);
- * 15. the pinned model is not available → `attention` (missing_model);
- * 16. the next call would break a budget → `fail` (budget_exceeded:*);
- * 17. otherwise → `call_model`, reserving its upper bound first.
+ * 11. the model gave its answer → `complete` (unless a follow-up message waits: then the model);
+ * 12. the last model call failed for good → `fail` with its code;
+ * 13. two model calls in a row got no response → `attention` (model_stalled);
+ * 14. the pinned model is not available → `attention` (missing_model);
+ * 15. the next call would break a budget → `fail` (budget_exceeded:*);
+ * 16. otherwise → `call_model`, reserving its upper bound first.
  */
 export function decide(state: RunState, ctx: DecideContext): Action {
   if (state.outcome) return { kind: 'done' };

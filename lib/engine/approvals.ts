@@ -1,9 +1,9 @@
 import type { PinnedTool } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { CallState } from '../core/state.js';
-import { hashJson } from './hash.js';
+import { hashJson } from '../adapters/system/crypto.js';
 import type { RunSession } from './run-session.js';
-import type { ToolDefinition } from './tools.js';
+import type { ToolDefinition } from '../authoring/types.js';
 
 /**
  * Approval before a tool runs. For a tool pinned with `approval`, the first start of a call is

@@ -6,7 +6,7 @@ import type { JsonValue } from '../core/json.js';
 import type { CallState, RunState } from '../core/state.js';
 import { RUN_ID_PATTERN, type RunRef } from '../ports/run-ref.js';
 import type { EngineDeps } from './engine.js';
-import { sha256Hex } from './hash.js';
+import { sha256Hex } from '../adapters/system/crypto.js';
 import type { RunSession } from './run-session.js';
 import { startRun } from './start-run.js';
 

@@ -7,7 +7,7 @@ import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
 import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError } from './control-errors.js';
 import type { EngineDeps } from './engine.js';
 import { hintedTick } from './hinted-tick.js';
-import { zodIssues } from './zod-issues.js';
+import { zodIssues } from '../core/zod-issues.js';
 
 /**
  * Approvals, signals and follow-up messages, as the API and the CLI send them. Like cancel and
@@ -86,7 +86,7 @@ export async function requestApproval(deps: EngineDeps, run: RunRef, request: Ap
     const impl = pinned && deps.registry.tool(pinned.name, pinned.schemaHash, started.agent.name);
     if (!impl) throw new ApprovalConflictError(`no implementation of ${call.name} for its pinned schema is registered here to check the edit against`);
     const parsed = impl.input.safeParse(request.args);
-    if (!parsed.success) throw new ValidationError(`the edited arguments do not fit ${call.name}'s pinned schema`, zodIssues(parsed.error, 'args'));
+    if (!parsed.success) throw new ValidationError(`the edited arguments do not fit ${call.name}'s pinned schema`, zodIssues(parsed.error, { prefix: 'args' }));
   }
   const item: InboxItem = {
     id: `approval-${request.callId}`,
@@ -119,7 +119,7 @@ export async function requestSignal(deps: EngineDeps, run: RunRef, request: { si
   const wait = pinned && deps.registry.tool(pinned.name, pinned.schemaHash, started.agent.name)?.wait;
   if (wait?.kind !== 'signal') throw new SignalConflictError(`no implementation of ${target.tool} for its pinned schema is registered here to check the payload against`);
   const parsed = wait.payload.safeParse(request.payload);
-  if (!parsed.success) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, zodIssues(parsed.error, 'payload'));
+  if (!parsed.success) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, zodIssues(parsed.error, { prefix: 'payload' }));
   const item: InboxItem = { id: `signal-${target.callId}`, kind: 'complete_call', by, callId: target.callId, via: 'signal', signal: request.signal, ok: true, output: request.payload };
   const out = await submitOnce(deps, run, head, item, () => new SignalConflictError(`call ${target.callId} already received signal "${request.signal}"`));
   return { ...out, callId: target.callId };

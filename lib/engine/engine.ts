@@ -7,7 +7,7 @@ import type { ModelResolver } from '../ports/model-client.js';
 import type { OutcomePublisher } from '../ports/outcome-publisher.js';
 import type { RunHeads } from '../ports/run-heads.js';
 import type { StepQueue } from '../ports/step-queue.js';
-import type { AgentRegistry } from './agents.js';
+import type { AgentRegistry } from '../authoring/registry.js';
 import type { Checkpoints } from './checkpoints.js';
 import { LEASE_MS, MARGIN_MS, MAX_CLAIM_ATTEMPTS, MODEL_TIMEOUT_MS } from './limits.js';
 import { PayloadCodec } from './payload-codec.js';

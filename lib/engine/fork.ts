@@ -4,13 +4,13 @@ import { foldLog } from '../core/fold.js';
 import type { JsonValue } from '../core/json.js';
 import type { RunState } from '../core/state.js';
 import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
-import type { AgentDefinition } from './agents.js';
+import type { AgentDefinition } from '../authoring/types.js';
 import { ForkConflictError } from './control-errors.js';
 import type { EngineDeps } from './engine.js';
-import { hashJson } from './hash.js';
+import { hashJson } from '../adapters/system/crypto.js';
 import { projectHead } from './head-projection.js';
 import { initialHead } from './start-run.js';
-import { zodIssuesText } from './zod-issues.js';
+import { zodIssuesText } from '../core/zod-issues.js';
 
 export interface ForkRequest {
   tenant: string;

@@ -5,7 +5,7 @@ import type { JsonValue } from '../core/json.js';
 import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../ports/run-ref.js';
 import type { RunHead } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
-import { hashJson } from './hash.js';
+import { hashJson } from '../adapters/system/crypto.js';
 import { hintedTick } from './hinted-tick.js';
 
 export interface StartRunRequest {

@@ -5,7 +5,7 @@ import type { LeaseGrant, RunHead } from '../ports/run-heads.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { Tick } from '../ports/step-queue.js';
 import type { EngineDeps } from './engine.js';
-import { ingestContext } from './control-ingest.js';
+import { ingestContext } from './ingest-context.js';
 import { projectHead } from './head-projection.js';
 import { hintedTick } from './hinted-tick.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -64,7 +64,8 @@ type Progress = { turns: number; head?: RunHead };
 /** A phase either hands the step on or ends it with a result. */
 type Phase<T> = { next: T } | { done: StepResult };
 
-const idle = (outcome: StepOutcome, extra: Partial<StepResult> = {}): StepResult => ({ outcome, appended: 0, turns: 0, ...extra });
+/** A step that ended before its turns (busy, not found, corrupt, poisoned): nothing appended, no turn. */
+const endedEarly = (outcome: StepOutcome, extra: Partial<StepResult> = {}): StepResult => ({ outcome, appended: 0, turns: 0, ...extra });
 
 /**
  * One step, as ARCHITECTURE.md's flow, in named phases:
@@ -100,7 +101,7 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
   try {
     const prefetched = reads ? { reads, fromReleased: grant.fromReleased } : undefined;
     const state = await loadOrPark(deps, run, gated.next, grant.epoch, lease, release, prefetched);
-    if (!state) return idle('corrupt');
+    if (!state) return endedEarly('corrupt');
     const streak = inStreak(grant);
     // Inside a streak of abnormal claims, say that this one got past its load (limits.ts).
     if (streak) await deps.heads.markLoaded(run, { owner: options.owner, epoch: grant.epoch, stalls: stallsAfterLoad(grant) });
@@ -110,7 +111,7 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
       // Earlier claims ended abnormally; this one made progress, so the run is not poison.
       session.onFirstAppend = () => deps.heads.resetAttempts(run, { owner: options.owner, epoch: grant.epoch });
     }
-    const outcome = await work(session, gated.next, options, progress, release);
+    const outcome = await ingestTurnsAndRelease(session, gated.next, options, progress, release);
     await lease.stop();
     return await handOver(session, outcome, grant.epoch, progress);
   } catch (error) {
@@ -125,8 +126,8 @@ async function claim(deps: EngineDeps, run: RunRef, owner: string, now: number):
   try {
     return { next: await heads.claimLease(run, { owner, now, ttlMs: config.leaseMs }) };
   } catch (error) {
-    if (error instanceof LeaseHeldError) return { done: idle('busy', { retryAfterMs: Math.max(1000, error.until - clock.now() + 1000) }) };
-    if (error instanceof RunNotFoundError) return { done: idle('not_found') };
+    if (error instanceof LeaseHeldError) return { done: endedEarly('busy', { retryAfterMs: Math.max(1000, error.until - clock.now() + 1000) }) };
+    if (error instanceof RunNotFoundError) return { done: endedEarly('not_found') };
     throw error;
   }
 }
@@ -139,7 +140,7 @@ async function headGate(deps: EngineDeps, run: RunRef, grant: LeaseGrant, owner:
     const handled = await handleHeadPark(deps, run, head, owner, grant.epoch);
     if (!handled) {
       await release(head.inboxVersion).catch(() => false);
-      return { done: idle(head.park.reason === 'corrupt_log' ? 'corrupt' : 'poisoned') };
+      return { done: endedEarly(head.park.reason === 'corrupt_log' ? 'corrupt' : 'poisoned') };
     }
     return { next: (await heads.getHead(run)) ?? head };
   }
@@ -150,7 +151,7 @@ async function headGate(deps: EngineDeps, run: RunRef, grant: LeaseGrant, owner:
     await heads.setPark(run, { reason: 'poisoned', detail: poison, at: clock.now() }, 'parked');
     deps.metrics?.count('RunsParked');
     await release(head.inboxVersion).catch(() => false);
-    return { done: idle('poisoned') };
+    return { done: endedEarly('poisoned') };
   }
   return { next: head };
 }
@@ -204,11 +205,11 @@ async function loadOrPark(
 }
 
 /** Phase 5: ingest, turns, project, release; again while new inbox items keep the release from landing. */
-async function work(session: RunSession, claimedHead: RunHead, options: StepOptions, progress: Progress, release: Release): Promise<TurnOutcome> {
+async function ingestTurnsAndRelease(session: RunSession, claimedHead: RunHead, options: StepOptions, progress: Progress, release: Release): Promise<TurnOutcome> {
   const { deps, run } = session;
   const countTurn = () => ++progress.turns;
   let head = claimedHead;
-  let outcome: TurnOutcome = { kind: 'continue' };
+  let outcome: TurnOutcome = { kind: 'continued' };
   let inboxVersion = head.inboxVersion;
   for (let round = 0; round < MAX_RELEASE_ROUNDS; round++) {
     // The claimed head says whether anything was put since the last release: no inbox query when
@@ -239,13 +240,12 @@ async function handOver(session: RunSession, outcome: TurnOutcome, epoch: number
   const s = session.state;
   const turns = progress.turns;
   if (session.appended === 0) deps.metrics?.count('TicksWithoutProgress');
-  if (outcome.kind === 'continue' && !s.outcome) {
+  if (outcome.kind === 'continued' && !s.outcome) {
     // The next step, maybe in another container, reads from the snapshot the head points to now.
     const tick = progress.head ? hintedTick(run, progress.head) : run;
     await deps.queue.enqueue(tick, { dedupeId: `${run.runId}:${s.lastSeq}:${epoch}` });
   }
-  const kind: StepOutcome = outcome.kind === 'continue' ? 'continued' : outcome.kind;
-  return { outcome: kind, appended: session.appended, lastSeq: s.lastSeq, turns, epoch, ...(session.dangling ? { mustExitProcess: true } : {}) };
+  return { outcome: outcome.kind, appended: session.appended, lastSeq: s.lastSeq, turns, epoch, ...(session.dangling ? { mustExitProcess: true } : {}) };
 }
 
 /** A step cut short: fenced by another writer, or its lease lost; anything else is unexpected. */
@@ -286,13 +286,13 @@ async function runTurns(session: RunSession, options: StepOptions, onTurn: () =>
     } catch (error) {
       if (error instanceof StopWorkError && !session.lease.lost) {
         session.deps.logger?.info('step stopped before a call', { ...session.run, why: error.reason });
-        return { kind: 'continue' };
+        return { kind: 'continued' };
       }
       throw error;
     }
     const turns = onTurn();
     session.deps.metrics?.count('Turns');
-    if (outcome.kind !== 'continue') return outcome;
+    if (outcome.kind !== 'continued') return outcome;
     if (options.maxTurns !== undefined && turns >= options.maxTurns) return outcome;
     if (session.cancel.signal.aborted && !session.state.cancel) return outcome;
     if (options.deadlineAt - session.deps.clock.now() < minTurn) return outcome;

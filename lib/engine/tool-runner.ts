@@ -4,7 +4,7 @@ import type { JsonValue } from '../core/json.js';
 import type { CallState } from '../core/state.js';
 import { rethrowHalt } from './checkpoints.js';
 import type { RunSession } from './run-session.js';
-import type { ToolContext, ToolDefinition, VerifyOutcome } from './tools.js';
+import type { ToolContext, ToolDefinition, VerifyOutcome } from '../authoring/types.js';
 
 /** Why a call's signal was aborted: each leads to a different record (or none). */
 export class ToolAbort extends Error {

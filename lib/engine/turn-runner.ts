@@ -17,7 +17,7 @@ import { callWait, completeWaits, startWait } from './waits.js';
 import { cancelChildren, ensureChildren, startChildCall } from './child-runs.js';
 
 export type TurnOutcome =
-  | { kind: 'continue' }
+  | { kind: 'continued' }
   /** Without `until`: waiting for an inbox item only (an approval with no expiry). */
   | { kind: 'waiting'; until?: number; reason: string }
   | { kind: 'parked'; reasons: string[] }
@@ -45,7 +45,7 @@ export async function runTurn(session: RunSession): Promise<TurnOutcome> {
   let modelCalls = 0;
   for (;;) {
     // A cancel seen by the heartbeat must be ingested before any new call is made.
-    if (session.cancel.signal.aborted && !session.state.cancel && !session.state.outcome) return { kind: 'continue' };
+    if (session.cancel.signal.aborted && !session.state.cancel && !session.state.outcome) return { kind: 'continued' };
     const action = decide(session.state, decideContext(session));
     switch (action.kind) {
       case 'done':
@@ -90,11 +90,11 @@ export async function runTurn(session: RunSession): Promise<TurnOutcome> {
         await parkIfNeverFits(session, () => runVerify(session, action.callId));
         continue;
       case 'run_tools':
-        if (modelCalls > 0) return { kind: 'continue' };
+        if (modelCalls > 0) return { kind: 'continued' };
         if (await parkIfNeverFits(session, () => runTools(session, action))) modelCalls++;
         continue;
       case 'call_model':
-        if (modelCalls > 0) return { kind: 'continue' };
+        if (modelCalls > 0) return { kind: 'continued' };
         modelCalls++;
         await parkIfNeverFits(session, () => callModel(session, action));
         continue;

@@ -3,7 +3,7 @@
  * one line, e.g. `export const handler = createWorkerHandler({ agents });`. Each factory builds its
  * adapters once per cold start (not on import) from the environment the CDK construct sets.
  */
-import type { AgentsSource } from '../engine/agent-set.js';
+import type { AgentsSource } from '../authoring/define-agents.js';
 import { apiHandlerFor } from './api-handler.js';
 import { modelsFromEnv } from '../models/model-config.js';
 import { runtimeOnce } from './cold-start.js';

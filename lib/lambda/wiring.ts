@@ -5,13 +5,14 @@ import { DynamoStore } from '../adapters/aws/dynamo-store.js';
 import { createEventBridgePublisher } from '../adapters/aws/eventbridge-publisher.js';
 import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
 import { SqsStepQueue, SqsTickVisibility } from '../adapters/aws/sqs-step-queue.js';
-import { CryptoIds } from '../adapters/system/crypto-ids.js';
+import { CryptoIds } from '../adapters/system/crypto.js';
 import { SystemClock } from '../adapters/system/system-clock.js';
 import { createEngine, type EngineConfig, type EngineDeps } from '../engine/engine.js';
 import type { ModelResolver } from '../ports/model-client.js';
 import type { OutcomeNotice, OutcomePublisher } from '../ports/outcome-publisher.js';
-import { AgentRegistry } from '../engine/agents.js';
-import { resolveAgents, type AgentsSource } from '../engine/agent-set.js';
+import { AgentRegistry } from '../authoring/registry.js';
+import { resolveAgents } from '../authoring/define-agents.js';
+import { type AgentsSource } from '../authoring/define-agents.js';
 import { loadEnv, type LogbookEnv } from './env.js';
 import { createLogger, createMetrics, engineLogger, engineMetrics } from './telemetry.js';
 

@@ -5,7 +5,7 @@ import { foldLog } from '../core/fold.js';
 import type { RunState } from '../core/state.js';
 import type { RunRef } from '../ports/run-ref.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
-import type { HarnessScenario } from './crash-harness.js';
+import type { HarnessScenario } from './harness-types.js';
 import type { DriveResult } from './driver.js';
 import { ResolverAnswerRefusedError } from './harness-errors.js';
 import { repeatedEffects } from './side-effects.js';

@@ -1,5 +1,5 @@
 import type { RunState } from '../core/state.js';
-import type { Agents } from '../engine/agent-set.js';
+import type { Agents } from '../authoring/define-agents.js';
 import { missingModel, missingTools, readLog, type StrandReason } from './replay-reasons.js';
 export type { StrandReason } from './replay-reasons.js';
 

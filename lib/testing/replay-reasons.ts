@@ -2,7 +2,7 @@ import { CorruptLogError, errorMessage } from '../core/errors.js';
 import { EVENT_SCHEMA_VERSION, eventSchema, type PinnedTool } from '../core/events.js';
 import { foldLog } from '../core/fold.js';
 import type { RunState } from '../core/state.js';
-import type { Agents } from '../engine/agent-set.js';
+import type { Agents } from '../authoring/define-agents.js';
 import { parseModelId } from '../models/model-selection.js';
 
 /** Why a recorded run would be stranded by a deploy of the agents being checked. */

@@ -1,7 +1,9 @@
 import { ManualClock } from '../adapters/memory/manual-clock.js';
 import type { BudgetRequest } from '../core/budgets.js';
-import { AgentRegistry, defineAgent, type AgentDefinition } from '../engine/agents.js';
-import type { ToolDefinition } from '../engine/tools.js';
+import { AgentRegistry } from '../authoring/registry.js';
+import { defineAgent } from '../authoring/define-agent.js';
+import { type AgentDefinition } from '../authoring/types.js';
+import type { ToolDefinition } from '../authoring/types.js';
 import { ScriptedModel, StaticModelResolver, type ScriptStep } from '../models/scripted-model.js';
 import type { ModelClient } from '../ports/model-client.js';
 import { memoryStorage, spawnWorker, type World } from './world.js';

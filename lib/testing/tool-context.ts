@@ -1,6 +1,6 @@
 import { StaleLeaseError } from '../core/errors.js';
 import { ToolAbort } from '../engine/tool-runner.js';
-import type { ToolContext } from '../engine/tools.js';
+import type { ToolContext } from '../authoring/types.js';
 
 /** Why the engine aborts a running call: its timeout, a cancel of the run, or a lost lease. */
 export type ToolAbortReason = ToolAbort['why'];

@@ -3,7 +3,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { ConfigError } from '../core/errors.js';
-import type { JsonSchemaInput } from '../engine/tools.js';
+import type { JsonSchemaInput } from '../authoring/types.js';
 
 /** Enough for the model to fix its call; a schema with many branches can report dozens. */
 const MAX_ISSUES = 10;

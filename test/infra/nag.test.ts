@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildSupportApp } from '../../examples/support-agent/infra/build-app.js';
+import { buildSupportApp } from '../../infra/build-app.js';
 import { readNagViolations, synthLogbook, type Synthesized } from './synth.js';
 
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };

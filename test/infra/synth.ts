@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { LogbookAppOptions, LogbookStack } from 'logbook/cdk';
-import { buildSupportApp } from '../../examples/support-agent/infra/build-app.js';
+import { buildSupportApp } from '../../infra/build-app.js';
 
 export interface Violation {
   ruleName: string;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoStore } from '../../lib/adapters/aws/dynamo-store.js';
 import { S3BlobStore } from '../../lib/adapters/aws/s3-blob-store.js';
 import { MemoryStepQueue } from '../../lib/adapters/memory/memory-step-queue.js';
-import { CryptoIds } from '../../lib/adapters/system/crypto-ids.js';
+import { CryptoIds } from '../../lib/adapters/system/crypto.js';
 import { SystemClock } from '../../lib/adapters/system/system-clock.js';
 import { createApiApp } from '../../lib/api/app.js';
 import { engineRunService } from '../../lib/api/engine-service.js';

@@ -8,7 +8,7 @@ import { S3BlobStore } from '../../lib/adapters/aws/s3-blob-store.js';
 import { SqsStepQueue, SqsTickReceiver } from '../../lib/adapters/aws/sqs-step-queue.js';
 import { runStep } from '../../lib/engine/step-runner.js';
 import { startRun } from '../../lib/engine/start-run.js';
-import { defineTool } from '../../lib/engine/tools.js';
+import { defineTool } from '../../lib/authoring/define-tool.js';
 import { scriptedWorld } from '../../lib/testing/scripted-world.js';
 import { spawnWorker, type World } from '../../lib/testing/world.js';
 import { createTestStack, endpointsFor, type DynamoTarget, type TestStack } from '../setup/emulator-context.js';

@@ -50,7 +50,7 @@ describe.skipIf(!endpoints)('trigger, sweeper and outcome events', () => {
   });
 
   it('starts one run per event id, for the source account, and publishes its outcome once it completes', async () => {
-    const { handler } = await import('../../examples/support-agent/handlers/trigger.js');
+    const { handler } = await import('../../functions/trigger.js');
     const event = requested('evt-1', { agent: 'support', input: 'order arrived damaged' });
     const first = await handler(event);
     const runId = runIdForEvent('123456789012', 'evt-1');
@@ -71,7 +71,7 @@ describe.skipIf(!endpoints)('trigger, sweeper and outcome events', () => {
   });
 
   it('drops events it can never start (wrong type, bad detail, a tenant in the detail, unknown agent)', async () => {
-    const { handler } = await import('../../examples/support-agent/handlers/trigger.js');
+    const { handler } = await import('../../functions/trigger.js');
     expect(await handler({ ...requested('evt-2', {}), 'detail-type': 'Something Else' })).toEqual({ dropped: 'detail-type' });
     expect(await handler(requested('evt-3', { agent: 'support' }))).toEqual({ dropped: 'detail' });
     expect(await handler(requested('evt-4', { agent: 'support', input: 'x', tenant: 'someone-else' }))).toEqual({ dropped: 'detail' });
@@ -79,7 +79,7 @@ describe.skipIf(!endpoints)('trigger, sweeper and outcome events', () => {
   });
 
   it('the sweeper handler wakes what is due and writes no events', async () => {
-    const { handler } = await import('../../examples/support-agent/handlers/sweeper.js');
+    const { handler } = await import('../../functions/sweeper.js');
     const out = await handler();
     expect(out.woken).toBeGreaterThanOrEqual(0);
   });

@@ -69,7 +69,7 @@ describe.skipIf(!endpoints)('runtime on the emulators', () => {
   });
 
   it('serves the API Lambda handler with the tenant from the authorizer (another tenant gets 404)', async () => {
-    const { handler } = await import('../../examples/support-agent/handlers/api.js');
+    const { handler } = await import('../../functions/api.js');
     const request = (method: string, path: string, authorizer: unknown, body?: unknown) =>
       handler(
         {
@@ -116,7 +116,7 @@ describe.skipIf(!endpoints)('runtime on the emulators', () => {
   });
 
   it('drops a malformed tick (the record succeeds) and reports a held run as a batch item failure', async () => {
-    const { handler } = await import('../../examples/support-agent/handlers/worker.js');
+    const { handler } = await import('../../functions/worker.js');
     const record = (body: string, id: string) => sqsRecord(body, id, `not-a-receipt-${id}`);
     const ctx = lambdaContext('logbook-worker', 60_000) as Context;
     const malformed = await handler({ Records: [record('{"tenant":"local"', 'm-1'), record('{"tenant":"local","runId":"x","extra":1}', 'm-2')] } as SQSEvent, ctx);

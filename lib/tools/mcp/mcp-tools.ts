@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../../engine/tools.js';
+import type { ToolDefinition } from '../../authoring/types.js';
 import { checkOptions, type McpToolsOptions } from './options.js';
 import type { McpServerTools } from './server-tools.js';
 

@@ -1,7 +1,7 @@
 import { ConfigError } from '../../core/errors.js';
 import type { Policy } from '../../core/events.js';
 import type { JsonValue } from '../../core/json.js';
-import type { ToolContext, VerifyOutcome } from '../../engine/tools.js';
+import type { ToolContext, VerifyOutcome } from '../../authoring/types.js';
 
 /** Streamable HTTP: the server's MCP endpoint, and headers (auth) sent with every request. */
 export interface McpHttpTransport {

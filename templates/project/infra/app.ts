@@ -5,10 +5,10 @@ import { buildLogbookApp } from 'logbook/cdk';
 buildLogbookApp({
   agents: 'src/agents.ts',
   handlers: {
-    worker: 'src/handlers/worker.ts',
-    api: 'src/handlers/api.ts',
-    trigger: 'src/handlers/trigger.ts',
-    sweeper: 'src/handlers/sweeper.ts',
+    worker: 'functions/worker.ts',
+    api: 'functions/api.ts',
+    trigger: 'functions/trigger.ts',
+    sweeper: 'functions/sweeper.ts',
   },
   // `npx cdk deploy -c model=bedrock:<id>` sets LOGBOOK_MODEL in the functions (see src/agents.ts);
   // the worker may then invoke exactly that model.

@@ -3,7 +3,7 @@ import { ManualClock, MemoryBlobStore, MemoryStepQueue, MemoryStore, SequentialI
 import { createApiApp } from '../../../lib/api/app.js';
 import { engineRunService } from '../../../lib/api/engine-service.js';
 import type { Caller } from '../../../lib/api/tenant.js';
-import { AgentRegistry } from '../../../lib/engine/agents.js';
+import { AgentRegistry } from '../../../lib/authoring/registry.js';
 import { createEngine, type EngineDeps } from '../../../lib/engine/engine.js';
 import { runStep } from '../../../lib/engine/step-runner.js';
 import { StaticModelResolver } from '../../../lib/models/scripted-model.js';

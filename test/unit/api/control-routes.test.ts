@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { createApiApp } from '../../../lib/api/app.js';
 import { engineRunService } from '../../../lib/api/engine-service.js';
 import type { Caller } from '../../../lib/api/tenant.js';
-import { defineTool } from '../../../lib/engine/tools.js';
-import { waitForSignal } from '../../../lib/engine/waits.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
+import { waitForSignal } from '../../../lib/authoring/waits.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { drain } from '../control/helpers.js';
 

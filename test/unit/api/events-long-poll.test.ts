@@ -9,7 +9,7 @@ import { createApiApp } from '../../../lib/api/app.js';
 import { engineRunService } from '../../../lib/api/engine-service.js';
 import { EVENTS_POLL_MS } from '../../../lib/api/long-poll.js';
 import type { Caller } from '../../../lib/api/tenant.js';
-import { AgentRegistry } from '../../../lib/engine/agents.js';
+import { AgentRegistry } from '../../../lib/authoring/registry.js';
 import { createEngine, type EngineDeps } from '../../../lib/engine/engine.js';
 import { runStep } from '../../../lib/engine/step-runner.js';
 import { StaticModelResolver } from '../../../lib/models/scripted-model.js';

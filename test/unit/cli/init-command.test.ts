@@ -29,13 +29,13 @@ const EXPECTED_FILES = [
   '.gitignore',
   'README.md',
   'cdk.json',
+  'functions/api.ts',
+  'functions/sweeper.ts',
+  'functions/trigger.ts',
+  'functions/worker.ts',
   'infra/app.ts',
   'package.json',
   'src/agents.ts',
-  'src/handlers/api.ts',
-  'src/handlers/sweeper.ts',
-  'src/handlers/trigger.ts',
-  'src/handlers/worker.ts',
   'src/services.ts',
   'test/agent.test.ts',
   'tsconfig.json',
@@ -110,7 +110,7 @@ describe('logbook init', () => {
     const commands = lines.slice(lines.indexOf('```sh') + 1, lines.indexOf('```sh') + 4).map((l) => l.split('#')[0]!.trim());
     expect(commands).toEqual(['npm install && npm run dev', 'npm install && npm test', 'npx cdk deploy']);
     for (const kind of ['worker', 'api', 'trigger', 'sweeper']) {
-      const code = readFileSync(join(dir, 'src/handlers', `${kind}.ts`), 'utf8')
+      const code = readFileSync(join(dir, 'functions', `${kind}.ts`), 'utf8')
         .split('\n')
         .filter((l) => l.startsWith('export '));
       expect(code, kind).toHaveLength(1);

@@ -5,7 +5,7 @@ import { requestApproval, requestMessage } from '../../../lib/engine/control-req
 import { forkRun } from '../../../lib/engine/fork.js';
 import { requestCancel } from '../../../lib/engine/requests.js';
 import { startRun } from '../../../lib/engine/start-run.js';
-import { defineTool } from '../../../lib/engine/tools.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { logOf } from '../engine/helpers.js';
 import { drain, headOf } from './helpers.js';

@@ -4,7 +4,7 @@ import { requestCancel } from '../../../lib/engine/requests.js';
 import { requestSignal } from '../../../lib/engine/control-requests.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { sweep } from '../../../lib/engine/sweep.js';
-import { sleepTool, waitForSignal } from '../../../lib/engine/waits.js';
+import { sleepTool, waitForSignal } from '../../../lib/authoring/waits.js';
 import type { ModelRequest } from '../../../lib/core/messages.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { logOf } from '../engine/helpers.js';

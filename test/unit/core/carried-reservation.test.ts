@@ -7,7 +7,7 @@ import { CorruptLogError } from '../../../lib/core/errors.js';
 import { foldLog, previewToolResult } from '../../../lib/core/fold.js';
 import { parseEvent, reservationOf, type EventOf } from '../../../lib/core/events.js';
 import type { RunState } from '../../../lib/core/state.js';
-import { defineTool } from '../../../lib/engine/tools.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';

@@ -3,7 +3,7 @@ import { CorruptLogError } from '../../../lib/core/errors.js';
 import { foldLog, foldMore } from '../../../lib/core/fold.js';
 import { parseEvent } from '../../../lib/core/events.js';
 import { z } from 'zod';
-import { defineTool } from '../../../lib/engine/tools.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';

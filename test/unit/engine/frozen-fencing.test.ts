@@ -4,7 +4,8 @@
 // effect lands twice, the frozen worker writes nothing after the takeover, and what stopped it is
 // the layer this test names (its own lease check, the service's fencing token, or the deadline).
 import { describe, expect, it } from 'vitest';
-import { AppendConflictError, StaticModelResolver, AgentRegistry, runStep, startRun } from '../../../lib/index.js';
+import { AppendConflictError, StaticModelResolver } from '../../../lib/index.js';
+import { AgentRegistry, runStep, startRun } from '../../../lib/engine/index.js';
 import { ManualClock, driveRun, memoryStorage, runCrashHarness, spawnWorker, type WorkerProcess } from '../../../lib/testing/index.js';
 import { SUPPORT_MODEL_ID, supportAgent, supportModel } from '../../../examples/support-agent/agent.js';
 import { MemoryLedger, duplicateEffects, type SideEffect } from '../../../examples/support-agent/ledger.js';

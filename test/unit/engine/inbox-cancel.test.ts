@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { requestCancel, requestRunAction } from '../../../lib/engine/requests.js';
 import { runStep } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
-import { defineTool } from '../../../lib/engine/tools.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';

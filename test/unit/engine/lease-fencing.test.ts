@@ -3,7 +3,8 @@
 // frozen notices on waking; and a lease counts from the claim, not from when the keeper started.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { StaleLeaseError, defineTool, runStep, startRun, type ToolContext } from '../../../lib/index.js';
+import { StaleLeaseError, defineTool, type ToolContext } from '../../../lib/index.js';
+import { runStep, startRun } from '../../../lib/engine/index.js';
 import { scriptedWorld, spawnWorker } from '../../../lib/testing/index.js';
 import { logOf } from './helpers.js';
 

@@ -27,7 +27,7 @@ import {
   STEP_QUEUE_RETENTION_S,
 } from '../../../lib/engine/limits.js';
 import { initialHead } from '../../../lib/engine/start-run.js';
-import { defineTool } from '../../../lib/engine/tools.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { envSchema } from '../../../lib/lambda/env.js';
 
 const ENV = { LOGBOOK_TABLE: 't', LOGBOOK_BUCKET: 'b', LOGBOOK_QUEUE_URL: 'http://127.0.0.1:1/q.fifo' };

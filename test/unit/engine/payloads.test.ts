@@ -6,7 +6,7 @@ import type { ModelRequest, ModelResponse } from '../../../lib/core/messages.js'
 import { PayloadCodec } from '../../../lib/engine/payload-codec.js';
 import { Redactor } from '../../../lib/engine/redaction.js';
 import { startRun } from '../../../lib/engine/start-run.js';
-import { defineTool } from '../../../lib/engine/tools.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';

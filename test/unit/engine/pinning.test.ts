@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ModelRequest, ModelResponse } from '../../../lib/core/messages.js';
-import { AgentRegistry, defineAgent } from '../../../lib/engine/agents.js';
+import { AgentRegistry } from '../../../lib/authoring/registry.js';
+import { defineAgent } from '../../../lib/authoring/define-agent.js';
 import { requestRunAction } from '../../../lib/engine/requests.js';
 import { runStep } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
-import { defineTool } from '../../../lib/engine/tools.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { fromChatCompletion } from '../../../lib/models/openai-wire.js';
 import { StaticModelResolver } from '../../../lib/models/scripted-model.js';
 import { driveRun } from '../../../lib/testing/driver.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool } from '../../../lib/engine/tools.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { runStep, type StepResult } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';

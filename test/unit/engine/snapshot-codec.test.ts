@@ -6,7 +6,7 @@ import { runStep } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { RunLoader } from '../../../lib/engine/run-loader.js';
 import { decodeSnapshot, encodeSnapshot } from '../../../lib/engine/snapshot-codec.js';
-import { defineTool } from '../../../lib/engine/tools.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
 import { logOf } from './helpers.js';

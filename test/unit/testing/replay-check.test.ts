@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineAgent, defineAgents, defineTool, runStep, startRun, type Agents, type JsonValue } from 'logbook';
+import { defineAgent, defineAgents, defineTool, type Agents, type JsonValue } from 'logbook';
+import { runStep, startRun } from 'logbook/engine';
 import { WorkerHalt, agentsWorld, checkReplay, driveRun, effectLog, formatReplayReport, spawnWorker, type RecordedRun } from 'logbook/testing';
 import { modelsFromEnv } from '../../../lib/models/model-config.js';
 import { missingModel } from '../../../lib/testing/replay-reasons.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { StaleLeaseError, defineTool, startRun, type ToolContext } from 'logbook';
+import { StaleLeaseError, defineTool, type ToolContext } from 'logbook';
+import { startRun } from 'logbook/engine';
 import { driveRun, effectLog, scriptedWorld, ToolAbort, toolTestContext } from 'logbook/testing';
 
 /** The contexts the engine itself hands a tool, captured from a real run. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../lib/core/errors.js';
-import { toolSchemaHash } from '../../../lib/engine/agents.js';
+import { toolSchemaHash } from '../../../lib/authoring/define-agent.js';
 import { startRun } from '../../../lib/engine/start-run.js';
-import { defineTool } from '../../../lib/engine/tools.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { jsonSchemaInput } from '../../../lib/tools/json-schema.js';

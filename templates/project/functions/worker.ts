@@ -1,4 +1,4 @@
 import { createWorkerHandler } from 'logbook/lambda';
-import agents from '../agents.js';
+import agents from '../src/agents.js';
 
 export const handler = createWorkerHandler({ agents });

@@ -1,18 +1,7 @@
 import { ConfigError } from '../core/errors.js';
 import type { ModelClient } from '../ports/model-client.js';
-import { AgentRegistry, type AgentDefinition } from './agents.js';
-
-/** What an agents module passes to defineAgents(). */
-export interface AgentsSpec {
-  /** Every agent (and every version still serving pinned runs) this deployment runs. */
-  agents: readonly AgentDefinition[];
-  /**
-   * Model clients the application builds itself, by the model id its agents pin: scripted models
-   * for tests and `logbook dev`, or a custom provider. Built once per process, on first use. Ids
-   * not listed here are served by the built-in providers (`bedrock:<id>`, `openai:<model>`).
-   */
-  models?: Record<string, () => ModelClient>;
-}
+import { AgentRegistry } from './registry.js';
+import type { AgentDefinition, AgentsSpec } from './types.js';
 
 /** A deployment's agents: the registry the engine reads, and the application's own models. */
 export interface Agents {
@@ -22,6 +11,9 @@ export interface Agents {
   /** Every model id the agents pin (what IAM must allow the worker to invoke). */
   readonly modelIds: readonly string[];
 }
+
+/** What the handler factories accept: the agents, or a function that builds them once per cold start. */
+export type AgentsSource = Agents | (() => Agents | Promise<Agents>);
 
 /**
  * The value an agents module exports (`export default defineAgents({ agents: [...] })`), and what
@@ -50,8 +42,6 @@ export function defineAgents(spec: AgentsSpec | readonly AgentDefinition[]): Age
   };
 }
 
-/** What the handler factories accept: the agents, or a function that builds them once per cold start. */
-export type AgentsSource = Agents | (() => Agents | Promise<Agents>);
 
 export async function resolveAgents(source: AgentsSource | undefined): Promise<Agents | undefined> {
   if (source === undefined) return undefined;

@@ -1,4 +1,4 @@
 import { createApiHandler } from 'logbook/lambda';
-import agents from '../agents.js';
+import agents from '../examples/support-agent/agents.js';
 
 export const handler = createApiHandler({ agents });

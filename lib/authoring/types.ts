@@ -1,10 +1,13 @@
-import { z } from 'zod';
-import type { Policy } from '../core/events.js';
-import type { JsonValue } from '../core/json.js';
-import { ConfigError } from '../core/errors.js';
+/**
+ * What agent authors write against, as types only: a tool's context and definition, an agent's
+ * spec and definition, and what an agents module passes to defineAgents(). The functions that build them live
+ * beside this file; how the engine runs them lives in lib/engine and is not imported here.
+ */
+import type { z } from 'zod';
 import type { BudgetRequest } from '../core/budgets.js';
-import type { AgentDefinition } from './agents.js';
-import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './limits.js';
+import type { PinnedTool, Policy, Price } from '../core/events.js';
+import type { JsonValue } from '../core/json.js';
+import type { ModelClient } from '../ports/model-client.js';
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
@@ -65,7 +68,7 @@ export interface ApprovalContext {
 // Method syntax keeps the predicate bivariant, like execute(), so a ToolDefinition<I> is a ToolDefinition<unknown>.
 export type ApprovalRule<I> = 'always' | { predicate(args: I, ctx: ApprovalContext): boolean | Promise<boolean> }['predicate'];
 
-/** A tool that waits for the outside world instead of running code (see waits.ts, agent-tool.ts). */
+/** A tool that waits for the outside world instead of running code (waits.ts, agent-tool.ts). */
 export type ToolWait =
   | { kind: 'signal'; signal: string; payload: z.ZodType; timeoutMs: number }
   | { kind: 'timer'; maxMs: number; durationMs(args: unknown): number }
@@ -78,7 +81,7 @@ export interface ToolSpec<I> {
   input: z.ZodType<I> | JsonSchemaInput<I>;
   /** What to do with a call that started and has no result. Default: escalate to a person. */
   policy?: Policy;
-  /** Default DEFAULT_TOOL_TIMEOUT_MS; at most MAX_TOOL_TIMEOUT_MS (limits.ts). */
+  /** Default DEFAULT_TOOL_TIMEOUT_MS; at most MAX_TOOL_TIMEOUT_MS (engine/limits.ts). */
   timeoutMs?: number;
   execute(args: I, ctx: ToolContext): Promise<JsonValue>;
   /** Required for policy `verify`: look whether the side effect of this call landed. */
@@ -104,41 +107,31 @@ export interface ToolDefinition<I = unknown> extends Required<Omit<ToolSpec<I>, 
   inputSchema: Record<string, unknown>;
 }
 
-const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
-
-export function defineTool<I>(spec: ToolSpec<I>): ToolDefinition<I> {
-  if (!NAME.test(spec.name)) throw new ConfigError(`tool name "${spec.name}" must match ${NAME}`);
-  const policy = spec.policy ?? 'escalate';
-  if (policy === 'verify' && !spec.verify) throw new ConfigError(`tool ${spec.name} has policy verify but no verify()`);
-  const timeoutMs = spec.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-  if (timeoutMs <= 0 || timeoutMs > MAX_TOOL_TIMEOUT_MS) {
-    throw new ConfigError(`tool ${spec.name}: timeoutMs must be in (0, ${MAX_TOOL_TIMEOUT_MS}]`);
-  }
-  const t = spec.approvalTimeoutSeconds;
-  if (t !== undefined && (!Number.isInteger(t) || t <= 0)) throw new ConfigError(`tool ${spec.name}: approvalTimeoutSeconds must be a positive integer`);
-  if (t !== undefined && spec.approval === undefined) throw new ConfigError(`tool ${spec.name}: approvalTimeoutSeconds without approval`);
-  const { input, inputSchema } = isJsonSchemaInput(spec.input) ? fromJsonSchema(spec.input) : fromZod(spec.input);
-  return { ...spec, input, policy, timeoutMs, inputSchema, verify: spec.verify };
+export interface AgentSpec {
+  name: string;
+  version: string;
+  model: { id: string; maxOutputTokens: number; price?: Price };
+  system: { version: string; text: string };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  tools: ToolDefinition<any>[];
+  budgets?: BudgetRequest;
+  /** Wait past a started call's notAfter before applying its policy. Default 30 s. */
+  graceMs?: number;
 }
 
-function isJsonSchemaInput<I>(input: z.ZodType<I> | JsonSchemaInput<I>): input is JsonSchemaInput<I> {
-  // Duck-typed, not instanceof: an application may bring its own copy of zod.
-  return typeof (input as { safeParse?: unknown }).safeParse !== 'function' && typeof (input as JsonSchemaInput<I>).validate === 'function';
+export interface AgentDefinition extends AgentSpec {
+  pinnedTools: PinnedTool[];
+  promptSha256: string;
 }
 
-function fromZod<I>(input: z.ZodType<I>): { input: z.ZodType<I>; inputSchema: Record<string, unknown> } {
-  const inputSchema = z.toJSONSchema(input, { target: 'draft-2020-12' }) as Record<string, unknown>;
-  delete inputSchema.$schema;
-  return { input, inputSchema };
-}
-
-/** The dialect marker is dropped as for zod tools: providers reject it, and the validator already knows it. */
-function fromJsonSchema<I>(spec: JsonSchemaInput<I>): { input: z.ZodType<I>; inputSchema: Record<string, unknown> } {
-  const inputSchema = structuredClone(spec.jsonSchema);
-  delete inputSchema.$schema;
-  const input = z.custom<I>().superRefine((value, ctx) => {
-    const result = spec.validate(value);
-    if (!result.ok) for (const issue of result.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: [...issue.path] });
-  });
-  return { input, inputSchema };
+/** What an agents module passes to defineAgents(). */
+export interface AgentsSpec {
+  /** Every agent (and every version still serving pinned runs) this deployment runs. */
+  agents: readonly AgentDefinition[];
+  /**
+   * Model clients the application builds itself, by the model id its agents pin: scripted models
+   * for tests and `logbook dev`, or a custom provider. Built once per process, on first use. Ids
+   * not listed here are served by the built-in providers (`bedrock:<id>`, `openai:<model>`).
+   */
+  models?: Record<string, () => ModelClient>;
 }

@@ -5,10 +5,10 @@ export function buildSupportApp(options: Partial<LogbookAppOptions> = {}) {
   return buildLogbookApp({
     agents: 'examples/support-agent/agents.ts',
     handlers: {
-      worker: 'examples/support-agent/handlers/worker.ts',
-      api: 'examples/support-agent/handlers/api.ts',
-      trigger: 'examples/support-agent/handlers/trigger.ts',
-      sweeper: 'examples/support-agent/handlers/sweeper.ts',
+      worker: 'functions/worker.ts',
+      api: 'functions/api.ts',
+      trigger: 'functions/trigger.ts',
+      sweeper: 'functions/sweeper.ts',
     },
     // `-c model=bedrock:<id>` puts a real model behind the agent (agents.ts reads LOGBOOK_MODEL).
     environment: (context) => {

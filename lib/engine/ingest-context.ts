@@ -1,8 +1,8 @@
 import type { IngestContext } from '../core/ingest.js';
 import type { JsonValue } from '../core/json.js';
 import type { EngineDeps } from './engine.js';
-import { hashJson } from './hash.js';
-import { zodIssuesText } from './zod-issues.js';
+import { hashJson } from '../adapters/system/crypto.js';
+import { zodIssuesText } from '../core/zod-issues.js';
 
 /**
  * The engine's side of ingesting control items: hashes of arguments as the log will hold them

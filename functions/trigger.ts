@@ -1,4 +1,4 @@
 import { createTriggerHandler } from 'logbook/lambda';
-import agents from '../agents.js';
+import agents from '../examples/support-agent/agents.js';
 
 export const handler = createTriggerHandler({ agents });

@@ -1,59 +1,6 @@
-import type { BudgetRequest } from '../core/budgets.js';
 import { ConfigError } from '../core/errors.js';
-import type { PinnedTool, Price } from '../core/events.js';
-import { hashJson, sha256Hex } from './hash.js';
-import type { ToolDefinition } from './tools.js';
-import { pinnedWait } from './waits.js';
-
-export interface AgentSpec {
-  name: string;
-  version: string;
-  model: { id: string; maxOutputTokens: number; price?: Price };
-  system: { version: string; text: string };
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  tools: ToolDefinition<any>[];
-  budgets?: BudgetRequest;
-  /** Wait past a started call's notAfter before applying its policy. Default 30 s. */
-  graceMs?: number;
-}
-
-export interface AgentDefinition extends AgentSpec {
-  pinnedTools: PinnedTool[];
-  promptSha256: string;
-}
-
-export function defineAgent(spec: AgentSpec): AgentDefinition {
-  const names = new Set<string>();
-  for (const t of spec.tools) {
-    if (names.has(t.name)) throw new ConfigError(`agent ${spec.name}: tool ${t.name} listed twice`);
-    names.add(t.name);
-  }
-  return { ...spec, pinnedTools: spec.tools.map(pinTool), promptSha256: sha256Hex(spec.system.text) };
-}
-
-/**
- * The contract an implementation must match: name and input schema (and, for a waiting tool, what
- * it waits for and the payload schema). Policy, timeout and approval are pinned separately.
- */
-export function toolSchemaHash(tool: Pick<ToolDefinition, 'name' | 'inputSchema'> & { wait?: ToolDefinition['wait'] }): string {
-  const wait = pinnedWait(tool.wait);
-  return hashJson(wait ? { name: tool.name, inputSchema: tool.inputSchema, wait } : { name: tool.name, inputSchema: tool.inputSchema });
-}
-
-export function pinTool(tool: ToolDefinition): PinnedTool {
-  return {
-    name: tool.name,
-    version: tool.version,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-    schemaHash: toolSchemaHash(tool),
-    policy: tool.policy,
-    timeoutMs: tool.timeoutMs,
-    ...(tool.approval !== undefined ? { approval: tool.approval === 'always' ? 'always' : 'conditional' } : {}),
-    ...(tool.approvalTimeoutSeconds !== undefined ? { approvalTimeoutMs: tool.approvalTimeoutSeconds * 1000 } : {}),
-    ...(tool.wait ? { wait: pinnedWait(tool.wait) } : {}),
-  };
-}
+import { toolSchemaHash } from './define-agent.js';
+import type { AgentDefinition, ToolDefinition } from './types.js';
 
 /**
  * Agents by name and version, and tool implementations by (agent, name, schema hash). Several

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { BudgetRequest } from '../core/budgets.js';
 import { ConfigError } from '../core/errors.js';
-import type { AgentDefinition } from './agents.js';
-import { defineTool, type ToolDefinition } from './tools.js';
+import { defineTool } from './define-tool.js';
+import type { AgentDefinition, ToolDefinition } from './types.js';
 
 export interface AgentToolSpec<I> {
   /** The tool's name, as the parent's model calls it. */
