@@ -108,8 +108,8 @@ afterAll(() => {
 });
 
 describe('the packaged library, used by a new project', () => {
-  it('packs compiled JavaScript with types, the CLI and the templates, and nothing else', () => {
-    const outside = packed.filter((p) => !/^(dist\/(lib|dev)\/|bin\/|templates\/project\/|README\.md$|package\.json$)/.test(p));
+  it('packs compiled JavaScript with types, the CLI, the templates and the docs, and nothing else', () => {
+    const outside = packed.filter((p) => !/^(dist\/(lib|dev)\/|bin\/|templates\/project\/|docs\/|README\.md$|package\.json$)/.test(p));
     expect(outside).toEqual([]);
     expect(packed.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts') && !p.startsWith('templates/'))).toEqual([]);
     // The TypeScript sources are not shipped, so the source maps carry them (a Lambda stack trace

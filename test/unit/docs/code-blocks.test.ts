@@ -6,7 +6,8 @@
  * export, or a changed signature, fails here naming the page and the block's line.
  *
  * A block whose first line is a path comment (`// src/agents.ts`, `// functions/worker.ts: ...`)
- * is written at that path, so blocks of one page can import each other (`../src/agents.js`).
+ * is written at that path, so blocks of one page can import each other (`../src/agents.js`). A
+ * page that imports an agents module without showing one gets a stub `src/agents.ts`.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -34,7 +35,7 @@ interface Block {
   code: string;
 }
 
-export function tsBlocks(page: string, text: string): Block[] {
+function tsBlocks(page: string, text: string): Block[] {
   const blocks: Block[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -61,6 +62,12 @@ function writeBlocks(blocks: Block[], root: string): Map<string, Block> {
     writeFileSync(file, block.code);
     files.set(file, block);
   });
+  for (const dir of new Set([...files.keys()].map((f) => join(root, relative(root, f).split('/')[0]!)))) {
+    const stub = join(dir, 'src', 'agents.ts');
+    if (files.has(stub)) continue;
+    mkdirSync(dirname(stub), { recursive: true });
+    writeFileSync(stub, "import { defineAgents } from 'logbook';\nexport default defineAgents({ agents: [] });\n");
+  }
   return files;
 }
 
