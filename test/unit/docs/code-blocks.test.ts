@@ -77,7 +77,7 @@ function compilerOptions(): ts.CompilerOptions {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
   // The hosting API's own entry point is being split out of `logbook`; until package.json
   // exports it, pages that import it typecheck against the root entry that still holds it.
-  const paths = pkg.exports['./engine'] ? {} : { 'logbook/engine': ['lib/index.ts'] };
+  const paths: Record<string, string[]> = pkg.exports['./engine'] ? {} : { 'logbook/engine': ['lib/index.ts'] };
   return { ...options, noEmit: true, baseUrl: ROOT, paths };
 }
 
