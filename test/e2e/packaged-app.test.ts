@@ -142,6 +142,13 @@ describe('the packaged library, used by a new project', () => {
     for (const cdk of ['aws-cdk-lib', 'constructs', 'cdk-nag', 'esbuild']) expect(manifest.peerDependenciesMeta[cdk]?.optional, cdk).toBe(true);
   });
 
+  it("ships every docs page the README links to (the README is the package's front page on npm)", () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const docs = [...readme.matchAll(/\]\((docs\/[^)#\s]+)/g)].map((m) => m[1]!);
+    expect(docs.length).toBeGreaterThan(5);
+    expect(docs.filter((d) => !packed.includes(d))).toEqual([]);
+  });
+
   it('has no side effects on import: no handles left open, no output, environment and files unchanged', { timeout: 2 * MINUTE }, async () => {
     const script = `
       // stdio handles exist before, so that touching them does not count.
