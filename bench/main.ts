@@ -9,11 +9,10 @@
  *
  *   npm run bench                          # 1 x 1000 turns and 8 concurrent runs, DynamoDB Local
  *   npm run bench -- --turns 200 --runs 4  # smaller
- *   npm run bench -- --write-docs          # also write docs/cost.md from this run's output
+ *   npm run bench -- --write-docs          # also write the generated section of docs/cost.md (never the README)
  *   npm run bench -- --scale 100           # 100 concurrent runs on the whole local stack
  */
-import { writeFileSync, mkdirSync } from 'node:fs';
-import { writeReadmeCostSection } from './readme-section.js';
+import { COST_DOC, writeCostSection } from './cost-section.js';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createLocalAwsClients } from '../lib/adapters/aws/aws-clients.js';
@@ -156,10 +155,8 @@ try {
   });
   console.log(output);
   if (values['write-docs']) {
-    mkdirSync('docs', { recursive: true });
-    writeFileSync('docs/cost.md', output);
-    writeReadmeCostSection(output);
-    log('wrote docs/cost.md and the README\'s cost section');
+    writeCostSection(output);
+    log(`wrote the generated section of ${COST_DOC}`);
   }
 } finally {
   clients.destroy();

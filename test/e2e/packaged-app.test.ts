@@ -108,8 +108,8 @@ afterAll(() => {
 });
 
 describe('the packaged library, used by a new project', () => {
-  it('packs compiled JavaScript with types, the CLI and the templates, and nothing else', () => {
-    const outside = packed.filter((p) => !/^(dist\/(lib|dev)\/|bin\/|templates\/project\/|README\.md$|package\.json$)/.test(p));
+  it('packs compiled JavaScript with types, the CLI, the templates and the docs, and nothing else', () => {
+    const outside = packed.filter((p) => !/^(dist\/(lib|dev)\/|bin\/|templates\/project\/|docs\/|README\.md$|package\.json$)/.test(p));
     expect(outside).toEqual([]);
     expect(packed.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts') && !p.startsWith('templates/'))).toEqual([]);
     // The TypeScript sources are not shipped, so the source maps carry them (a Lambda stack trace
@@ -140,6 +140,13 @@ describe('the packaged library, used by a new project', () => {
       expect(manifest.dependencies, sdk).not.toHaveProperty(sdk);
     }
     for (const cdk of ['aws-cdk-lib', 'constructs', 'cdk-nag', 'esbuild']) expect(manifest.peerDependenciesMeta[cdk]?.optional, cdk).toBe(true);
+  });
+
+  it("ships every docs page the README links to (the README is the package's front page on npm)", () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const docs = [...readme.matchAll(/\]\((docs\/[^)#\s]+)/g)].map((m) => m[1]!);
+    expect(docs.length).toBeGreaterThan(5);
+    expect(docs.filter((d) => !packed.includes(d))).toEqual([]);
   });
 
   it('has no side effects on import: no handles left open, no output, environment and files unchanged', { timeout: 2 * MINUTE }, async () => {

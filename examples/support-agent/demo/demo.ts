@@ -214,7 +214,7 @@ async function killLoop(
     // shorten its tick's visibility, which on AWS too costs the full visibility timeout.
     while (!state.done && stack.runner.busyWorkers === 0) await sleep(10);
     // At least 50 ms in: the first milliseconds (before the worker's first SQS call) are a real
-    // window, documented in the README, but a demo that aims at it only shows a 2-minute wait.
+    // window, documented in docs/guides/deploying.md (Operating it), but a demo that aims at it only shows a 2-minute wait.
     await sleep(50 + Math.floor(random() * 400));
     if (state.done) return;
     if (stack.runner.killBusyWorker((n) => Math.floor(random() * n))) {

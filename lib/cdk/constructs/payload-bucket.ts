@@ -42,7 +42,7 @@ export class PayloadBucket extends Construct {
       enforceSSL: true,
       minimumTLSVersion: 1.2,
       // No autoDeleteObjects: it adds a custom-resource Lambda with broad S3 rights; an
-      // operator who destroys the stack empties the buckets first (README, Tear down).
+      // operator who destroys the stack empties the buckets first (docs/guides/deploying.md, Tear down).
       removalPolicy: props.removalPolicy,
       lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(props.expirationDays) }],
     });

@@ -1,0 +1,111 @@
+/**
+ * The ```ts blocks of the README and of every page under docs/ compile against the package as it is
+ * now: each block is written as a file under .scratch/ inside the repository (so `logbook`,
+ * `logbook/lambda`... resolve through package.json "exports" like a user's import, and `zod` from
+ * node_modules) and typechecked with the repository's compiler options. A renamed or removed
+ * export, or a changed signature, fails here naming the page and the block's line.
+ *
+ * A block whose first line is a path comment (`// src/agents.ts`, `// functions/worker.ts: ...`)
+ * is written at that path, so blocks of one page can import each other (`../src/agents.js`). A
+ * page that imports an agents module without showing one gets a stub `src/agents.ts`.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const WORK = join(ROOT, '.scratch', `doc-blocks-${process.pid}`);
+afterAll(() => rmSync(WORK, { recursive: true, force: true }));
+
+/** README.md, DEVELOPMENT.md and every markdown page under docs/. */
+function pages(): string[] {
+  const walk = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.md') ? [join(dir, e.name)] : [],
+    );
+  return ['README.md', 'DEVELOPMENT.md', ...walk('docs')];
+}
+
+interface Block {
+  page: string;
+  /** 1-based line of the block's first code line in its page. */
+  line: number;
+  code: string;
+}
+
+function tsBlocks(page: string, text: string): Block[] {
+  const blocks: Block[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]!.trim() !== '```ts') continue;
+    const start = i + 1;
+    let end = start;
+    while (end < lines.length && lines[end]!.trim() !== '```') end++;
+    blocks.push({ page, line: start + 1, code: lines.slice(start, end).join('\n') + '\n' });
+    i = end;
+  }
+  return blocks;
+}
+
+const PATH_COMMENT = /^\/\/ ((?:[\w.-]+\/)*[\w.-]+\.ts)\b/;
+
+/** Write each page's blocks into a directory of its own; returns file → block. */
+function writeBlocks(blocks: Block[], root: string): Map<string, Block> {
+  const files = new Map<string, Block>();
+  blocks.forEach((block, n) => {
+    const dir = join(root, block.page.replace(/[/.]/g, '_'));
+    const file = join(dir, PATH_COMMENT.exec(block.code)?.[1] ?? `block-${n}.ts`);
+    if (files.has(file)) throw new Error(`${block.page}:${block.line}: a second block at ${relative(dir, file)}`);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, block.code);
+    files.set(file, block);
+  });
+  for (const dir of new Set([...files.keys()].map((f) => join(root, relative(root, f).split('/')[0]!)))) {
+    const stub = join(dir, 'src', 'agents.ts');
+    if (files.has(stub)) continue;
+    mkdirSync(dirname(stub), { recursive: true });
+    writeFileSync(stub, "import { defineAgents } from 'logbook';\nexport default defineAgents({ agents: [] });\n");
+  }
+  return files;
+}
+
+function compilerOptions(): ts.CompilerOptions {
+  const config = ts.readConfigFile(join(ROOT, 'tsconfig.json'), (p) => ts.sys.readFile(p));
+  const options = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT).options;
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+  // The hosting API's own entry point is being split out of `logbook`; until package.json
+  // exports it, pages that import it typecheck against the root entry that still holds it.
+  const paths: Record<string, string[]> = pkg.exports['./engine'] ? {} : { 'logbook/engine': ['lib/index.ts'] };
+  return { ...options, noEmit: true, baseUrl: ROOT, paths };
+}
+
+/** Compiler errors of `files` (only theirs), as `page:line: message`. */
+function typecheck(files: Map<string, Block>): string[] {
+  const program = ts.createProgram([...files.keys()], compilerOptions());
+  const errors: string[] = [];
+  for (const [file, block] of files) {
+    const source = program.getSourceFile(file);
+    if (!source) throw new Error(`not in the program: ${file}`);
+    for (const d of [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)]) {
+      const { line } = source.getLineAndCharacterOfPosition(d.start ?? 0);
+      errors.push(`${block.page}:${block.line + line}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+    }
+  }
+  return errors;
+}
+
+describe('code blocks in the README and docs/', () => {
+  it('every ```ts block typechecks against the package entry points', { timeout: 180_000 }, () => {
+    const blocks = pages().flatMap((page) => tsBlocks(page, readFileSync(join(ROOT, page), 'utf8')));
+    expect(blocks.filter((b) => b.page === 'README.md').length).toBeGreaterThanOrEqual(3);
+    // The check itself: a block importing an export that does not exist must fail.
+    const canary: Block = { page: 'canary.md', line: 1, code: "import { defineToool } from 'logbook';\nexport const t = defineToool;\n" };
+    const files = writeBlocks([...blocks, canary], WORK);
+    const errors = typecheck(files);
+    const [canaryErrors, pageErrors] = [errors.filter((e) => e.startsWith('canary.md')), errors.filter((e) => !e.startsWith('canary.md'))];
+    expect(canaryErrors.join('\n')).toMatch(/has no exported member named 'defineToool'/);
+    expect(pageErrors).toEqual([]);
+  });
+});
