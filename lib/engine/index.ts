@@ -14,6 +14,5 @@ export { ApprovalConflictError, CallNotFoundError, ForkConflictError, MessageCon
 export { childRunId } from './child-runs.js';
 export { AgentRegistry } from '../authoring/registry.js';
 export { resolveAgents, isAgents } from '../authoring/define-agents.js';
-export * from './limits.js';
 export type { RunHead, OpenAttention, OpenWait } from '../ports/run-heads.js';
 export type { RunState, CallState, RunStatusState } from '../core/state.js';

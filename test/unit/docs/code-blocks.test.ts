@@ -74,11 +74,7 @@ function writeBlocks(blocks: Block[], root: string): Map<string, Block> {
 function compilerOptions(): ts.CompilerOptions {
   const config = ts.readConfigFile(join(ROOT, 'tsconfig.json'), (p) => ts.sys.readFile(p));
   const options = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT).options;
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-  // The hosting API's own entry point is being split out of `logbook`; until package.json
-  // exports it, pages that import it typecheck against the root entry that still holds it.
-  const paths: Record<string, string[]> = pkg.exports['./engine'] ? {} : { 'logbook/engine': ['lib/index.ts'] };
-  return { ...options, noEmit: true, baseUrl: ROOT, paths };
+  return { ...options, noEmit: true };
 }
 
 /** Compiler errors of `files` (only theirs), as `page:line: message`. */

@@ -9,6 +9,7 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 const ENTRY_POINTS = [
   { specifier: 'logbook', source: 'lib/index.ts', page: 'docs/reference/logbook.md' },
+  { specifier: 'logbook/engine', source: 'lib/engine/index.ts', page: 'docs/reference/engine.md' },
   { specifier: 'logbook/lambda', source: 'lib/lambda/index.ts', page: 'docs/reference/lambda.md' },
   { specifier: 'logbook/cdk', source: 'lib/cdk/index.ts', page: 'docs/reference/cdk.md' },
   { specifier: 'logbook/testing', source: 'lib/testing/index.ts', page: 'docs/reference/testing.md' },
