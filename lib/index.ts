@@ -35,5 +35,5 @@ export { sweep } from './engine/sweep.js';
 // Tools from MCP servers (the SDK is loaded on first use, not by importing this module).
 export type { JsonSchemaInput } from './engine/tools.js';
 export { mcpTools, connectMcpServer, type McpServerTools } from './tools/mcp/mcp-tools.js';
-export { MCP_META_KEYS, type McpToolsOptions, type McpTransport, type McpHttpTransport, type McpStdioTransport, type McpPolicyOverride, type McpCaller, type McpListedTool } from './tools/mcp/options.js';
-export { McpServerUnavailableError, McpToolError, McpRequestError } from './tools/mcp/errors.js';
+export { MCP_META_KEYS, type McpToolsOptions, type McpTransport, type McpHttpTransport, type McpStdioTransport, type McpPolicyOverride, type McpCaller, type McpListedTool, type McpApprovalOptions } from './tools/mcp/options.js';
+export { McpServerUnavailableError, McpToolError, McpRequestError, McpResultTooLargeError, McpConnectionClosedError } from './tools/mcp/errors.js';
