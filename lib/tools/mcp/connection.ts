@@ -116,7 +116,10 @@ export class McpConnection {
     const client = this.current;
     this.current = undefined;
     this.live = undefined;
+    const pid = client?.transport instanceof StdioClientTransport ? client.transport.pid : null;
     await client?.close().catch(() => undefined);
+    // The SDK sends SIGKILL last and does not wait for it to land: closed means gone.
+    if (pid !== null) await exited(pid);
     // A connect under way when close() came: open() sees `closed` and closes what it made.
     await opening?.catch(() => undefined);
   }
@@ -185,5 +188,17 @@ export class McpConnection {
       (internal as { _readBuffer: unknown })._readBuffer = new CappedLineBuffer(max);
     }
     return stdio;
+  }
+}
+
+/** Resolves once process `pid` no longer exists (at most about a second after a SIGKILL). */
+async function exited(pid: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
