@@ -17,7 +17,6 @@ import { logOf } from '../unit/engine/helpers.js';
 
 cleanUpAfterEach();
 
-const MiB = 1024 * 1024;
 const policies = (tools: { name: string; policy: string }[]) => Object.fromEntries(tools.map((t) => [t.name, t.policy]));
 
 describe('annotations cannot buy a rerun', () => {
