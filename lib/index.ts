@@ -20,8 +20,8 @@ export type { ModelClient, ModelResolver } from './ports/model-client.js';
 export type { ModelRequest, ModelResponse, ModelMessage, ModelUsage, ModelToolSpec } from './core/messages.js';
 // Tools from MCP servers (the SDK is loaded on first use, not by importing this module).
 export { mcpTools, connectMcpServer, type McpServerTools } from './tools/mcp/mcp-tools.js';
-export { MCP_META_KEYS, type McpToolsOptions, type McpTransport, type McpHttpTransport, type McpStdioTransport, type McpPolicyOverride, type McpCaller, type McpListedTool } from './tools/mcp/options.js';
-export { McpServerUnavailableError, McpToolError, McpRequestError } from './tools/mcp/errors.js';
+export { MCP_META_KEYS, type McpToolsOptions, type McpTransport, type McpHttpTransport, type McpStdioTransport, type McpPolicyOverride, type McpCaller, type McpListedTool, type McpApprovalOptions } from './tools/mcp/options.js';
+export { McpServerUnavailableError, McpToolError, McpRequestError, McpResultTooLargeError, McpConnectionClosedError } from './tools/mcp/errors.js';
 // What tools and tests see of a run, and the errors they may catch.
 export * from './core/errors.js';
 export type { RunEvent, EventType, EventOf, Policy, Budgets, Price, PinnedTool, AttentionReason } from './core/events.js';

@@ -26,6 +26,8 @@ export async function createWarehouseAgents(env: Record<string, string | undefin
     transport: warehouseTransport(env),
     prefix: 'warehouse_',
     timeoutMs: 10_000,
+    // Our own server, so its annotations are believed (by default they are not, and every tool escalates).
+    trustAnnotations: true,
     // The annotations say: find_item rerun, reserve_item idempotency_key, ship_order escalate.
     // An override would go here, e.g. policies: { ship_order: { policy: 'verify', verify } }.
   });

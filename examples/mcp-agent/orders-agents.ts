@@ -26,7 +26,7 @@ export function ordersScript(sku = 'sku-anvil', address = '1 Main St, Springfiel
 
 export async function createOrdersAgents(env: Record<string, string | undefined> = process.env): Promise<Agents> {
   // One connection for both agents: the parent uses find_item, the child all three tools.
-  const tools = await mcpTools({ transport: warehouseTransport(env), prefix: 'warehouse_', timeoutMs: 10_000 });
+  const tools = await mcpTools({ transport: warehouseTransport(env), prefix: 'warehouse_', timeoutMs: 10_000, trustAnnotations: true });
   const warehouse = defineAgent({
     name: 'warehouse',
     version: '1.0.0',

@@ -19,7 +19,7 @@ import { FixtureDir } from '../fixtures/mcp/fixture.js';
 const dir = new FixtureDir();
 let server: McpServerTools;
 beforeAll(async () => {
-  server = await connectMcpServer({ transport: dir.stdio(), prefix: 'fx_', include: ['lookup', 'upsert_note', 'send_payment'], timeoutMs: 5_000 });
+  server = await connectMcpServer({ transport: dir.stdio(), prefix: 'fx_', include: ['lookup', 'upsert_note', 'send_payment'], timeoutMs: 5_000, trustAnnotations: true });
 });
 afterAll(async () => {
   await server.close();

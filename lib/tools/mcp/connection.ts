@@ -4,9 +4,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, ToolOutcomeUnknownError } from '../../core/errors.js';
-import { McpRequestError, McpServerUnavailableError } from './errors.js';
+import { McpConnectionClosedError, McpRequestError, McpResultTooLargeError, McpServerUnavailableError } from './errors.js';
 import { classifyCallFailure, isStreamBreak } from './failures.js';
 import { isHttpTransport, type McpTransport } from './options.js';
+import { cappedFetch, CappedLineBuffer, tooLargeOf } from './result-cap.js';
 
 export interface ConnectionOptions {
   transport: McpTransport;
@@ -14,6 +15,8 @@ export interface ConnectionOptions {
   label: string;
   connectTimeoutMs: number;
   clientInfo: { name: string; version: string };
+  /** Largest message taken from the server (result-cap.ts). */
+  maxResultBytes: number;
 }
 
 /** A listing that never ends is a broken server, not a reason to hang a cold start. */
@@ -29,6 +32,7 @@ export class McpConnection {
   private current: Client | undefined;
   private inFlight = 0;
   private closed = false;
+  private closing: Promise<void> | undefined;
   /** Connections made so far (what "once per warm container" is measured by). */
   connects = 0;
 
@@ -80,6 +84,8 @@ export class McpConnection {
       } catch (error) {
         // Aborted by the engine (timeout, cancel, lost lease): it decides what that means.
         if (options.signal?.aborted) throw options.signal.reason ?? error;
+        // It ran and answered, too much: an error result, never a reason to run it again.
+        if (tooLargeOf(error)) throw new McpResultTooLargeError(this.label, name, this.options.maxResultBytes);
         const failure = classifyCallFailure(error);
         if (failure === 'not_sent') {
           this.forget(client);
@@ -94,16 +100,32 @@ export class McpConnection {
     }
   }
 
-  async close(): Promise<void> {
+  /**
+   * Close for good: the HTTP session or the stdio child (the SDK ends its stdin, then SIGTERM,
+   * then SIGKILL). Idempotent: every call returns the same promise. Calls in flight end as unknown
+   * (they were sent); later calls fail with McpConnectionClosedError and are never sent.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
     this.closed = true;
+    const opening = this.live;
     const client = this.current;
     this.current = undefined;
     this.live = undefined;
+    const pid = client?.transport instanceof StdioClientTransport ? client.transport.pid : null;
     await client?.close().catch(() => undefined);
+    // The SDK sends SIGKILL last and does not wait for it to land: closed means gone.
+    if (pid !== null) await exited(pid);
+    // A connect under way when close() came: open() sees `closed` and closes what it made.
+    await opening?.catch(() => undefined);
   }
 
   private connected(timeoutMs = this.options.connectTimeoutMs): Promise<Client> {
-    if (this.closed) return Promise.reject(new McpServerUnavailableError(this.label, 'the connection was closed by the application'));
+    if (this.closed) return Promise.reject(new McpConnectionClosedError(this.label));
     if (!this.live) {
       const attempt = this.open(timeoutMs);
       this.live = attempt;
@@ -129,7 +151,7 @@ export class McpConnection {
     }
     if (this.closed) {
       await client.close().catch(() => undefined);
-      throw new McpServerUnavailableError(this.label, 'the connection was closed by the application');
+      throw new McpConnectionClosedError(this.label);
     }
     this.current = client;
     this.connects++;
@@ -146,13 +168,37 @@ export class McpConnection {
 
   private transport(): Transport {
     const t = this.options.transport;
-    if (isHttpTransport(t)) return new StreamableHTTPClientTransport(new URL(String(t.url)), { requestInit: { headers: { ...t.headers } } });
-    return new StdioClientTransport({
+    const max = this.options.maxResultBytes;
+    if (isHttpTransport(t)) return new StreamableHTTPClientTransport(new URL(String(t.url)), { requestInit: { headers: { ...t.headers } }, fetch: cappedFetch(max) });
+    const stdio = new StdioClientTransport({
       command: t.command,
       args: [...(t.args ?? [])],
       ...(t.env ? { env: t.env } : {}),
       ...(t.cwd ? { cwd: t.cwd } : {}),
       stderr: t.stderr ?? 'inherit',
+      // The SDK's own bound closes the connection (calls in flight end unknown): the backstop if
+      // the buffer below could not be put in place.
+      maxBufferSize: max + 64 * 1024,
     });
+    // The SDK offers no hook for its line buffer: swap it for one that drops an oversized line as
+    // it arrives and answers its request with an error (test/unit/tools/mcp-result-cap.test.ts
+    // fails if this field is renamed in an SDK upgrade).
+    const internal = stdio as unknown as { _readBuffer?: { append?: unknown; readMessage?: unknown } };
+    if (typeof internal._readBuffer?.append === 'function' && typeof internal._readBuffer.readMessage === 'function') {
+      (internal as { _readBuffer: unknown })._readBuffer = new CappedLineBuffer(max);
+    }
+    return stdio;
+  }
+}
+
+/** Resolves once process `pid` no longer exists (at most about a second after a SIGKILL). */
+async function exited(pid: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

@@ -44,3 +44,29 @@ export class McpRequestError extends LogbookError {
     super(`MCP server ${server} refused ${tool}: ${message}`, options);
   }
 }
+
+/**
+ * The tool ran and answered with more than `maxResultBytes`: the answer was dropped as it
+ * arrived and the model gets this error result instead (ask for less: a page, a filter).
+ */
+export class McpResultTooLargeError extends LogbookError {
+  readonly code = 'mcp_result_too_large';
+  constructor(
+    readonly server: string,
+    readonly tool: string,
+    readonly limitBytes: number,
+  ) {
+    super(`MCP server ${server}: the result of ${tool} was larger than ${limitBytes} bytes and was dropped; ask for less (a narrower query, a page)`);
+  }
+}
+
+/**
+ * The application closed the connection (McpServerTools.close()): a call after that is refused
+ * here and never sent. Connect again (connectMcpServer) to use the server again.
+ */
+export class McpConnectionClosedError extends LogbookError {
+  readonly code = 'mcp_connection_closed';
+  constructor(readonly server: string) {
+    super(`MCP server ${server}: the connection was closed by the application; the call was not sent`);
+  }
+}

@@ -1,7 +1,7 @@
 import { ConfigError } from '../../core/errors.js';
 import type { Policy } from '../../core/events.js';
 import type { JsonValue } from '../../core/json.js';
-import type { ToolContext, VerifyOutcome } from '../../authoring/types.js';
+import type { ApprovalRule, ToolContext, VerifyOutcome } from '../../authoring/types.js';
 
 /** Streamable HTTP: the server's MCP endpoint, and headers (auth) sent with every request. */
 export interface McpHttpTransport {
@@ -50,6 +50,25 @@ export interface McpListedTool {
   annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; destructiveHint?: boolean; openWorldHint?: boolean; title?: string };
 }
 
+/**
+ * Which calls a person approves before they run (the engine's approvals: bound to the exact
+ * arguments, waiting holding no Lambda). A tool named in `tools` gets its rule; with
+ * `destructive: true` every other tool that may destroy something gets `always`.
+ */
+export interface McpApprovalOptions {
+  /**
+   * Every tool the annotations do not show to be harmless: all but those marked
+   * `readOnlyHint: true` or `destructiveHint: false` (the MCP spec's default for a tool that is not
+   * read-only is destructive), and those with contradictory hints. The annotations come from the
+   * server: a server that lies "read-only" escapes this rule, never a rule in `tools`.
+   */
+  destructive?: boolean;
+  /** By MCP tool name: `always`, or a predicate of the call's arguments (true: ask a person). */
+  tools?: Record<string, ApprovalRule<Record<string, unknown>>>;
+  /** An approval not given within this time rejects the call. Default: until the run's deadline. */
+  timeoutSeconds?: number;
+}
+
 export interface McpToolsOptions {
   transport: McpTransport;
   /** The server's tools to offer (by their MCP names), or a filter. Default: all of them. */
@@ -59,10 +78,30 @@ export interface McpToolsOptions {
   /** Policies by MCP tool name, overriding the annotations. */
   policies?: Record<string, McpPolicyOverride>;
   /**
-   * Take the annotations' word (default true). Annotations are hints from the server: for a
-   * server you do not trust, set false and every tool not in `policies` escalates.
+   * Take the annotations' word for policies (default false): read-only → rerun, idempotent →
+   * idempotency_key. Annotations are claims made by the server, and a false "read-only" makes a
+   * lost call of a payment run twice; so by default every tool not in `policies` escalates (a
+   * person decides, and only for a call that started and has no result). Set true for a server
+   * you vouch for. Even then `destructiveHint: true` and contradictory hints escalate.
    */
   trustAnnotations?: boolean;
+  /** Approval by a person before calls run: per tool, or for every destructive one. */
+  approval?: McpApprovalOptions;
+  /**
+   * The model-facing description of tools by MCP name, used as written (yours, so trusted). A
+   * tool not named here gets the server's description, cleaned (no invisible or control
+   * characters), capped at `maxDescriptionChars` and wrapped in a label saying it is the
+   * server's text, not instructions.
+   */
+  descriptions?: Record<string, string>;
+  /** Longest server-written description (and schema description or title) kept, in characters. Default 2,000. */
+  maxDescriptionChars?: number;
+  /**
+   * The largest message (a tool's result, as JSON on the wire) taken from the server, in bytes.
+   * Default 1 MiB. Enforced while reading: a larger result is dropped as it arrives and the call
+   * gets an error result (`mcp_result_too_large`) the model sees.
+   */
+  maxResultBytes?: number;
   /** Per call, default 60 s; at most MAX_TOOL_TIMEOUT_MS. Also bounds the SDK's own request timeout. */
   timeoutMs?: number;
   /**
@@ -127,5 +166,19 @@ export function checkOptions(options: McpToolsOptions): void {
   }
   for (const [key, value] of [['timeoutMs', options.timeoutMs], ['connectTimeoutMs', options.connectTimeoutMs]] as const) {
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new ConfigError(`mcpTools: ${key} must be a positive integer of milliseconds`);
+  }
+  for (const [key, value] of [['maxResultBytes', options.maxResultBytes], ['maxDescriptionChars', options.maxDescriptionChars]] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new ConfigError(`mcpTools: ${key} must be a positive integer`);
+  }
+  for (const [name, text] of Object.entries(options.descriptions ?? {})) {
+    if (typeof text !== 'string' || text.trim() === '') throw new ConfigError(`mcpTools: descriptions.${name} must be a non-empty string`);
+  }
+  const approval = options.approval;
+  if (approval !== undefined) {
+    for (const [name, rule] of Object.entries(approval.tools ?? {})) {
+      if (rule !== 'always' && typeof rule !== 'function') throw new ConfigError(`mcpTools: approval.tools.${name} must be 'always' or a predicate`);
+    }
+    const t = approval.timeoutSeconds;
+    if (t !== undefined && !(Number.isInteger(t) && t > 0)) throw new ConfigError('mcpTools: approval.timeoutSeconds must be a positive integer');
   }
 }

@@ -3,13 +3,15 @@ import { ConfigError } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../../engine/limits.js';
 import { defineTool } from '../../authoring/define-tool.js';
-import { type ToolContext, type ToolDefinition } from '../../authoring/types.js';
+import type { ApprovalRule, ToolContext, ToolDefinition } from '../../authoring/types.js';
 import { jsonSchemaInput } from '../json-schema.js';
 import { McpConnection } from './connection.js';
 import { logbookToolNames } from './names.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, describeTransport, MCP_META_KEYS, type McpCaller, type McpToolsOptions } from './options.js';
-import { policyFor } from './policy.js';
+import { mayDestroy, policyFor } from './policy.js';
+import { DEFAULT_MAX_RESULT_BYTES } from './result-cap.js';
 import { toolOutput } from './result.js';
+import { cleanSchemaText, DEFAULT_MAX_DESCRIPTION_CHARS, stripInvisible, wrapServerDescription } from './untrusted-text.js';
 
 /** What `connectMcpServer()` returns: the server's tools as Logbook tools, over one kept connection. */
 export interface McpServerTools {
@@ -18,7 +20,13 @@ export interface McpServerTools {
   server: string;
   /** Connections made so far: 1 for a warm container whose server stayed up. */
   readonly connects: number;
-  /** Close the connection (a stdio server's process exits). Tools called after this fail. */
+  /**
+   * Close the connection now: the HTTP session, or the stdio server's process (its stdin is
+   * closed, then SIGTERM, then SIGKILL, about 4 s at most for a server that ignores both).
+   * Idempotent. Calls in flight end as unknown (their policies decide); a call made afterwards is
+   * not sent and gets an error result `mcp_connection_closed`: closing is final, connect again
+   * with connectMcpServer() to use the server again.
+   */
   close(): Promise<void>;
 }
 
@@ -34,11 +42,13 @@ export async function openMcpServer(options: McpToolsOptions): Promise<McpServer
     label,
     connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     clientInfo: options.clientInfo ?? { name: 'logbook', version: '1' },
+    maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
   });
   try {
     const listed = await connection.listTools();
     const info = connection.serverInfo();
-    const server = info ? `${info.name}@${info.version}` : label;
+    // Self-reported, so without invisible characters: it is the tools' pinned version and shows in errors.
+    const server = info ? stripInvisible(`${info.name}@${info.version}`) : label;
     const tools = buildTools(listed, options, connection, server);
     return {
       tools,
@@ -62,8 +72,10 @@ function buildTools(listed: Tool[], options: McpToolsOptions, connection: McpCon
     const missing = include.filter((n) => !byName.has(n));
     if (missing.length > 0) throw new ConfigError(`MCP server ${server} has no tool ${missing.join(', ')} (it lists ${[...byName.keys()].join(', ')})`);
   }
-  for (const name of Object.keys(options.policies ?? {})) {
-    if (!byName.has(name)) throw new ConfigError(`mcpTools: policies.${name}: MCP server ${server} has no such tool`);
+  for (const [key, named] of [['policies', options.policies], ['descriptions', options.descriptions], ['approval.tools', options.approval?.tools]] as const) {
+    for (const name of Object.keys(named ?? {})) {
+      if (!byName.has(name)) throw new ConfigError(`mcpTools: ${key}.${name}: MCP server ${server} has no such tool`);
+    }
   }
   const chosen = listed.filter((t) => {
     if (t.execution?.taskSupport === 'required') return false;
@@ -77,18 +89,23 @@ function buildTools(listed: Tool[], options: McpToolsOptions, connection: McpCon
     server,
   );
   const caller = callerFor(connection, server, options.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
+  const maxChars = options.maxDescriptionChars ?? DEFAULT_MAX_DESCRIPTION_CHARS;
   return chosen.map((tool) => {
     const name = names.get(tool.name) as string;
-    const resolved = policyFor(tool, options.policies?.[tool.name], options.trustAnnotations ?? true);
+    // Not trusted unless the application says so: see McpToolsOptions.trustAnnotations.
+    const resolved = policyFor(tool, options.policies?.[tool.name], options.trustAnnotations ?? false);
     const timeoutMs = resolved.timeoutMs ?? options.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const verify = resolved.verify;
+    const approval = approvalFor(tool, options);
     return defineTool<Record<string, unknown>>({
       name,
       version: server,
-      description: tool.description ?? tool.title ?? tool.annotations?.title ?? tool.name,
-      input: jsonSchemaInput(tool.inputSchema as Record<string, unknown>, `MCP server ${server}: tool ${tool.name}`),
+      description: options.descriptions?.[tool.name] ?? wrapServerDescription(tool.description ?? tool.title ?? tool.annotations?.title ?? tool.name, server, maxChars),
+      input: jsonSchemaInput(cleanSchemaText(tool.inputSchema, maxChars) as Record<string, unknown>, `MCP server ${server}: tool ${tool.name}`),
       policy: resolved.policy,
       timeoutMs,
+      ...(approval ? { approval } : {}),
+      ...(approval && options.approval?.timeoutSeconds !== undefined ? { approvalTimeoutSeconds: options.approval.timeoutSeconds } : {}),
       execute: async (args, ctx) => {
         const result = await connection.callTool(tool.name, args, metaFor(ctx), { signal: ctx.signal, timeoutMs });
         return toolOutput(result, server, tool.name);
@@ -96,6 +113,13 @@ function buildTools(listed: Tool[], options: McpToolsOptions, connection: McpCon
       ...(verify ? { verify: (args: Record<string, unknown>, ctx: ToolContext) => verify(args, ctx, caller) } : {}),
     });
   });
+}
+
+/** The application's rule for this tool, else `always` for a tool that may destroy something when asked for. */
+function approvalFor(tool: Tool, options: McpToolsOptions): ApprovalRule<Record<string, unknown>> | undefined {
+  const named = options.approval?.tools?.[tool.name];
+  if (named !== undefined) return named;
+  return options.approval?.destructive === true && mayDestroy(tool) ? 'always' : undefined;
 }
 
 /** The key a deduplicating server needs, and the fencing token, in the request's `_meta`. */

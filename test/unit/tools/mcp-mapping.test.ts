@@ -10,22 +10,49 @@ import { classifyCallFailure, isStreamBreak } from '../../../lib/tools/mcp/failu
 import { mcpTools } from '../../../lib/tools/mcp/mcp-tools.js';
 import { logbookToolNames } from '../../../lib/tools/mcp/names.js';
 import { checkOptions, describeTransport } from '../../../lib/tools/mcp/options.js';
-import { policyFor } from '../../../lib/tools/mcp/policy.js';
+import { contradictoryHints, mayDestroy, policyFor } from '../../../lib/tools/mcp/policy.js';
 import { toolOutput } from '../../../lib/tools/mcp/result.js';
 
 describe('policies from MCP annotations', () => {
   const tool = (annotations?: Record<string, boolean>) => ({ name: 't', ...(annotations ? { annotations } : {}) });
 
-  it('readOnlyHint → rerun, idempotentHint → idempotency_key, anything else → escalate', () => {
+  it('trusted: readOnlyHint → rerun, idempotentHint → idempotency_key, anything else → escalate', () => {
     expect(policyFor(tool({ readOnlyHint: true }), undefined, true).policy).toBe('rerun');
+    expect(policyFor(tool({ readOnlyHint: true, destructiveHint: false }), undefined, true).policy).toBe('rerun');
     // idempotentHint only means something for a tool that writes; read-only wins.
     expect(policyFor(tool({ readOnlyHint: true, idempotentHint: true }), undefined, true).policy).toBe('rerun');
     expect(policyFor(tool({ idempotentHint: true }), undefined, true).policy).toBe('idempotency_key');
-    expect(policyFor(tool({ readOnlyHint: false, idempotentHint: true, destructiveHint: true }), undefined, true).policy).toBe('idempotency_key');
+    expect(policyFor(tool({ readOnlyHint: false, idempotentHint: true, destructiveHint: false }), undefined, true).policy).toBe('idempotency_key');
     expect(policyFor(tool({ destructiveHint: false }), undefined, true).policy).toBe('escalate');
     expect(policyFor(tool({ openWorldHint: true }), undefined, true).policy).toBe('escalate');
     expect(policyFor(tool({ readOnlyHint: false }), undefined, true).policy).toBe('escalate');
     expect(policyFor(tool(), undefined, true).policy).toBe('escalate');
+  });
+
+  it('destructiveHint: true escalates whatever else is claimed, and so do hints that contradict each other', () => {
+    const cases: [Record<string, boolean>, string][] = [
+      [{ destructiveHint: true }, 'destructive'],
+      [{ readOnlyHint: true, destructiveHint: true }, 'read-only and destructive'],
+      [{ readOnlyHint: false, idempotentHint: true, destructiveHint: true }, 'idempotent and destructive'],
+      [{ readOnlyHint: true, idempotentHint: true, destructiveHint: true }, 'read-only, idempotent and destructive'],
+      [{ readOnlyHint: true, idempotentHint: false }, 'read-only yet repeating it has an effect'],
+    ];
+    for (const [hints, what] of cases) expect([what, policyFor(tool(hints), undefined, true).policy]).toEqual([what, 'escalate']);
+    expect(contradictoryHints({ readOnlyHint: true, destructiveHint: true })).toBe(true);
+    expect(contradictoryHints({ readOnlyHint: true, idempotentHint: false })).toBe(true);
+    expect(contradictoryHints({ readOnlyHint: 'yes' } as never)).toBe(true);
+    expect(contradictoryHints({ readOnlyHint: true, idempotentHint: true, destructiveHint: false })).toBe(false);
+    expect(contradictoryHints({ readOnlyHint: false, idempotentHint: true, destructiveHint: true })).toBe(false);
+  });
+
+  it('may destroy (for approval): as the MCP spec defaults, unless a consistent read-only or destructiveHint: false says otherwise', () => {
+    expect(mayDestroy(tool())).toBe(true);
+    expect(mayDestroy(tool({ idempotentHint: true }))).toBe(true);
+    expect(mayDestroy(tool({ readOnlyHint: false }))).toBe(true);
+    expect(mayDestroy(tool({ readOnlyHint: true, destructiveHint: true }))).toBe(true);
+    expect(mayDestroy(tool({ readOnlyHint: true, idempotentHint: false }))).toBe(true);
+    expect(mayDestroy(tool({ readOnlyHint: true }))).toBe(false);
+    expect(mayDestroy(tool({ destructiveHint: false }))).toBe(false);
   });
 
   it('the agent overrides them, with its own timeout or a verify(); untrusted annotations are ignored', () => {
@@ -139,7 +166,7 @@ describe('connections', () => {
     await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
     const { port } = blackHole.address() as { port: number };
     // A connect bound far beyond the test's own timeout: only the call's bound can end it in time.
-    const connection = new McpConnection({ transport: { url: `http://127.0.0.1:${port}/mcp` }, label: 'black-hole', connectTimeoutMs: 200_000, clientInfo: { name: 't', version: '1' } });
+    const connection = new McpConnection({ transport: { url: `http://127.0.0.1:${port}/mcp` }, label: 'black-hole', connectTimeoutMs: 200_000, clientInfo: { name: 't', version: '1' }, maxResultBytes: 1024 });
     try {
       await expect(connection.callTool('anything', {}, {}, { timeoutMs: 1_000 })).rejects.toBeInstanceOf(McpServerUnavailableError);
       expect(connection.connects).toBe(0);
