@@ -5,32 +5,28 @@ import { FOLD_VERSION, type CallResult, type CallState, type RunState } from '..
 
 /**
  * The bytes of a snapshot: what a cold step downloads, hashes and parses before it can work, so
- * its size and shape are a cold step's cost per turn of history (docs/cost.md).
+ * its size and shape are a cold step's cost per turn of history (docs/cost.md has the figures).
  *
- * Encoding 5 (this one) writes what a long run is made of compactly, and anything else as is:
+ * One encoding. It writes what a long run is made of compactly, and anything else as is:
  * - A folded state holds every call's arguments and result twice, in `calls` and in the messages
  *   the model sees (the fold puts the same body object in both). Each is written once, in its
  *   message, and decoding puts the very same object back in the call.
  * - A call's provider id and tool name are its message's: written once too.
  * - Tool messages and assistant messages with inline bodies are tuples, not keyed objects; calls
- *   are a list, not a record keyed by id. Parsing keys and dictionary-sized records was most of a
- *   long run's decode time (a 1000-turn bench snapshot: 445 KB in encoding 2, 217 KB in 3).
+ *   are a list, not a record keyed by id (parsing keys was most of a long run's decode time).
  * - A call settled the common way (its fields exactly those a plain start and result leave) rides
- *   in its assistant message's tuple, five values more; only the other calls are listed apart.
- *   Decoding rebuilds every call in its message's order, the order the fold created them in (the
- *   same snapshot: 116 KB in encoding 4).
+ *   in its assistant message's tuple; only the other calls are listed apart. Decoding rebuilds
+ *   every call in its message's order, the order the fold created them in.
  * - A turn whose calls are all settled that way, followed by exactly their tool messages in its
- *   calls' order (each naming its call as the call does), is one tuple: per call, the entry
- *   above and its tool message's isError and output. A long run is made of such turns (the same
- *   snapshot: 88 KB, parsed in about two thirds of encoding 4's time).
+ *   calls' order, is one tuple: per call, the entry above and its tool message's isError and output.
  * - The conversation's characters in the input-token estimate (core/budgets.ts), counted by the
  *   encoder: a cold container would otherwise serialize its whole history again to estimate.
  * A message or call of any other shape (a blob body, an edited argument, a field this codec does
  * not know) is written whole, so nothing is lost when the state grows a field.
  *
- * Encoding 4 (no turn tuples, no count), 3 (no calls in the tuples), 2 (the same sharing, with
- * keyed objects) and the bare state still decode. Anything that does not restore exactly is
- * rejected, and the loader falls back to a full replay.
+ * A snapshot is never required: one of another encoding or fold version, or anything that does
+ * not restore exactly, decodes to undefined and the loader replays the log instead. So a change
+ * of this encoding bumps ENCODING and decodes nothing older.
  */
 const ENCODING = 5;
 
@@ -40,13 +36,13 @@ type InlineBody = Extract<Body, { kind: 'inline' }>;
 type ToolTuple = [typeof TOOL, string, string, string, boolean, InlineBody['value']];
 /**
  * An assistant message whose calls' args are inline: [A, text, ...entries], an entry being
- * [callId, providerId, name, args], or for a plain settled call (encoding 4)
+ * [callId, providerId, name, args], or for a plain settled call
  * [callId, providerId, name, args, modelSeq, attempt, notAfter, ok, source].
  */
 type AskedEntry = [string, string, string, InlineBody['value']];
 type SettledEntry = [...AskedEntry, number, number, number, boolean, CallResult['source']];
 type AssistantTuple = [typeof ASSISTANT, Body | null, ...(AskedEntry | SettledEntry)[]];
-/** A turn (encoding 5): [U, text, ...entries], an entry being a SettledEntry, then its tool message's isError and output. */
+/** A turn: [U, text, ...entries], an entry being a SettledEntry, then its tool message's isError and output. */
 type TurnEntry = [...SettledEntry, boolean, InlineBody['value']];
 type TurnTuple = [typeof TURN, Body | null, ...TurnEntry[]];
 type EncodedMessage = ToolTuple | AssistantTuple | TurnTuple | LoggedMessage;
@@ -68,12 +64,12 @@ type EncodedCall = Omit<CallState, 'providerId' | 'name' | 'args' | 'result'> & 
 };
 
 interface Encoded {
-  encoding: typeof ENCODING | 4 | 3;
+  encoding: typeof ENCODING;
   state: Omit<RunState, 'calls' | 'messages'>;
   messages: EncodedMessage[];
   calls: EncodedCall[];
   /** [how many messages, their characters in the input-token estimate] (core/budgets.ts). */
-  chars?: [number, number];
+  chars: [number, number];
 }
 
 export function encodeSnapshot(state: RunState): Uint8Array {
@@ -103,14 +99,9 @@ export function encodeSnapshot(state: RunState): Uint8Array {
 
 /** The state in `bytes`, or undefined when they are not a snapshot of this fold version. */
 export function decodeSnapshot(bytes: Uint8Array): RunState | undefined {
-  const parsed = JSON.parse(new TextDecoder().decode(bytes)) as { encoding?: unknown; foldVersion?: unknown };
-  if (parsed.encoding === undefined) return parsed.foldVersion === FOLD_VERSION ? (parsed as RunState) : undefined;
-  if (parsed.encoding === ENCODING || parsed.encoding === 4 || parsed.encoding === 3) return decodeCompact(parsed as Encoded);
-  if (parsed.encoding === 2) return decodeShared(parsed as EncodedShared);
-  return undefined;
+  const parsed = JSON.parse(new TextDecoder().decode(bytes)) as { encoding?: unknown };
+  return parsed.encoding === ENCODING ? decodeCompact(parsed as Encoded) : undefined;
 }
-
-// ---- encodings 5, 4 and 3 ------------------------------------------------------------------------
 
 function isInline(body: Body | null): body is InlineBody {
   // Exactly {kind, value}: a body with any other field is written whole.
@@ -196,7 +187,7 @@ function isPlainSettled(call: CallState, asked: LoggedCall, answer: Body | undef
     result.output === answer &&
     typeof result.ok === 'boolean' &&
     typeof result.source === 'string' &&
-    // In any order: a state decoded from encoding 3 has its output last.
+    // In any order: a call decoded apart has its output put back last.
     Object.keys(result).length === 3
   );
 }
@@ -231,7 +222,7 @@ function decodeCompact(parsed: Encoded): RunState | undefined {
     if (typeof encoded?.callId !== 'string' || apart.has(encoded.callId)) return undefined;
     apart.set(encoded.callId, { encoded });
   }
-  const pass: DecodePass = { calls: {}, apart, awaiting: new Map(), settledAllowed: parsed.encoding !== 3, turnsAllowed: parsed.encoding === ENCODING };
+  const pass: DecodePass = { calls: {}, apart, awaiting: new Map() };
   // A turn tuple is its assistant message and one tool message per entry.
   let count = 0;
   for (const e of parsed.messages) count += Array.isArray(e) && e[0] === TURN ? e.length - 1 : 1;
@@ -239,7 +230,7 @@ function decodeCompact(parsed: Encoded): RunState | undefined {
   let at = 0;
   for (const e of parsed.messages) {
     if (Array.isArray(e) && e[0] === TURN) {
-      if (!pass.turnsAllowed || !decodeTurn(e as TurnTuple, pass, messages, at)) return undefined;
+      if (!decodeTurn(e as TurnTuple, pass, messages, at)) return undefined;
       at += e.length - 1;
       continue;
     }
@@ -255,10 +246,8 @@ function decodeCompact(parsed: Encoded): RunState | undefined {
     // Named by a message: in the place held for it; named by none: after the rest.
     calls[callId] = call;
   }
-  if (parsed.chars !== undefined) {
-    if (!Array.isArray(parsed.chars) || parsed.chars[0] !== messages.length || typeof parsed.chars[1] !== 'number') return undefined;
-    rememberConversationChars(messages, parsed.chars[1]);
-  }
+  if (!Array.isArray(parsed.chars) || parsed.chars[0] !== messages.length || typeof parsed.chars[1] !== 'number') return undefined;
+  rememberConversationChars(messages, parsed.chars[1]);
   return { ...parsed.state, messages, calls } as RunState;
 }
 
@@ -274,10 +263,6 @@ interface DecodePass {
   apart: Map<string, ApartCall>;
   /** Settled calls written in their message's tuple whose tool message is still ahead. */
   awaiting: Map<string, CallState>;
-  /** Only encodings 4 and 5 write them. */
-  settledAllowed: boolean;
-  /** Only encoding 5 writes turn tuples. */
-  turnsAllowed: boolean;
 }
 
 function decodeMessage(e: EncodedMessage, pass: DecodePass): LoggedMessage | undefined {
@@ -297,7 +282,7 @@ function decodeMessage(e: EncodedMessage, pass: DecodePass): LoggedMessage | und
   const calls = new Array<LoggedCall>(e.length - 2);
   for (let i = 2; i < e.length; i++) {
     const entry = e[i] as AskedEntry | SettledEntry;
-    if (!Array.isArray(entry) || (entry.length !== 4 && !(entry.length === 9 && pass.settledAllowed))) return undefined;
+    if (!Array.isArray(entry) || (entry.length !== 4 && entry.length !== 9)) return undefined;
     const call: LoggedCall = { callId: entry[0], providerId: entry[1], name: entry[2], args: { kind: 'inline', value: entry[3] } };
     if (entry.length === 9) {
       if (!settled(entry, call, pass)) return undefined;
@@ -404,40 +389,4 @@ function decodeCall(e: EncodedCall, asked: LoggedCall | undefined, answer: Body 
   // Every call has its args (and a result its output) again: the state the fold had.
   if (!call.args || typeof call.providerId !== 'string' || typeof call.name !== 'string' || (call.result && !call.result.output)) return undefined;
   return call;
-}
-
-// ---- encoding 2: keyed objects, bodies shared by id ---------------------------------------------
-
-interface EncodedShared {
-  encoding: 2;
-  /** callId → what the call left out: `a` its args, `o` its result's output, `ao` both. */
-  shared: Record<string, string>;
-  state: Omit<RunState, 'calls'> & { calls: Record<string, Omit<CallState, 'args' | 'result'> & { args?: Body; result?: Omit<CallResult, 'output'> & { output?: Body } }> };
-}
-
-function decodeShared(parsed: EncodedShared): RunState | undefined {
-  if (!parsed.state || parsed.state.foldVersion !== FOLD_VERSION) return undefined;
-  const { state } = parsed;
-  const args = new Map<string, Body>();
-  const outputs = new Map<string, Body>();
-  for (const m of state.messages) {
-    if (m.role === 'assistant') for (const c of m.calls) args.set(c.callId, c.args);
-    else if (m.role === 'tool') outputs.set(m.callId, m.content);
-  }
-  for (const [id, left] of Object.entries(parsed.shared ?? {})) {
-    const call = state.calls[id];
-    if (!call) return undefined;
-    if (left.includes('a')) {
-      const body = args.get(id);
-      if (!body) return undefined;
-      call.args = body;
-    }
-    if (left.includes('o')) {
-      const body = outputs.get(id);
-      if (!body || !call.result) return undefined;
-      call.result.output = body;
-    }
-  }
-  for (const call of Object.values(state.calls)) if (!call.args || (call.result && !call.result.output)) return undefined;
-  return state as RunState;
 }

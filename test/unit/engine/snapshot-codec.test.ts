@@ -50,14 +50,14 @@ interface Written {
 const written = (state: RunState) => JSON.parse(new TextDecoder().decode(encodeSnapshot(state))) as Written;
 const bytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
-/** Encoding 5's turn tuples written as encoding 4 did: the assistant tuple, then each tool tuple. */
-function asEncoding4(encoded: Written): Written {
+/** Turn tuples written apart: the assistant tuple (its settled entries), then each tool tuple. */
+function turnsApart(encoded: Written): Written {
   const messages = encoded.messages.flatMap((m) => {
     if (!Array.isArray(m) || m[0] !== 2) return [m];
     const entries = m.slice(2) as Entry[];
     return [[1, m[1], ...entries.map((e) => e.slice(0, 9))], ...entries.map((e) => [0, e[0], e[1], e[2], e[9], e[10]])];
   });
-  return { ...encoded, encoding: 4, messages };
+  return { ...encoded, messages };
 }
 
 describe('snapshot encoding', () => {
@@ -89,24 +89,15 @@ describe('snapshot encoding', () => {
     expect(decoded!.calls['3-0']!.args).toEqual(own);
   });
 
-  it('still reads a snapshot written as the bare state', async () => {
-    const { state } = await foldedRun(2);
-    expect(decodeSnapshot(new TextEncoder().encode(JSON.stringify(state)))).toEqual(state);
-  });
-
-  it('still reads encoding 2 (keyed objects, bodies shared by call id), the shared objects restored', async () => {
+  it('decodes only its own encoding: the bare state and older encodings are not used (the loader replays the log)', async () => {
     const { state } = await foldedRun(3);
-    const copy = structuredClone(state);
-    const shared: Record<string, string> = {};
-    for (const [id, call] of Object.entries(copy.calls)) {
-      delete (call as Partial<typeof call>).args;
-      delete (call.result as Partial<NonNullable<typeof call.result>> | undefined)?.output;
-      shared[id] = call.result ? 'ao' : 'a';
-    }
-    const decoded = decodeSnapshot(new TextEncoder().encode(JSON.stringify({ encoding: 2, shared, state: copy })));
-    expect(decoded).toEqual(state);
-    const asked = decoded!.messages.find((m) => m.role === 'assistant' && m.calls[0]?.callId === '3-0');
-    expect(asked?.role === 'assistant' && asked.calls[0]?.args).toBe(decoded!.calls['3-0']!.args);
+    const encoded = written(state);
+    expect(decodeSnapshot(bytes(encoded))).toEqual(state);
+    expect(decodeSnapshot(bytes(state))).toBeUndefined();
+    for (const encoding of [2, 3, 4]) expect(decodeSnapshot(bytes({ ...encoded, encoding }))).toBeUndefined();
+    // The estimate's count is part of the encoding, not optional.
+    const { chars: _chars, ...withoutCount } = encoded;
+    expect(decodeSnapshot(bytes(withoutCount))).toBeUndefined();
   });
 
   it('writes any message or call it has no compact form for whole, and restores it exactly', async () => {
@@ -137,32 +128,30 @@ describe('snapshot encoding', () => {
     expect(decodeSnapshot(bytes({ ...encoded, encoding: 999 }))).toBeUndefined();
     expect(decodeSnapshot(bytes({ ...encoded, calls: {} }))).toBeUndefined();
     expect(decodeSnapshot(bytes({ ...encoded, messages: encoded.messages.map((m) => (Array.isArray(m) ? [7, ...m.slice(1)] : m)) }))).toBeUndefined();
-    // Turns: an entry cut short or with a tool message's flag that is not one, a turn in an
-    // encoding that has none, a turn's call written apart as well.
+    // Turns: an entry cut short or with a tool message's flag that is not one, a turn's call
+    // written apart as well.
     const turns = (edit: (entry: Entry) => Entry) => encoded.messages.map((m) => (Array.isArray(m) && m[0] === 2 ? [m[0], m[1], ...(m.slice(2) as Entry[]).map(edit)] : m));
     expect(encoded.messages.filter((m) => Array.isArray(m) && m[0] === 2)).toHaveLength(1);
     expect(decodeSnapshot(bytes({ ...encoded, messages: turns((e) => e.slice(0, 10)) }))).toBeUndefined();
     expect(decodeSnapshot(bytes({ ...encoded, messages: turns((e) => [...e.slice(0, 9), 'no', e[10]]) }))).toBeUndefined();
-    expect(decodeSnapshot(bytes({ ...encoded, encoding: 4 }))).toBeUndefined();
     expect(decodeSnapshot(bytes({ ...encoded, calls: [...encoded.calls, { ...encoded.calls[0]!, callId: '6-0' }] }))).toBeUndefined();
-    // Encoding 4's settled calls in their messages' tuples: cut short, without their tool message,
-    // in an encoding that has none, or written apart as well.
-    const four = asEncoding4(encoded);
-    expect(decodeSnapshot(bytes(four))).toEqual(state);
+    // Settled calls in their assistant messages' tuples (a turn written apart): cut short, without
+    // their tool message, or written apart as well.
+    const apart = turnsApart(encoded);
+    expect(decodeSnapshot(bytes(apart))).toEqual(state);
     const entries = (edit: (entry: Entry) => Entry) =>
-      four.messages.map((m) => (Array.isArray(m) && m[0] === 1 ? [m[0], m[1], ...(m.slice(2) as Entry[]).map(edit)] : m));
+      apart.messages.map((m) => (Array.isArray(m) && m[0] === 1 ? [m[0], m[1], ...(m.slice(2) as Entry[]).map(edit)] : m));
     const settled = (entry: Entry) => entry.length === 9;
-    expect(four.messages.some((m) => Array.isArray(m) && m[0] === 1 && (m.slice(2) as Entry[]).some(settled))).toBe(true);
-    expect(decodeSnapshot(bytes({ ...four, messages: entries((e) => (settled(e) ? e.slice(0, 6) : e)) }))).toBeUndefined();
-    expect(decodeSnapshot(bytes({ ...four, messages: four.messages.filter((m) => !(Array.isArray(m) && m[0] === 0 && m[1] === '6-0')) }))).toBeUndefined();
-    expect(decodeSnapshot(bytes({ ...four, encoding: 3 }))).toBeUndefined();
-    expect(decodeSnapshot(bytes({ ...four, calls: [...four.calls, { ...four.calls[0]!, callId: '6-0' }] }))).toBeUndefined();
+    expect(apart.messages.some((m) => Array.isArray(m) && m[0] === 1 && (m.slice(2) as Entry[]).some(settled))).toBe(true);
+    expect(decodeSnapshot(bytes({ ...apart, messages: entries((e) => (settled(e) ? e.slice(0, 6) : e)) }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...apart, messages: apart.messages.filter((m) => !(Array.isArray(m) && m[0] === 0 && m[1] === '6-0')) }))).toBeUndefined();
+    expect(decodeSnapshot(bytes({ ...apart, calls: [...apart.calls, { ...apart.calls[0]!, callId: '6-0' }] }))).toBeUndefined();
   });
 
-  it('writes a plain turn as one tuple, and anything else about a turn the way encoding 4 did', async () => {
+  it('writes a plain turn as one tuple, and a turn of any other shape apart', async () => {
     const { state } = await foldedRun(4);
     const kinds = (w: Written) => w.messages.map((m) => (Array.isArray(m) ? m[0] : 'whole'));
-    // The input, four turns, the answer.
+    // The input, apart turns, the answer.
     expect(kinds(written(state))).toEqual(['whole', 2, 2, 2, 2, 1]);
     // A tool message with a field of its own, a call of another shape: their turns come apart.
     const i = state.messages.findIndex((m) => m.role === 'tool' && m.callId === '6-0');
@@ -172,35 +161,12 @@ describe('snapshot encoding', () => {
     expect(decodeSnapshot(encodeSnapshot(state))).toEqual(state);
   });
 
-  it('still reads encoding 4 (tool messages apart from their turn), the shared objects restored', async () => {
+  it('reads a turn written apart (tool messages after their assistant tuple), the shared objects restored', async () => {
     const { state } = await foldedRun(3);
-    const decoded = decodeSnapshot(bytes(asEncoding4(written(state))));
+    const decoded = decodeSnapshot(bytes(turnsApart(written(state))));
     expect(decoded).toEqual(state);
     const answered = decoded!.messages.find((m) => m.role === 'tool' && m.callId === '3-0');
     expect(answered?.role === 'tool' && answered.content).toBe(decoded!.calls['3-0']!.result?.output);
-  });
-
-  it('still reads encoding 3 (every call written apart), the shared objects restored', async () => {
-    const { state } = await foldedRun(3);
-    const encoded = asEncoding4(written(state));
-    // Encoding 4's settled entries written as encoding 3 did: the asked entry, and the call apart.
-    const calls: unknown[] = [];
-    const messages = encoded.messages.map((m) => {
-      if (!Array.isArray(m) || m[0] !== 1) return m;
-      return [m[0], m[1], ...(m.slice(2) as unknown[][]).map((entry) => {
-        if (entry.length !== 9) return entry;
-        const [callId, , , , modelSeq, attempt, notAfter, ok, source] = entry;
-        calls.push({ callId, modelSeq, status: 'done', attempt, notAfter, result: { ok, source }, s: 'pao' });
-        return entry.slice(0, 4);
-      })];
-    });
-    expect(calls.length).toBe(3);
-    const decoded = decodeSnapshot(new TextEncoder().encode(JSON.stringify({ ...encoded, encoding: 3, messages, calls: [...calls, ...encoded.calls] })));
-    expect(decoded).toEqual(state);
-    const asked = decoded!.messages.find((m) => m.role === 'assistant' && m.calls[0]?.callId === '3-0');
-    expect(asked?.role === 'assistant' && asked.calls[0]?.args).toBe(decoded!.calls['3-0']!.args);
-    // And its next snapshot is written compactly again (a decoded result's fields come in another order).
-    expect((JSON.parse(new TextDecoder().decode(encodeSnapshot(decoded!))) as { calls: unknown[] }).calls).toEqual([]);
   });
 
   it('restores the calls in the order the fold created them', async () => {
