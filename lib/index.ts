@@ -11,6 +11,7 @@ export { agentTool, type AgentToolSpec } from './engine/agent-tool.js';
 export { childRunId } from './engine/child-runs.js';
 export type { ApprovalContext, ApprovalRule } from './engine/tools.js';
 export { defineAgents, type Agents, type AgentsSpec, type AgentsSource } from './engine/agent-set.js';
+export { Redactor, DEFAULT_REDACTION_RULES, FIELD_PLACEHOLDER, type RedactionOptions, type RedactionRule } from './engine/redaction.js';
 export { ScriptedModel, StaticModelResolver, type ScriptStep, type ScriptedTurn } from './models/scripted-model.js';
 export { registerPrice } from './models/prices.js';
 export { selectedModel, parseModelId } from './models/model-selection.js';

@@ -1,6 +1,7 @@
 import { ConfigError } from '../core/errors.js';
 import type { ModelClient } from '../ports/model-client.js';
 import { AgentRegistry, type AgentDefinition } from './agents.js';
+import { Redactor, type RedactionOptions } from './redaction.js';
 
 /** What an agents module passes to defineAgents(). */
 export interface AgentsSpec {
@@ -12,6 +13,11 @@ export interface AgentsSpec {
    * not listed here are served by the built-in providers (`bedrock:<id>`, `openai:<model>`).
    */
   models?: Record<string, () => ModelClient>;
+  /**
+   * Secrets of this application beyond the built-in ones (patterns, key names) and fields never
+   * to redact. Here, with the agents, so the API, the trigger and the worker redact alike.
+   */
+  redaction?: RedactionOptions;
 }
 
 /** A deployment's agents: the registry the engine reads, and the application's own models. */
@@ -21,6 +27,8 @@ export interface Agents {
   model(modelId: string): ModelClient | undefined;
   /** Every model id the agents pin (what IAM must allow the worker to invoke). */
   readonly modelIds: readonly string[];
+  /** The application's redaction options, as given. */
+  readonly redaction?: RedactionOptions;
 }
 
 /**
@@ -28,13 +36,16 @@ export interface Agents {
  * the handler factories, the CDK construct and `logbook dev` take.
  */
 export function defineAgents(spec: AgentsSpec | readonly AgentDefinition[]): Agents {
-  const { agents, models = {} } = Array.isArray(spec) ? { agents: spec as readonly AgentDefinition[] } : (spec as AgentsSpec);
+  const { agents, models = {}, redaction } = Array.isArray(spec) ? { agents: spec as readonly AgentDefinition[] } : (spec as AgentsSpec);
   if (agents.length === 0) throw new ConfigError('defineAgents: no agents given');
+  // Checked now (ConfigError on import), not on the first payload a worker writes.
+  if (redaction !== undefined) new Redactor(redaction);
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
   const built = new Map<string, ModelClient>();
   return {
     registry,
+    ...(redaction !== undefined ? { redaction } : {}),
     // Child agents (agentTool) are registered with their parents: their models count too.
     modelIds: [...new Set(registry.list().map((a) => a.model.id))],
     model(modelId) {
