@@ -1,5 +1,3 @@
-import { isCursorName, normalizeKey } from './redaction-keys.js';
-
 /** A pattern the redactor replaces with `[REDACTED:<name>]` wherever it occurs in a string value. */
 export interface RedactionRule {
   /** Shown in the placeholder `[REDACTED:<name>]`: letters, digits, `_`, `.` and `-`. */
@@ -16,8 +14,11 @@ export interface RedactionRule {
    * their company (an AWS secret key beside its access key id).
    */
   near?: RegExp;
-  /** A last look at each candidate (the `secret` group, or the whole match): false keeps it. */
-  accept?: (secret: string, match: string) => boolean;
+  /**
+   * A last look at each candidate (the `secret` group, or the whole match; the match; its named
+   * groups): false keeps it.
+   */
+  accept?: (secret: string, match: string, groups: Partial<Record<string, string>>) => boolean;
 }
 
 const AWS_ACCESS_KEY_ID = /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b/;
@@ -30,15 +31,6 @@ function isBasicCredential(secret: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Names whose `name=value` / `"name": "value"` in free text marks value as a secret. */
-const SECRET_NAME = String.raw`[A-Za-z0-9_.-]*?(?:password|passwd|passphrase|secret|token|api[_-]?key|private[_-]?key|secret[_-]?key|access[_-]?key|account[_-]?key|credentials?)`;
-/** A pagination cursor or a count is no secret: `nextToken=...` and `max_token=4096` stay. */
-function isSecretValue(secret: string, match: string): boolean {
-  const name = normalizeKey(match.slice(0, match.search(/[:=]/)));
-  if (isCursorName(name)) return false;
-  return !(name.endsWith('token') && /^\d+$/.test(secret));
 }
 
 /**
@@ -90,15 +82,29 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = [
   { name: 'slack_token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}/ },
   { name: 'sendgrid_key', pattern: /\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}/ },
   { name: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/ },
-  // name: "value with spaces" (quoted, also JSON inside a string), then name=value.
-  {
-    name: 'secret_assignment',
-    pattern: new RegExp(String.raw`(?<![A-Za-z0-9])${SECRET_NAME}\\?["']?\s*[:=]\s*\\?(["'])(?<secret>[^"'\\\r\n]{4,}?)\\?\1`, 'i'),
-    accept: isSecretValue,
-  },
-  {
-    name: 'secret_assignment',
-    pattern: new RegExp(String.raw`(?<![A-Za-z0-9])${SECRET_NAME}\\?["']?\s*[:=]\s*\\?["']?(?<secret>[^\s"'\\,;&<>]{4,})`, 'i'),
-    accept: isSecretValue,
-  },
 ];
+
+/** A key in free text: `name=`, `name: `, `"name": ` (also escaped, JSON inside a string). */
+const NAME = String.raw`(?<name>[A-Za-z_][A-Za-z0-9_.-]{0,63})`;
+
+/**
+ * `name=value`, `name: "value"`, `"name": "value"` and `\"name\": \"value\"` in free text (a
+ * tool that returns a JSON or YAML body as a string, a .env file, a query string), where `name`
+ * is a secret key by the same test as an object key: the built-in names, the application's, minus
+ * its allow-listed ones. Run after the formats, so `token=ghp_...` keeps the more precise name.
+ * A quoted value cut short (truncated output, a parse error quoting it) runs to its line's end.
+ */
+export function keyedTextRules(isSecretName: (name: string) => boolean): RedactionRule[] {
+  const accept = (secret: string, _match: string, groups: Partial<Record<string, string>>): boolean => {
+    const name = groups['name'] ?? '';
+    if (!isSecretName(name)) return false;
+    // `max_token=4096` is a count.
+    return !(/token$/i.test(name) && /^\d+$/.test(secret));
+  };
+  return [
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<q>["'])${NAME}\k<q>\s*:\s*(?<v>["'])(?<secret>(?:\\.|(?!\k<v>)[^\\\r\n])*)(?:\k<v>|(?=[\r\n])|$)`), accept },
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`\\(?<q>["'])${NAME}\\\k<q>\s*:\s*\\(?<v>["'])(?<secret>(?:(?!\\\k<v>)[^\r\n])*)\\\k<v>`), accept },
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*[:=][ \t]*(?<v>["'])(?<secret>(?:(?!\k<v>)[^\r\n])*)(?:\k<v>|(?=[\r\n])|$)`), accept },
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*(?:=|:[ \t])[ \t]*(?<secret>[^\s"'\\,;&<>]+)`), accept },
+  ];
+}

@@ -1,7 +1,7 @@
 import { ConfigError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import { isSecretKey, normalizeKey } from './redaction-keys.js';
-import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
+import { DEFAULT_REDACTION_RULES, keyedTextRules, type RedactionRule } from './redaction-rules.js';
 
 export { DEFAULT_REDACTION_RULES, type RedactionRule };
 
@@ -34,7 +34,7 @@ interface CompiledRule {
   name: string;
   scan: RegExp;
   near?: RegExp;
-  accept?: (secret: string, match: string) => boolean;
+  accept?: RedactionRule['accept'];
 }
 
 /** What a string under a secret key becomes. */
@@ -67,7 +67,7 @@ function replaceAll(text: string, rule: CompiledRule): string {
     const [start, end] = m.indices?.groups?.['secret'] ?? whole;
     const secret = text.slice(start, end);
     // An earlier rule's placeholder stays as it is: redacting twice gives the same text.
-    if (secret.length === 0 || PLACEHOLDER.test(secret) || (rule.accept && !rule.accept(secret, m[0]))) continue;
+    if (secret.length === 0 || PLACEHOLDER.test(secret) || (rule.accept && !rule.accept(secret, m[0], m.groups ?? {}))) continue;
     out += `${text.slice(last, start)}[REDACTED:${rule.name}]`;
     last = end;
   }
@@ -93,8 +93,6 @@ export class Redactor {
   constructor(options: RedactionOptions = {}) {
     this.defaults = options.defaults ?? true;
     const own = (options.rules ?? []).map((r, i) => compile(r, `redaction.rules[${i}]`));
-    this.rules = [...(this.defaults ? DEFAULT_REDACTION_RULES.map((r, i) => compile(r, `defaults[${i}]`)) : []), ...own];
-    this.nearRules = this.rules.filter((r) => r.near);
     this.keyNames = new Set();
     this.keyPatterns = [];
     (options.keys ?? []).forEach((k, i) => {
@@ -109,6 +107,14 @@ export class Redactor {
       if (a.includes('.')) this.allowPaths.push(a.split('.'));
       else this.allowKeys.add(normalizeKey(a));
     });
+    // Keys in free text are found by the same test as object keys, after every format.
+    const keyed = keyedTextRules((name) => {
+      const normalized = normalizeKey(name);
+      return !this.allowKeys.has(normalized) && this.isSecretKey(name, normalized);
+    });
+    const builtIn = this.defaults ? DEFAULT_REDACTION_RULES : [];
+    this.rules = [...builtIn.map((r, i) => compile(r, `defaults[${i}]`)), ...own, ...keyed.map((r, i) => compile(r, `keyed[${i}]`))];
+    this.nearRules = this.rules.filter((r) => r.near);
   }
 
   /** A string with every pattern's matches replaced. */
