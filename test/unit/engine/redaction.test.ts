@@ -6,7 +6,9 @@ import { defineAgents } from '../../../lib/engine/agent-set.js';
 import { defineAgent } from '../../../lib/engine/agents.js';
 import { PayloadCodec } from '../../../lib/engine/payload-codec.js';
 import { FIELD_PLACEHOLDER, Redactor } from '../../../lib/engine/redaction.js';
+import { createRuntime } from '../../../lib/lambda/wiring.js';
 import { ScriptedModel } from '../../../lib/models/scripted-model.js';
+import { agentsWorld, spawnWorker } from '../../../lib/testing/world.js';
 import { AWS_ID, AWS_SECRET, CORPUS, caught } from './redaction-corpus.js';
 
 /** Every key of every object, in order, and every array length: what redaction must never change. */
@@ -189,5 +191,38 @@ describe('the codec redacts every free-text field of an event, not only its bodi
     });
     expect(JSON.stringify(response)).not.toContain(AWS_ID);
     expect(JSON.stringify(response)).not.toContain('hunter2!W');
+  });
+});
+
+describe('where the application gives its redaction: defineAgents, and every host of those agents applies it', () => {
+  const agents = () =>
+    defineAgents({
+      agents: [
+        defineAgent({
+          name: 'a',
+          version: '1',
+          model: { id: 'scripted:a', maxOutputTokens: 10, price: { inputPerMTokUsd: 0, outputPerMTokUsd: 0 } },
+          system: { version: '1', text: 'x' },
+          tools: [],
+        }),
+      ],
+      models: { 'scripted:a': () => new ScriptedModel([]) },
+      redaction: { keys: ['badgeCode'], allow: ['trackingToken'] },
+    });
+  const payload = { badgeCode: 'B-1234', trackingToken: 'TRK-1', password: 'hunter2!Winter' };
+  const expected = { badgeCode: FIELD_PLACEHOLDER, trackingToken: 'TRK-1', password: FIELD_PLACEHOLDER };
+
+  it('the Lambda runtime (API, trigger, worker and logbook dev build their engine here)', async () => {
+    const env = { LOGBOOK_TABLE: 't', LOGBOOK_BUCKET: 'b', LOGBOOK_QUEUE_URL: 'http://127.0.0.1:1/q', LOGBOOK_DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', POWERTOOLS_LOG_LEVEL: 'ERROR' };
+    const runtime = await createRuntime('test', { agents: agents(), env });
+    expect(runtime.engine.codec.redactJson(payload)).toEqual(expected);
+    // Without agents (the sweeper), the built-in redaction only.
+    const bare = await createRuntime('test', { env });
+    expect(bare.engine.codec.redactJson(payload)).toEqual({ ...expected, badgeCode: 'B-1234', trackingToken: FIELD_PLACEHOLDER });
+  });
+
+  it('the testing kit: a world of the agents, and its workers', () => {
+    const world = agentsWorld(agents());
+    expect(spawnWorker(world).deps.codec.redactJson(payload)).toEqual(expected);
   });
 });
