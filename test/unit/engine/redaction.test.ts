@@ -8,6 +8,9 @@ import { PayloadCodec } from '../../../lib/engine/payload-codec.js';
 import { FIELD_PLACEHOLDER, Redactor } from '../../../lib/engine/redaction.js';
 import { createRuntime } from '../../../lib/lambda/wiring.js';
 import { ScriptedModel } from '../../../lib/models/scripted-model.js';
+import { hashJson } from '../../../lib/engine/hash.js';
+import { startRun } from '../../../lib/engine/start-run.js';
+import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { agentsWorld, spawnWorker } from '../../../lib/testing/world.js';
 import { AWS_ID, AWS_SECRET, CORPUS, caught } from './redaction-corpus.js';
 
@@ -224,5 +227,18 @@ describe('where the application gives its redaction: defineAgents, and every hos
   it('the testing kit: a world of the agents, and its workers', () => {
     const world = agentsWorld(agents());
     expect(spawnWorker(world).deps.codec.redactJson(payload)).toEqual(expected);
+  });
+});
+
+describe('redact, then hash', () => {
+  it('a run\'s request hash is over the redacted input (a hash of the raw one would let a reader test guesses at a short secret); a retry is still the same request', async () => {
+    const t = scriptedWorld({ tools: [], script: [{ text: 'ok' }] });
+    const input = { user: 'ops', password: 'hunter2!Winter' };
+    expect((await startRun(t.worker.deps, { ...t.run, agent: 'agent', input })).created).toBe(true);
+    const started = (await t.storage.log.readOne(t.run, 1)) as { requestHash: string };
+    const over = (value: JsonValue) => hashJson({ agent: 'agent', version: '1', input: value, budgets: null });
+    expect(started.requestHash).toBe(over({ user: 'ops', password: FIELD_PLACEHOLDER }));
+    expect(started.requestHash).not.toBe(over(input));
+    expect((await startRun(t.worker.deps, { ...t.run, agent: 'agent', input })).created).toBe(false);
   });
 });
