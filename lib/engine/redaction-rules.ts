@@ -84,8 +84,12 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = [
   { name: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/ },
 ];
 
-/** A key in free text: `name=`, `name: `, `"name": ` (also escaped, JSON inside a string). */
-const NAME = String.raw`(?<name>[A-Za-z_][A-Za-z0-9_.-]{0,63})`;
+/**
+ * A word every built-in secret key name contains (the key test in redaction-keys.ts): keys in
+ * free text are looked at only when their name holds one, so the many ordinary `"key": "value"`
+ * pairs of a JSON body cost a failed lookahead, not a call of the key test each.
+ */
+export const SECRET_KEY_STEMS = ['pass', 'secret', 'token', 'key', 'auth', 'cookie', 'credential', 'connection', 'session', 'otp', 'cvv', 'cvc', 'dsn'];
 
 /**
  * `name=value`, `name: "value"`, `"name": "value"` and `\"name\": \"value\"` in free text (a
@@ -94,7 +98,10 @@ const NAME = String.raw`(?<name>[A-Za-z_][A-Za-z0-9_.-]{0,63})`;
  * its allow-listed ones. Run after the formats, so `token=ghp_...` keeps the more precise name.
  * A quoted value cut short (truncated output, a parse error quoting it) runs to its line's end.
  */
-export function keyedTextRules(isSecretName: (name: string) => boolean): RedactionRule[] {
+export function keyedTextRules(isSecretName: (name: string) => boolean, stems: readonly string[] | undefined): RedactionRule[] {
+  // A key in free text: `name=`, `name: `, `"name": ` (also escaped, JSON inside a string).
+  const stem = stems && stems.length > 0 ? String.raw`(?=[A-Za-z0-9_.-]{0,63}?(?:${stems.join('|')}))` : '';
+  const NAME = String.raw`(?<name>${stem}[A-Za-z_][A-Za-z0-9_.-]{0,63})`;
   const accept = (secret: string, _match: string, groups: Partial<Record<string, string>>): boolean => {
     const name = groups['name'] ?? '';
     if (!isSecretName(name)) return false;
@@ -102,9 +109,9 @@ export function keyedTextRules(isSecretName: (name: string) => boolean): Redacti
     return !(/token$/i.test(name) && /^\d+$/.test(secret));
   };
   return [
-    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<q>["'])${NAME}\k<q>\s*:\s*(?<v>["'])(?<secret>(?:\\.|(?!\k<v>)[^\\\r\n])*)(?:\k<v>|(?=[\r\n])|$)`), accept },
-    { name: 'secret_assignment', pattern: new RegExp(String.raw`\\(?<q>["'])${NAME}\\\k<q>\s*:\s*\\(?<v>["'])(?<secret>(?:(?!\\\k<v>)[^\r\n])*)\\\k<v>`), accept },
-    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*[:=][ \t]*(?<v>["'])(?<secret>(?:(?!\k<v>)[^\r\n])*)(?:\k<v>|(?=[\r\n])|$)`), accept },
-    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*(?:=|:[ \t])[ \t]*(?<secret>[^\s"'\\,;&<>]+)`), accept },
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<q>["'])${NAME}\k<q>\s*:\s*(?<v>["'])(?<secret>(?:\\.|(?!\k<v>)[^\\\r\n])*)(?:\k<v>|(?=[\r\n])|$)`, 'i'), accept },
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`\\(?<q>["'])${NAME}\\\k<q>\s*:\s*\\(?<v>["'])(?<secret>(?:(?!\\\k<v>)[^\r\n])*)\\\k<v>`, 'i'), accept },
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*[:=][ \t]*(?<v>["'])(?<secret>(?:(?!\k<v>)[^\r\n])*)(?:\k<v>|(?=[\r\n])|$)`, 'i'), accept },
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*(?:=|:[ \t])[ \t]*(?<secret>[^\s"'\\,;&<>]+)`, 'i'), accept },
   ];
 }
