@@ -2,6 +2,7 @@ import { ConfigError } from '../core/errors.js';
 import type { ModelClient } from '../ports/model-client.js';
 import { AgentRegistry } from './registry.js';
 import type { AgentDefinition, AgentsSpec } from './types.js';
+import { Redactor, type RedactionOptions } from '../core/redaction.js';
 
 /** A deployment's agents: the registry the engine reads, and the application's own models. */
 export interface Agents {
@@ -10,6 +11,8 @@ export interface Agents {
   model(modelId: string): ModelClient | undefined;
   /** Every model id the agents pin (what IAM must allow the worker to invoke). */
   readonly modelIds: readonly string[];
+  /** The application's redaction options, as given. */
+  readonly redaction?: RedactionOptions;
 }
 
 /** What the handler factories accept: the agents, or a function that builds them once per cold start. */
@@ -20,13 +23,16 @@ export type AgentsSource = Agents | (() => Agents | Promise<Agents>);
  * the handler factories, the CDK construct and `logbook dev` take.
  */
 export function defineAgents(spec: AgentsSpec | readonly AgentDefinition[]): Agents {
-  const { agents, models = {} } = Array.isArray(spec) ? { agents: spec as readonly AgentDefinition[] } : (spec as AgentsSpec);
+  const { agents, models = {}, redaction } = Array.isArray(spec) ? { agents: spec as readonly AgentDefinition[] } : (spec as AgentsSpec);
   if (agents.length === 0) throw new ConfigError('defineAgents: no agents given');
+  // Checked now (ConfigError on import), not on the first payload a worker writes.
+  if (redaction !== undefined) new Redactor(redaction);
   const registry = new AgentRegistry();
   for (const agent of agents) registry.register(agent);
   const built = new Map<string, ModelClient>();
   return {
     registry,
+    ...(redaction !== undefined ? { redaction } : {}),
     // Child agents (agentTool) are registered with their parents: their models count too.
     modelIds: [...new Set(registry.list().map((a) => a.model.id))],
     model(modelId) {

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type { BudgetRequest } from '../core/budgets.js';
 import type { PinnedTool, Policy, Price } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
+import type { RedactionOptions } from '../core/redaction.js';
 import type { ModelClient } from '../ports/model-client.js';
 
 /** What a tool gets besides its arguments. */
@@ -134,4 +135,9 @@ export interface AgentsSpec {
    * not listed here are served by the built-in providers (`bedrock:<id>`, `openai:<model>`).
    */
   models?: Record<string, () => ModelClient>;
+  /**
+   * Secrets of this application beyond the built-in ones (patterns, key names) and fields never
+   * to redact. Here, with the agents, so the API, the trigger and the worker redact alike.
+   */
+  redaction?: RedactionOptions;
 }

@@ -11,7 +11,7 @@ import type { AgentRegistry } from '../authoring/registry.js';
 import type { Checkpoints } from './checkpoints.js';
 import { LEASE_MS, MARGIN_MS, MAX_CLAIM_ATTEMPTS, MODEL_TIMEOUT_MS } from './limits.js';
 import { PayloadCodec } from './payload-codec.js';
-import { Redactor, type RedactionRule } from './redaction.js';
+import { Redactor, type RedactionOptions } from '../core/redaction.js';
 import { RunLoader } from './run-loader.js';
 
 /** Structured log lines from the engine; handlers route them to Powertools Logger. */
@@ -79,7 +79,8 @@ export interface EngineDeps extends EnginePorts {
 
 export interface EngineOptions {
   config?: Partial<EngineConfig>;
-  redactionRules?: RedactionRule[];
+  /** What to redact beyond the built-in secrets, and what never to (defineAgents' `redaction`). */
+  redaction?: RedactionOptions;
   inlineLimitBytes?: number;
   snapshotEvery?: number;
   checkpoints?: Checkpoints;
@@ -89,7 +90,7 @@ export interface EngineOptions {
 export function createEngine(ports: EnginePorts, options: EngineOptions = {}): EngineDeps {
   const codec = new PayloadCodec({
     blobs: ports.blobs,
-    redactor: new Redactor(options.redactionRules),
+    redactor: new Redactor(options.redaction),
     ...(options.inlineLimitBytes !== undefined ? { inlineLimitBytes: options.inlineLimitBytes } : {}),
   });
   const loader = new RunLoader(ports, options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {});

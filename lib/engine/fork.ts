@@ -61,7 +61,7 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
   const runId = request.runId ?? deps.ids.inboxId().toLowerCase();
   if (!RUN_ID_PATTERN.test(runId)) throw new ValidationError('invalid runId', [{ path: 'runId', message: `must match ${RUN_ID_PATTERN}` }]);
   const fork: RunRef = { tenant: request.tenant, runId };
-  const requestHash = hashJson({ forkOf: request.from, atSeq: request.atSeq, input: request.input ?? null, version: request.version ?? null });
+  const requestHash = hashJson({ forkOf: request.from, atSeq: request.atSeq, input: request.input === undefined ? null : deps.codec.redactJson(request.input), version: request.version ?? null });
   const now = deps.clock.now();
   // run_started gets this attempt's own nonce (a second request is then a conflict, answered from
   // the stored request hash); every copied event carries the stored run_started's writer, so a retry

@@ -5,7 +5,7 @@ import type { BlobStore } from '../ports/blob-store.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { Checkpoints } from './checkpoints.js';
 import { sha256Hex } from '../adapters/system/crypto.js';
-import type { Redactor } from './redaction.js';
+import type { Redactor } from '../core/redaction.js';
 
 export interface PayloadCodecOptions {
   blobs: BlobStore;
@@ -78,6 +78,9 @@ export class PayloadCodec {
     await this.mapBodies(d, (b) => this.encodeBody(run, b, cp));
     if ('message' in d && typeof d.message === 'string') d.message = this.redactText(d.message).slice(0, 4000);
     if ('detail' in d && typeof d.detail === 'string') d.detail = this.redactText(d.detail).slice(0, 4000);
+    if (d.type === 'cancel_requested' && d.reason !== undefined) d.reason = this.redactText(d.reason).slice(0, 4000);
+    // A provider's parse error quotes the arguments it could not read.
+    if (d.type === 'model_response') for (const c of d.calls) if (c.argsError !== undefined) c.argsError = this.redactText(c.argsError);
     // Many medium bodies can still add up past DynamoDB's 400 KB: offload the largest first.
     while (encoder.encode(JSON.stringify(d)).byteLength > this.maxEvent) {
       let largest: { size: number; body: Body } | undefined;

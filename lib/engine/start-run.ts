@@ -52,10 +52,12 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   }
   const run: RunRef = { tenant: request.tenant, runId };
   const child = request.child;
+  // Redact, then hash: a hash of the raw input would let a reader of the log test guesses at a
+  // short secret in it. A retry that differs only in a redacted secret is the same request.
   const requestHash = hashJson({
     agent: agent.name,
     version: agent.version,
-    input: request.input,
+    input: codec.redactJson(request.input),
     budgets: request.budgets ?? null,
     ...(child ? { parent: child.parent, childBudgets: child.budgets } : {}),
   });

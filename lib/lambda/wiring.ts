@@ -121,7 +121,7 @@ export async function createRuntime(serviceName: string, options: RuntimeOptions
       logger: engineLogger(logger),
       metrics: engineMetrics(metrics),
     },
-    { config: engineConfigFromEnv(env) },
+    { config: engineConfigFromEnv(env), ...(agents?.redaction ? { redaction: agents.redaction } : {}) },
   );
   return { env, engine, logger, metrics, clients, visibility: new SqsTickVisibility(queueOptions) };
 }

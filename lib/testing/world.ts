@@ -7,6 +7,7 @@ import type { AgentRegistry } from '../authoring/registry.js';
 import type { Checkpoints } from '../engine/checkpoints.js';
 import { WorkerHalt } from '../engine/checkpoints.js';
 import { createEngine, type EngineDeps, type EngineOptions, type EnginePorts } from '../engine/engine.js';
+import type { RedactionOptions } from '../core/redaction.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { EventLog } from '../ports/event-log.js';
 import type { Inbox } from '../ports/inbox.js';
@@ -32,6 +33,8 @@ export interface World {
   clock: ManualClock;
   registry: AgentRegistry;
   models: ModelResolver;
+  /** The application's redaction (defineAgents), applied by every worker of this world. */
+  redaction?: RedactionOptions;
 }
 
 export function memoryStorage(): WorldStorage & { store: MemoryStore; blobStore: MemoryBlobStore; stepQueue: MemoryStepQueue } {
@@ -146,7 +149,7 @@ export function spawnWorker(
       ids: new SequentialIds(name),
       ...ports,
     },
-    { ...options, ...(checkpoints ? { checkpoints } : {}) },
+    { ...(world.redaction ? { redaction: world.redaction } : {}), ...options, ...(checkpoints ? { checkpoints } : {}) },
   );
   return {
     deps,
@@ -174,5 +177,5 @@ export function spawnWorker(
  * Build the agents inside the scenario's world() so each point gets fresh fake services.
  */
 export function agentsWorld(agents: Agents, storage: WorldStorage = memoryStorage()): World {
-  return { storage, clock: new ManualClock(), registry: agents.registry, models: { resolve: (id) => agents.model(id) } };
+  return { storage, clock: new ManualClock(), registry: agents.registry, models: { resolve: (id) => agents.model(id) }, ...(agents.redaction ? { redaction: agents.redaction } : {}) };
 }

@@ -4,7 +4,7 @@ import { MemoryBlobStore } from '../../../lib/adapters/memory/memory-blob-store.
 import { BlobIntegrityError, BlobNotFoundError } from '../../../lib/core/errors.js';
 import type { ModelRequest, ModelResponse } from '../../../lib/core/messages.js';
 import { PayloadCodec } from '../../../lib/engine/payload-codec.js';
-import { Redactor } from '../../../lib/engine/redaction.js';
+import { Redactor } from '../../../lib/core/redaction.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { driveRun } from '../../../lib/testing/driver.js';
@@ -19,7 +19,7 @@ const PEM = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRI
 describe('redaction', () => {
   const r = new Redactor();
   it('redacts common secrets in string values, never keys or structure', () => {
-    const input = { id: 'call-1', [AWS_KEY]: 1, nested: [{ auth: `Authorization: ${BEARER}` }, `key ${AWS_KEY} and ${PEM}`, 'sk-proj-abcdefghijklmnopqrstuvwx', 'password=hunter2hunter2'] };
+    const input = { id: 'call-1', [AWS_KEY]: 1, nested: [{ header: `Authorization: ${BEARER}` }, `sent ${BEARER}`, `key ${AWS_KEY} and ${PEM}`, 'sk-proj-abcdefghijklmnopqrstuvwx', 'password=hunter2hunter2'] };
     const out = r.json(input) as typeof input;
     expect(Object.keys(out)).toEqual(Object.keys(input));
     expect(out.id).toBe('call-1');
@@ -29,7 +29,8 @@ describe('redaction', () => {
     expect(text).not.toContain('MIIEowIBAAKCAQEA');
     expect(text).not.toContain('hunter2hunter2');
     expect(text).toContain('[REDACTED:aws_access_key_id]');
-    expect(text).toContain('Bearer [REDACTED:bearer_token]');
+    expect(text).toContain('Authorization: [REDACTED:http_header]');
+    expect(text).toContain('sent Bearer [REDACTED:bearer_token]');
     expect(text).toContain('[REDACTED:private_key]');
     expect(text).toContain('password=[REDACTED:secret_assignment]');
   });

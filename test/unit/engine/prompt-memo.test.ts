@@ -6,7 +6,7 @@ import { estimateInputTokens } from '../../../lib/core/budgets.js';
 import { parseEvent } from '../../../lib/core/events.js';
 import { applyEvent, foldLog } from '../../../lib/core/fold.js';
 import type { ModelMessage } from '../../../lib/core/messages.js';
-import { Redactor } from '../../../lib/engine/redaction.js';
+import { Redactor } from '../../../lib/core/redaction.js';
 import { MemoryBlobStore } from '../../../lib/adapters/memory/index.js';
 import { PayloadCodec } from '../../../lib/engine/payload-codec.js';
 import { buildModelRequest } from '../../../lib/engine/prompt.js';

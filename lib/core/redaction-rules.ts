@@ -1,0 +1,117 @@
+/** A pattern the redactor replaces with `[REDACTED:<name>]` wherever it occurs in a string value. */
+export interface RedactionRule {
+  /** Shown in the placeholder `[REDACTED:<name>]`: letters, digits, `_`, `.` and `-`. */
+  name: string;
+  /**
+   * What to find. The redactor scans globally whatever the flags (i, m, s and u are kept). With a
+   * named group `secret`, only that group is replaced and the rest (`password=`, `Bearer `, a URL's
+   * user and host) is kept so the text still reads; without one, the whole match is.
+   */
+  pattern: RegExp;
+  /**
+   * Apply the rule only to a string that contains a match of `near`, or that sits in an object or
+   * array beside a string that does: for secrets with no shape of their own, recognisable only by
+   * their company (an AWS secret key beside its access key id).
+   */
+  near?: RegExp;
+  /**
+   * A last look at each candidate (the `secret` group, or the whole match; the match; its named
+   * groups): false keeps it.
+   */
+  accept?: (secret: string, match: string, groups: Partial<Record<string, string>>) => boolean;
+}
+
+const AWS_ACCESS_KEY_ID = /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b/;
+
+/** `Basic <base64>` is a credential only when it decodes to printable `user:password`. */
+function isBasicCredential(secret: string): boolean {
+  try {
+    const decoded = atob(secret);
+    return decoded.includes(':') && /^[\x20-\x7e]+$/.test(decoded);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The built-in rules, in the order they run. Multi-line and structured forms first, so a later,
+ * looser rule never sees half of one; the placeholder of an earlier rule is never redacted again.
+ */
+export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = [
+  // PEM and PGP private keys; a block cut short (truncated output) is redacted to the end.
+  {
+    name: 'private_key',
+    pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/,
+  },
+  // scheme://user:password@host: the password goes, the user and host stay.
+  { name: 'url_credentials', pattern: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/?#@"'<>]*:(?<secret>[^\s/?#@"'<>]+)@/i },
+  { name: 'slack_webhook', pattern: /\bhooks\.slack\.com\/(?<secret>(?:services|workflows|triggers)\/[A-Za-z0-9_/-]+)/ },
+  { name: 'discord_webhook', pattern: /\bdiscord(?:app)?\.com\/api\/webhooks\/(?<secret>\d+\/[A-Za-z0-9_-]+)/ },
+  // Azure storage / Service Bus connection strings and SAS signatures.
+  { name: 'azure_key', pattern: /\b(?:AccountKey|SharedAccessKey|SharedSecretValue)=(?<secret>[^;"'\s]{16,})/i },
+  { name: 'azure_sas_signature', pattern: /[?&]sig=(?<secret>[A-Za-z0-9%+/=]{16,})/ },
+  // HTTP header lines; before bearer/basic so `Authorization: Bearer x` becomes one placeholder.
+  {
+    name: 'http_header',
+    pattern: /\b(?:Authorization|Proxy-Authorization|Cookie|Set-Cookie|X-Api-Key|X-Auth-Token|Api-Key)[ \t]*:[ \t]*(?<secret>[^\r\n"\\]+)/i,
+  },
+  { name: 'bearer_token', pattern: /\bBearer\s+(?<secret>[A-Za-z0-9\-._~+/]{8,}=*)/i },
+  { name: 'basic_auth', pattern: /\bBasic\s+(?<secret>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])/i, accept: isBasicCredential },
+  { name: 'aws_access_key_id', pattern: new RegExp(AWS_ACCESS_KEY_ID.source) },
+  {
+    name: 'aws_secret_access_key',
+    pattern: /(?:aws_?secret_?access_?key|secret_?access_?key)(\\?["']?\s*[:=]\s*\\?["']?)(?<secret>[A-Za-z0-9/+=]{40})/i,
+  },
+  // A bare 40-character secret key, recognised by the access key id beside it.
+  {
+    name: 'aws_secret_access_key',
+    pattern: /(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])/,
+    near: AWS_ACCESS_KEY_ID,
+    // Not a git sha or another hex digest: mixed case, as AWS generates them.
+    accept: (s) => /[A-Z]/.test(s) && /[a-z]/.test(s),
+  },
+  { name: 'stripe_key', pattern: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b/ },
+  { name: 'stripe_webhook_secret', pattern: /\bwhsec_[A-Za-z0-9+/=]{24,}/ },
+  { name: 'api_key', pattern: /\b(?:sk|pk|rk)-(?:live-|test-|proj-|ant-|svcacct-)?[A-Za-z0-9_-]{20,}\b/ },
+  { name: 'google_api_key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/ },
+  { name: 'google_oauth_secret', pattern: /\bGOCSPX-[A-Za-z0-9_-]{20,}/ },
+  { name: 'github_token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})/ },
+  { name: 'gitlab_token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/ },
+  { name: 'npm_token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/ },
+  { name: 'huggingface_token', pattern: /\bhf_[A-Za-z0-9]{30,}\b/ },
+  { name: 'slack_token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}/ },
+  { name: 'sendgrid_key', pattern: /\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}/ },
+  { name: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/ },
+];
+
+/**
+ * A word every built-in secret key name contains (the key test in redaction-keys.ts): keys in
+ * free text are looked at only when their name holds one, so the many ordinary `"key": "value"`
+ * pairs of a JSON body cost a failed lookahead, not a call of the key test each.
+ */
+export const SECRET_KEY_STEMS = ['pass', 'secret', 'token', 'key', 'auth', 'cookie', 'credential', 'connection', 'session', 'otp', 'cvv', 'cvc', 'dsn'];
+
+/**
+ * `name=value`, `name: "value"`, `"name": "value"` and `\"name\": \"value\"` in free text (a
+ * tool that returns a JSON or YAML body as a string, a .env file, a query string), where `name`
+ * is a secret key by the same test as an object key: the built-in names, the application's, minus
+ * its allow-listed ones. Run after the formats, so `token=ghp_...` keeps the more precise name.
+ * A quoted value cut short (truncated output, a parse error quoting it) runs to its line's end.
+ */
+export function keyedTextRules(isSecretName: (name: string) => boolean, stems: readonly string[] | undefined): RedactionRule[] {
+  // A key in free text: `name=`, `name: `, `"name": ` (also escaped, JSON inside a string).
+  const stem = stems && stems.length > 0 ? String.raw`(?=[A-Za-z0-9_.-]{0,63}?(?:${stems.join('|')}))` : '';
+  const NAME = String.raw`(?<name>${stem}[A-Za-z_][A-Za-z0-9_.-]{0,63})`;
+  const accept = (secret: string, _match: string, groups: Partial<Record<string, string>>): boolean => {
+    const name = groups['name'] ?? '';
+    if (!isSecretName(name)) return false;
+    // `max_token=4096` is a count.
+    return !(/token$/i.test(name) && /^\d+$/.test(secret));
+  };
+  return [
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<q>["'])${NAME}\k<q>\s*:\s*(?<v>["'])(?<secret>(?:\\.|(?!\k<v>)[^\\\r\n])*)(?:\k<v>|(?=[\r\n])|$)`, 'i'), accept },
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`\\(?<q>["'])${NAME}\\\k<q>\s*:\s*\\(?<v>["'])(?<secret>(?:(?!\\\k<v>)[^\r\n])*)\\\k<v>`, 'i'), accept },
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*[:=][ \t]*(?<v>["'])(?<secret>(?:(?!\k<v>)[^\r\n])*)(?:\k<v>|(?=[\r\n])|$)`, 'i'), accept },
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*(?:=|:[ \t])[ \t]*(?<secret>[^\s"'\\,;&<>]+)`, 'i'), accept },
+  ];
+}
