@@ -4,11 +4,14 @@ import { startInspectServer } from '../ui/inspect-server.js';
 import { executeApiSigner, regionOfApiUrl, type CredentialSource } from '../ui/sigv4.js';
 import { UsageError, type Output } from './output.js';
 
-export const INSPECT_USAGE = `logbook inspect --api URL [--token TOKEN] [--region R] [--port N]
+export const INSPECT_USAGE = `logbook inspect --api URL [--token-stdin] [--region R] [--port N]
   The web inspector for a deployed stack, on http://127.0.0.1:N/ui/ (default port 8788). Its API
   calls go to URL (the stack's ApiUrl output), signed with your AWS credentials (SigV4, the SDK's
-  default chain: AWS_PROFILE, env, SSO, ...) or, for a JWT authorizer, with --token (or
-  LOGBOOK_TOKEN). Nothing public is added to the stack. Ctrl-C stops it.`;
+  default chain: AWS_PROFILE, env, SSO, ...) or, for a JWT authorizer, with a bearer token from
+  LOGBOOK_TOKEN or read from stdin with --token-stdin (never from the command line, which every
+  user of the machine can read in \`ps\`). Open the URL it prints: it carries this session's
+  secret, without which the API calls are refused. Nothing public is added to the stack. Ctrl-C
+  stops it.`;
 
 function parseApiUrl(value: string | undefined): URL {
   if (!value) throw new UsageError('--api URL is required: the ApiUrl output of your stack');
@@ -30,13 +33,21 @@ export interface InspectDeps {
   /** Resolves when the command should stop (default: SIGINT or SIGTERM). */
   until?: Promise<void>;
   fetch?: typeof fetch;
+  /** All of stdin, for --token-stdin (tests); default: the process's stdin. */
+  readStdin?: () => Promise<string>;
+}
+
+async function readProcessStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** `logbook inspect --api URL`: serve until Ctrl-C; the exit code. */
 export async function inspectCommand(argv: string[], io: Output, deps: InspectDeps = {}): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { api: { type: 'string' }, token: { type: 'string' }, region: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+    options: { api: { type: 'string' }, token: { type: 'string' }, 'token-stdin': { type: 'boolean', default: false }, region: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
     strict: true,
   });
   if (values.help) {
@@ -46,7 +57,14 @@ export async function inspectCommand(argv: string[], io: Output, deps: InspectDe
   const apiUrl = parseApiUrl(values.api);
   const port = values.port === undefined ? 8788 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number (0 picks a free one)');
-  const token = values.token ?? process.env.LOGBOOK_TOKEN;
+  if (values.token !== undefined) {
+    throw new UsageError('--token is refused: a command line is visible to every user of this machine (ps). Set LOGBOOK_TOKEN, or pipe it in with --token-stdin');
+  }
+  let token = process.env.LOGBOOK_TOKEN || undefined;
+  if (values['token-stdin']) {
+    token = (await (deps.readStdin ?? readProcessStdin)()).trim();
+    if (!token) throw new UsageError('--token-stdin read no token from stdin');
+  }
 
   let auth: ProxyAuth;
   if (token) {

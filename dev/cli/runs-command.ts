@@ -55,8 +55,11 @@ function command<const F extends FlagSpecs>(flags: F, run: (ctx: Context, values
       }
       const [, target, ...rest] = positionals;
       if (rest.length > 0) throw new UsageError(`unexpected arguments: ${rest.join(' ')}`);
-      // A command may answer with its own exit code (watch: how the run ended).
-      return (await run({ client: makeClient(common.api ?? DEFAULT_API), io, json: common.json, target, verb }, values)) ?? 0;
+      // A command may answer with its own exit code (watch: how the run ended). Only a number is
+      // one: whatever else slips through (`process.stdout.write`'s `true`) must not reach
+      // `process.exit`, which throws on it after the output was printed.
+      const code: unknown = await run({ client: makeClient(common.api ?? DEFAULT_API), io, json: common.json, target, verb }, values);
+      return typeof code === 'number' ? code : 0;
     },
   };
 }
@@ -131,7 +134,10 @@ const COMMANDS = {
         ...(limit ? { limit } : {}),
         ...(values.cursor ? { cursor: values.cursor } : {}),
       });
-      if (json) return io.out(JSON.stringify(page));
+      if (json) {
+        io.out(JSON.stringify(page));
+        return;
+      }
       io.out(
         table(
           ['RUN', 'STATUS', 'AGENT', 'STEPS', 'TOKENS', 'COST', 'UPDATED', 'SUMMARY'],
@@ -159,7 +165,10 @@ const COMMANDS = {
     const after = intOption(values.after, 'after') ?? 0;
     const limit = intOption(values.limit, 'limit') ?? 100;
     const page = await ctx.client.events(needId(ctx), after, limit);
-    if (ctx.json) return ctx.io.out(JSON.stringify(page));
+    if (ctx.json) {
+      ctx.io.out(JSON.stringify(page));
+      return;
+    }
     ctx.io.out(
       table(
         ['SEQ', 'TYPE', 'AT', 'EPOCH', 'WHAT'],

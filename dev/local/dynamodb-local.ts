@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -65,7 +65,36 @@ export interface DynamoDbLocalOptions {
 
 const DEFAULT_JVM_ARGS = ['-Xms64m', '-Xmx512m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'];
 
-/** Starts DynamoDB Local (in memory, shared db) on a random free port of 127.0.0.1. */
+/**
+ * DynamoDB Local has no bind-address option (`-help` lists port, inMemory, dbPath, sharedDb, cors,
+ * delayTransientStatuses, disableTelemetry, optimizeDbBeforeStartup, version): its
+ * DynamoDBProxyServer builds a Jetty `Server(port)`, whose one connector listens on every
+ * interface, so anyone on the network could read and write the local tables. This launcher builds
+ * the server the way the jar's own main does (ServerRunner.createServerFromCommandLineArgs, same
+ * arguments), sets the connector's host to 127.0.0.1 before it opens, then starts it. It is run
+ * with Java's source-file mode (`java File.java`, Java 11+; it needs the jdk.compiler module,
+ * which Debian's openjdk-17-jre-headless ships). Reflection only: it names no class at compile
+ * time, so a newer jar that moves things fails here, loudly, instead of binding everywhere.
+ */
+export const LOOPBACK_LAUNCHER_CLASS = 'LoopbackDynamoDbLocal';
+const LOOPBACK_LAUNCHER = `import java.lang.reflect.Field;
+
+public class ${LOOPBACK_LAUNCHER_CLASS} {
+  public static void main(String[] args) throws Exception {
+    Class<?> runner = Class.forName("software.amazon.dynamodb.services.local.main.ServerRunner");
+    Object proxy = runner.getMethod("createServerFromCommandLineArgs", String[].class).invoke(null, (Object) args);
+    Field field = proxy.getClass().getDeclaredField("server");
+    field.setAccessible(true);
+    Object jetty = field.get(proxy);
+    Object[] connectors = (Object[]) jetty.getClass().getMethod("getConnectors").invoke(jetty);
+    if (connectors.length == 0) throw new IllegalStateException("DynamoDB Local has no connector to bind to 127.0.0.1");
+    for (Object connector : connectors) connector.getClass().getMethod("setHost", String.class).invoke(connector, "127.0.0.1");
+    proxy.getClass().getMethod("start").invoke(proxy);
+  }
+}
+`;
+
+/** Starts DynamoDB Local (in memory, shared db) on a random free port, listening on 127.0.0.1 only. */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<RunningEmulator> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -83,11 +112,15 @@ async function startOnce(port: number, options: DynamoDbLocalOptions): Promise<R
   const dir = dynamoDbLocalDir();
   // DynamoDB Local writes a metadata file into its working directory: keep it out of the repo.
   const cwd = mkdtempSync(join(tmpdir(), 'logbook-ddb-'));
+  const launcher = join(cwd, `${LOOPBACK_LAUNCHER_CLASS}.java`);
+  writeFileSync(launcher, LOOPBACK_LAUNCHER);
   const args = [
     ...(options.jvmArgs ?? DEFAULT_JVM_ARGS),
     `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
-    '-jar',
+    // The jar's manifest Class-Path brings DynamoDBLocal_lib (Jetty, sqlite4java) along.
+    '-cp',
     join(dir, 'DynamoDBLocal.jar'),
+    launcher,
     '-inMemory',
     '-sharedDb',
     '-disableTelemetry',
@@ -145,7 +178,11 @@ async function waitReady(
   });
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (exitCode !== undefined) throw new Error(`DynamoDB Local exited (${exitCode}): ${output()}`);
+    if (exitCode !== undefined) {
+      throw new Error(
+        `DynamoDB Local exited (${exitCode}): ${output()}\n(it is started through a Java source-file launcher that binds it to 127.0.0.1, which needs Java 11+ with the jdk.compiler module; without one, use dynalite: --dynamo dynalite)`,
+      );
+    }
     try {
       await fetch(endpoint, { method: 'GET', signal: AbortSignal.timeout(1_000) });
       return;

@@ -1,7 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { serve } from '@hono/node-server';
 import { createApiApp } from '../../lib/api/app.js';
 import { engineRunService } from '../../lib/api/engine-service.js';
 import { LOCAL_CALLER } from '../../lib/api/tenant.js';
@@ -10,6 +8,7 @@ import { sweep } from '../../lib/engine/sweep.js';
 import { safeFields } from '../../lib/lambda/telemetry.js';
 import { createRuntime, type Runtime } from '../../lib/lambda/wiring.js';
 import { createInspectorApp } from '../ui/inspector-app.js';
+import { loopbackOnly, serveLoopback } from '../ui/loopback.js';
 import { startEmulators, type EmulatorEndpoints, type Emulators } from './emulators.js';
 import { LocalEventSourceRunner } from './event-source-runner.js';
 import { createResources, resourceNames, type CreatedResources } from './resources.js';
@@ -131,19 +130,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     // The web inspector, on the same origin as the API it reads (the deployed API never serves it).
     app.route('/ui', createInspectorApp({ label: 'local stack' }));
-    const server = await new Promise<ReturnType<typeof serve>>((ok, fail) => {
-      const s = serve({ fetch: app.fetch, port: options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787), hostname: '127.0.0.1' });
-      s.once('listening', () => ok(s));
-      s.once('error', fail);
-    });
-    cleanups.push(
-      () =>
-        new Promise<void>((r) => {
-          (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-          server.close(() => r());
-        }),
-    );
-    const port = (server.address() as AddressInfo).port;
+    // Any web page the developer opens can send requests to 127.0.0.1: only this machine's
+    // programs and the inspector's own page get through (loopback Host against DNS rebinding, no
+    // cross-site Origin or Sec-Fetch-Site against a form or no-cors POST such as a bodiless cancel).
+    const server = await serveLoopback(loopbackOnly(app.fetch), options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787));
+    cleanups.push(() => server.close());
+    const port = server.port;
     // A fresh stack is a fresh world: the emulators start empty, so does the worker log (only now
     // that the port is ours, so a second stack cannot wipe the first one's).
     writeFileSync(workerLog, '');

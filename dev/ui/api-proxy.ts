@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { foreignRequest, type LoopbackPolicy } from './loopback.js';
 import type { executeApiSigner } from './sigv4.js';
 
 export type ProxyAuth = { kind: 'sigv4'; signer: ReturnType<typeof executeApiSigner> } | { kind: 'token'; token: string };
@@ -8,32 +9,15 @@ export interface ApiProxyOptions {
   apiUrl: URL;
   auth: ProxyAuth;
   fetch?: typeof fetch;
+  /** This session's secret and the cookie carrying it (startInspectServer makes one per run). */
+  session?: LoopbackPolicy['session'];
 }
 
 /** What the page may send on: a resolution's result, a start request. Far below API Gateway's 10 MB. */
 const MAX_BODY_BYTES = 1024 * 1024;
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 type Refusal = { status: 403 | 413 | 502; code: string; message: string };
 const refuse = (c: Context, r: Refusal) => c.json({ error: { code: r.code, message: r.message } }, r.status);
-
-/**
- * A request that did not come from the inspector's own page, seen from this loopback server:
- * another Host (DNS rebinding), another Origin or a cross-site fetch, or no inspector header (a
- * cross-site page cannot add one without a CORS preflight, which nothing here answers). Such a
- * request must never be signed with the caller's credentials.
- */
-function foreign(c: Context): string | undefined {
-  const host = c.req.header('host') ?? '';
-  const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : (host.split(':')[0] ?? '');
-  if (!LOOPBACK.has(hostname)) return `Host ${host || '(none)'} is not this loopback server`;
-  const origin = c.req.header('origin');
-  if (origin !== undefined && origin !== `http://${host}`) return `Origin ${origin} is not this server`;
-  const site = c.req.header('sec-fetch-site');
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') return `a ${site} request`;
-  if (c.req.header('x-logbook-inspector') !== '1') return 'no x-logbook-inspector header (only the inspector page calls the API through here)';
-  return undefined;
-}
 
 /**
  * `/runs...` of the deployed API, forwarded from the inspector's page and signed on the way: SigV4
@@ -47,8 +31,10 @@ export function createApiProxy(options: ApiProxyOptions): Hono {
   const proxy = new Hono();
 
   const forward = async (c: Context) => {
-    // Phase 1: only the inspector's own page, only the API's methods, a bounded body.
-    const why = foreign(c);
+    // Phase 1: only the inspector's own page (loopback Host, same Origin, its header, this
+    // session's cookie: see loopback.ts), only the API's methods, a bounded body. Such a request
+    // must never be signed with the caller's credentials.
+    const why = foreignRequest((name) => c.req.header(name), { inspectorHeader: true, ...(options.session ? { session: options.session } : {}) });
     if (why) return refuse(c, { status: 403, code: 'forbidden', message: `refused: ${why}` });
     const method = c.req.method;
     let body: Uint8Array | undefined;

@@ -17,6 +17,19 @@ export interface LogbookConfig {
   readonly useDefaultEventBus: boolean;
   /** Restrict the run-request rule to these event sources (default: any source on the bus). */
   readonly triggerSources?: readonly string[];
+  /**
+   * Concurrency reserved for the trigger function, which is also its cap (1..1000, default 10): a
+   * flood of run requests starts at most this many runs at once and cannot take the account's
+   * concurrency from the workers and the API. Events beyond it wait in Lambda's asynchronous
+   * queue (throttled invocations are retried) for up to `triggerMaxEventAge`, then go to the
+   * trigger's failure queue. It is taken from the account's unreserved pool, which must keep 100.
+   */
+  readonly triggerReservedConcurrency: number;
+  /**
+   * How long an Agent Run Requested event may wait in Lambda's asynchronous queue (throttles,
+   * failed attempts) before it goes to the failure queue. 1 minute..6 hours; default 1 hour.
+   */
+  readonly triggerMaxEventAge: Duration;
   /** Upper bound on concurrent workers (SQS event source maxConcurrency, 2..1000). */
   readonly workerMaxConcurrency: number;
   readonly workerMemoryMb: number;
@@ -48,6 +61,8 @@ export const DEFAULTS: LogbookConfig = {
   removalPolicy: RemovalPolicy.RETAIN,
   deletionProtection: true,
   useDefaultEventBus: false,
+  triggerReservedConcurrency: 10,
+  triggerMaxEventAge: Duration.hours(1),
   workerMaxConcurrency: 20,
   workerMemoryMb: 512,
   apiThrottle: { rateLimit: 50, burstLimit: 100 },
@@ -95,6 +110,8 @@ export function configFromContext(get: (key: string) => unknown): Partial<Logboo
   if (sources !== undefined) out.triggerSources = sources.split(',').map((s) => s.trim()).filter(Boolean);
   const concurrency = num('workerMaxConcurrency');
   if (concurrency !== undefined) out.workerMaxConcurrency = concurrency;
+  const triggerConcurrency = num('triggerReservedConcurrency');
+  if (triggerConcurrency !== undefined) out.triggerReservedConcurrency = triggerConcurrency;
   const memory = num('workerMemoryMb');
   if (memory !== undefined) out.workerMemoryMb = memory;
   const alarmEmail = str('alarmEmail');
@@ -110,5 +127,10 @@ export function withDefaults(partial: Partial<LogbookConfig> = {}): LogbookConfi
     // The SQS event source rejects other values at deploy time; fail at synth instead.
     throw new Error('workerMaxConcurrency must be between 2 and 1000');
   }
+  const reserved = config.triggerReservedConcurrency;
+  // 0 would throttle every run request: refuse it rather than lose events slowly.
+  if (!Number.isInteger(reserved) || reserved < 1 || reserved > 1000) throw new Error('triggerReservedConcurrency must be an integer between 1 and 1000');
+  const age = config.triggerMaxEventAge.toSeconds();
+  if (age < 60 || age > 6 * 3600) throw new Error('triggerMaxEventAge must be between 1 minute and 6 hours');
   return config;
 }

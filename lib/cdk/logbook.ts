@@ -160,6 +160,7 @@ export class Logbook extends Construct {
       description: 'Logbook trigger: starts a run from an Agent Run Requested event',
       serviceName: SERVICE_NAMES.trigger,
       timeout: Duration.seconds(30),
+      reservedConcurrentExecutions: config.triggerReservedConcurrency,
     });
     trigger
       // read: an idempotent create reads back run_started to tell a retry from a conflict.
@@ -201,6 +202,7 @@ export class Logbook extends Construct {
       key: this.key.key,
       removalPolicy: config.removalPolicy,
       busName: namePrefix,
+      triggerMaxEventAge: config.triggerMaxEventAge,
     });
     worker.bindEventBus(this.events.bus);
 
@@ -210,6 +212,7 @@ export class Logbook extends Construct {
       stepQueue: this.queue.queue,
       stepDeadLetterQueue: this.queue.deadLetterQueue,
       triggerDeadLetterQueue: this.events.triggerDeadLetterQueue,
+      triggerFailureQueue: this.events.triggerFailureQueue,
       thresholds: config.alarms,
       alarmEmail: config.alarmEmail,
     });

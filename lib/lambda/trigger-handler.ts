@@ -25,8 +25,12 @@ export function runIdForEvent(tenant: string, eventId: string): string {
 /**
  * EventBridge target: starts a run per `Agent Run Requested` event, idempotent on the event id.
  * The tenant is the account the event came from (set by EventBridge), never a field of the detail.
- * A detail that can never start a run is logged and dropped; a transient failure throws so that
- * EventBridge retries the delivery.
+ * A detail that can never start a run is logged and dropped. A transient failure throws; that is
+ * not EventBridge's to retry: EventBridge invokes this function asynchronously, and its rule's
+ * retries and dead-letter queue cover only the hand-over to Lambda. Once handed over, Lambda
+ * retries a throw (TRIGGER_RETRY_ATTEMPTS, within triggerMaxEventAge) and then sends the event to
+ * the trigger's on-failure queue (RunEvents.triggerFailureQueue, alarmed), where an operator can
+ * put it back on the bus; a retry of any kind starts no second run (the run id is the event's).
  */
 export function triggerHandlerFor(getRuntime: () => Promise<Runtime>) {
   return async (event: EventBridgeEvent<string, unknown>): Promise<{ runId?: string; created?: boolean; dropped?: string }> => {

@@ -73,7 +73,7 @@ describe('least privilege per handler', () => {
     );
   });
 
-  it('trigger: table read/write, bucket write, queue send', () => {
+  it('trigger: table read/write, bucket write, queue send, send to its on-failure queue', () => {
     expect(grantsOf('TriggerRole')).toEqual(
       expand({
         'TriggerLogs.Arn': ['logs:CreateLogStream', 'logs:PutLogEvents'],
@@ -81,6 +81,7 @@ describe('least privilege per handler', () => {
         [KEY]: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'],
         [OBJECTS]: ['s3:PutObject'],
         [QUEUE]: ['sqs:SendMessage'],
+        'EventsTriggerFailures.Arn': ['sqs:SendMessage'],
       }),
     );
   });

@@ -29,9 +29,11 @@ export class DataKey extends Construct {
     });
     // CloudWatch alarms publish to the encrypted alarm topic and EventBridge writes failed run
     // requests to the encrypted trigger dead-letter queue; both must be able to make a data key.
-    // No source conditions here, as in AWS's documented key policies for these services (not
-    // every service sets aws:SourceArn on its KMS calls, and a wrong guess silently drops alarms):
-    // the topic's and queue's own resource policies decide which alarms and rules may write.
+    // Only on behalf of this account (aws:SourceAccount, the confused-deputy guard AWS's key-policy
+    // guidance for EventBridge recommends): without it the key would serve these services acting
+    // for any account that points an alarm or a rule at something encrypted with it. No
+    // aws:SourceArn: the alarms and rules are many, and the topic's and queue's own resource
+    // policies already pick them. (Checked by synth assertions only, not against a deployment.)
     for (const service of ['cloudwatch.amazonaws.com', 'events.amazonaws.com']) {
       this.key.addToResourcePolicy(
         new iam.PolicyStatement({
@@ -40,6 +42,7 @@ export class DataKey extends Construct {
           actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
           // In a key policy `*` means this key.
           resources: ['*'],
+          conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
         }),
       );
     }

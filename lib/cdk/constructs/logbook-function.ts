@@ -42,6 +42,8 @@ export interface LogbookFunctionProps {
   readonly recursiveLoop?: lambda.RecursiveLoop;
   /** The KMS key of the table, bucket and queue; bindings add the exact actions they need on it. */
   readonly dataKey: kms.IKey;
+  /** Concurrency reserved for (and capping) this function; default none. */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 /**
@@ -91,6 +93,7 @@ export class LogbookFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       recursiveLoop: props.recursiveLoop ?? lambda.RecursiveLoop.TERMINATE,
+      ...(props.reservedConcurrentExecutions !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions } : {}),
       environment: {
         // Stack traces point at the TypeScript sources through the bundled source map.
         NODE_OPTIONS: '--enable-source-maps',

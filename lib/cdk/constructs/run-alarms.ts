@@ -16,6 +16,7 @@ export interface RunAlarmsProps {
   readonly stepQueue: sqs.IQueue;
   readonly stepDeadLetterQueue: sqs.IQueue;
   readonly triggerDeadLetterQueue: sqs.IQueue;
+  readonly triggerFailureQueue: sqs.IQueue;
   readonly thresholds: { readonly ticksWithoutProgress: number; readonly invocationsPerRun: number; readonly runsParked: number };
   readonly alarmEmail?: string;
 }
@@ -74,6 +75,11 @@ export class RunAlarms extends Construct {
       metric: props.triggerDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       threshold: 1,
       description: 'Agent Run Requested events the trigger could not take after retries: those runs never started.',
+    });
+    this.add('TriggerFailures', {
+      metric: props.triggerFailureQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      threshold: 1,
+      description: 'Agent Run Requested events the trigger threw on after its retries, or that waited throttled past their maximum age: those runs never started. Re-put requestPayload on the bus.',
     });
     this.add('StepBacklog', {
       metric: props.stepQueue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),

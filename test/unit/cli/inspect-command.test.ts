@@ -68,6 +68,18 @@ function rawPost(url: string, headers: Record<string, string>, body: string): Pr
   });
 }
 
+/** A GET with exactly these headers (fetch would replace Host). */
+function rawGet(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'GET', headers: { host: new URL(url).host, ...headers } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 function capture(): Output & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -126,12 +138,25 @@ describe('logbook inspect', () => {
     await new Promise((r) => upstream.close(r));
   });
 
+  /** Open the printed URL as a browser would: the session cookie it sets, as a Cookie header. */
+  const openSession = async (url: string) => {
+    const opened = await fetch(url, { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get('location')).toBe('/ui/');
+    const setCookie = opened.headers.get('set-cookie') ?? '';
+    expect(setCookie).toMatch(/; HttpOnly; SameSite=Strict$/);
+    return setCookie.split(';')[0] ?? '';
+  };
+  const cookies = new Map<string, string>();
   const inspector = async (auth: Parameters<typeof startInspectServer>[0]['auth']) => {
     const server = await startInspectServer({ apiUrl, auth, port: 0 });
     servers.push(server);
-    return `http://127.0.0.1:${server.port}`;
+    const base = `http://127.0.0.1:${server.port}`;
+    cookies.set(base, await openSession(server.url));
+    return base;
   };
-  const page = { 'x-logbook-inspector': '1' };
+  /** The headers the inspector's page sends: its marker header, and the session cookie its browser holds. */
+  const page = (base: string) => ({ 'x-logbook-inspector': '1', cookie: cookies.get(base) ?? '' });
   const startBody = (runId: string) => JSON.stringify({ agent: 'support', input: 'refund please', runId });
 
   it('serves the same UI and forwards the API signed with SigV4: the tenant is the caller’s', async () => {
@@ -141,33 +166,33 @@ describe('logbook inspect', () => {
     expect(ui.headers.get('content-security-policy')).toContain("default-src 'self'");
     expect(await (await fetch(`${acme}/ui/assets/main.js`)).text()).toContain('runsPage');
 
-    const created = await fetch(`${acme}/runs`, { method: 'POST', headers: { ...page, 'content-type': 'application/json' }, body: startBody('insp-1') });
+    const created = await fetch(`${acme}/runs`, { method: 'POST', headers: { ...page(acme), 'content-type': 'application/json' }, body: startBody('insp-1') });
     expect(created.status).toBe(201);
-    const list = (await (await fetch(`${acme}/runs?limit=5`, { headers: page })).json()) as { runs: { runId: string }[] };
+    const list = (await (await fetch(`${acme}/runs?limit=5`, { headers: page(acme) })).json()) as { runs: { runId: string }[] };
     expect(list.runs.map((r) => r.runId)).toEqual(['insp-1']);
-    const events = await fetch(`${acme}/runs/insp-1/events?after=0&limit=10`, { headers: page });
+    const events = await fetch(`${acme}/runs/insp-1/events?after=0&limit=10`, { headers: page(acme) });
     expect(events.status).toBe(200);
     expect(seen.filter((s) => s.tenant === 'acme').map((s) => s.path)).toContain('/prod/runs/insp-1/events?after=0&limit=10');
 
     // Another tenant's run is a 404 through the inspector as anywhere else.
     const globex = await inspector({ kind: 'sigv4', signer: executeApiSigner(REGION, async () => creds('AKIDGLOBEX')) });
-    const other = await fetch(`${globex}/runs/insp-1`, { headers: page });
+    const other = await fetch(`${globex}/runs/insp-1`, { headers: page(globex) });
     expect(other.status).toBe(404);
     expect(await other.text()).not.toContain('refund please');
     // The gate really checks signatures: the right key id with a wrong secret is refused.
     const forged = await inspector({ kind: 'sigv4', signer: executeApiSigner(REGION, async () => ({ accessKeyId: 'AKIDACME', secretAccessKey: 'guess' })) });
-    expect((await fetch(`${forged}/runs/insp-1`, { headers: page })).status).toBe(403);
+    expect((await fetch(`${forged}/runs/insp-1`, { headers: page(forged) })).status).toBe(403);
     // A validation error comes back as the API said it.
-    const bad = await fetch(`${acme}/runs/insp-1/events?waitSeconds=99`, { headers: page });
+    const bad = await fetch(`${acme}/runs/insp-1/events?waitSeconds=99`, { headers: page(acme) });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { issues: { path: string }[] } }).error.issues[0]?.path).toBe('query.waitSeconds');
   });
 
   it('forwards with a bearer token for a JWT authorizer', async () => {
     const acme = await inspector({ kind: 'token', token: 'token-of-acme' });
-    expect((await fetch(`${acme}/runs/insp-1`, { headers: page })).status).toBe(200);
+    expect((await fetch(`${acme}/runs/insp-1`, { headers: page(acme) })).status).toBe(200);
     const wrong = await inspector({ kind: 'token', token: 'stolen' });
-    expect((await fetch(`${wrong}/runs/insp-1`, { headers: page })).status).toBe(403);
+    expect((await fetch(`${wrong}/runs/insp-1`, { headers: page(wrong) })).status).toBe(403);
   });
 
   it('never signs a request that did not come from its own page', async () => {
@@ -176,23 +201,72 @@ describe('logbook inspect', () => {
     const attempts: Record<string, string>[] = [
       {},
       // DNS rebinding: evil.example resolved to 127.0.0.1, so the browser calls it same-origin.
-      { ...page, host: `evil.example:${new URL(acme).port}` },
-      { ...page, origin: 'https://evil.example' },
-      { ...page, 'sec-fetch-site': 'cross-site' },
+      { ...page(acme), host: `evil.example:${new URL(acme).port}` },
+      { ...page(acme), origin: 'https://evil.example' },
+      { ...page(acme), 'sec-fetch-site': 'cross-site' },
+      // The page's header but not this session's cookie: another program on this machine, or a
+      // page that learnt the port but never saw the printed URL.
+      { 'x-logbook-inspector': '1' },
+      { 'x-logbook-inspector': '1', cookie: `${cookies.get(acme)?.split('=')[0]}=guessed` },
     ];
     for (const headers of attempts) {
       const status = await rawPost(`${acme}/runs/insp-1/cancel`, { ...headers, 'content-type': 'application/json' }, '{}');
       expect(status, JSON.stringify(headers)).toBe(403);
     }
-    expect((await fetch(`${acme}/admin`, { headers: page })).status).toBe(404);
+    expect((await fetch(`${acme}/admin`, { headers: page(acme) })).status).toBe(404);
     expect(seen.length).toBe(before);
+  });
+
+  it('sets the session cookie only for this session’s URL, and serves the page to anyone on loopback', async () => {
+    const acme = await inspector({ kind: 'token', token: 'token-of-acme' });
+    const wrong = await fetch(`${acme}/ui/?session=guessed`, { redirect: 'manual' });
+    expect(wrong.status).toBe(403);
+    expect(wrong.headers.get('set-cookie')).toBeNull();
+    // The page holds no data: a link from anywhere may open it (its API calls need the cookie).
+    expect((await fetch(`${acme}/ui/`, { headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(200);
+    const rebound = await rawGet(`${acme}/ui/`, { host: 'evil.example' });
+    expect(rebound).toBe(403);
+  });
+
+  it('takes a bearer token from LOGBOOK_TOKEN or stdin, never from the command line', async () => {
+    // (until: resolved, so a command that wrongly accepted --token stops at once instead of serving)
+    await expect(inspectCommand(['--api', apiUrl.href, '--port', '0', '--token', 'token-of-acme'], capture(), { until: Promise.resolve() })).rejects.toThrow(/--token is refused.*ps.*LOGBOOK_TOKEN.*--token-stdin/);
+    await expect(inspectCommand(['--api', apiUrl.href, '--token-stdin'], capture(), { readStdin: async () => '  \n' })).rejects.toThrow(/read no token/);
+    for (const how of ['stdin', 'env'] as const) {
+      let stop!: () => void;
+      const io = capture();
+      const saved = process.env.LOGBOOK_TOKEN;
+      if (how === 'env') process.env.LOGBOOK_TOKEN = 'token-of-acme';
+      else delete process.env.LOGBOOK_TOKEN;
+      try {
+        const done = inspectCommand(['--api', apiUrl.href, '--port', '0', ...(how === 'stdin' ? ['--token-stdin'] : [])], io, {
+          readStdin: async () => 'token-of-acme\n',
+          // No AWS credentials: only the token can make the request below succeed.
+          credentials: async () => {
+            throw new Error('no credentials in this test');
+          },
+          until: new Promise<void>((r) => (stop = r)),
+        });
+        for (let i = 0; i < 50 && io.stdout.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+        const url = /Inspector: (\S+)/.exec(io.stdout[0] ?? '')?.[1] ?? '';
+        const cookie = await openSession(url);
+        const before = seen.length;
+        expect((await fetch(new URL('/runs/insp-1', url), { headers: { 'x-logbook-inspector': '1', cookie } })).status, how).toBe(200);
+        expect(seen.slice(before).map((s) => s.tenant)).toEqual(['acme']);
+        stop();
+        expect(await done).toBe(0);
+      } finally {
+        if (saved === undefined) delete process.env.LOGBOOK_TOKEN;
+        else process.env.LOGBOOK_TOKEN = saved;
+      }
+    }
   });
 
   it('stops the upstream long poll when the page goes away', async () => {
     const acme = await inspector({ kind: 'sigv4', signer: executeApiSigner(REGION, async () => creds('AKIDACME')) });
-    await fetch(`${acme}/runs`, { method: 'POST', headers: { ...page, 'content-type': 'application/json' }, body: startBody('insp-2') });
+    await fetch(`${acme}/runs`, { method: 'POST', headers: { ...page(acme), 'content-type': 'application/json' }, body: startBody('insp-2') });
     const abort = new AbortController();
-    const pending = fetch(`${acme}/runs/insp-2/events?after=1&waitSeconds=20`, { headers: page, signal: abort.signal }).catch(() => undefined);
+    const pending = fetch(`${acme}/runs/insp-2/events?after=1&waitSeconds=20`, { headers: page(acme), signal: abort.signal }).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 600));
     abort.abort();
     await pending;
@@ -237,8 +311,10 @@ describe('logbook inspect', () => {
     });
     for (let i = 0; i < 50 && io.stdout.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     const url = /Inspector: (\S+)/.exec(io.stdout[0] ?? '')?.[1] ?? '';
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui\/$/);
-    expect((await fetch(new URL('/runs/insp-1', url), { headers: page })).status).toBe(200);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui\/\?session=[\w-]{43}$/);
+    const cookie = await openSession(url);
+    expect((await fetch(new URL('/runs/insp-1', url), { headers: { 'x-logbook-inspector': '1', cookie } })).status).toBe(200);
+    expect((await fetch(new URL('/runs/insp-1', url), { headers: { 'x-logbook-inspector': '1' } })).status).toBe(403);
     stop();
     expect(await done).toBe(0);
     await expect(fetch(url)).rejects.toThrow();

@@ -55,6 +55,19 @@ describe('logbook runs', () => {
     expect(JSON.parse(json.stdout[0] ?? '')).toMatchObject({ runs: [{ runId: 'r-1' }], cursor: 'next-page' });
   });
 
+  it('exits 0 after --json output, whatever the writer returns (process.stdout.write answers true)', async () => {
+    // process.exit(true) throws ERR_INVALID_ARG_TYPE after the output was printed: exit 1, a stack trace.
+    for (const verb of [['list'], ['events', 'r-1'], ['show', 'r-1'], ['cancel', 'r-1']]) {
+      const printed: string[] = [];
+      const io: Output = { out: (t) => (printed.push(t), true) as unknown as void, err: () => true as unknown as void, tty: false };
+      const code = await runsCommand([...verb, '--json'], io, fakeClient([]));
+      expect(code, verb.join(' ')).toBe(0);
+      expect(typeof code).toBe('number');
+      expect(printed).toHaveLength(1);
+      expect(() => JSON.parse(printed[0] ?? '') as unknown).not.toThrow();
+    }
+  });
+
   it('shows a run with its open attention and how to resolve it', async () => {
     const io = capture();
     await runsCommand(['show', 'r-1'], io, fakeClient([]));
