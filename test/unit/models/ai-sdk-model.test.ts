@@ -13,7 +13,7 @@ import type { EventOf } from '../../../lib/core/events.js';
 import { foldLog } from '../../../lib/core/fold.js';
 import type { ModelRequest } from '../../../lib/core/messages.js';
 import { startRun } from '../../../lib/engine/start-run.js';
-import { AiSdkModelClient, aiSdkModel, type AiSdkLanguageModel } from '../../../lib/models/ai-sdk-model.js';
+import { aiSdkModel, type AiSdkLanguageModel, type AiSdkModelClient } from '../../../lib/models/ai-sdk-model.js';
 import { toAiSdkCallOptions, type AiSdkCallOptions } from '../../../lib/models/ai-sdk-mapping.js';
 import { costUsd } from '../../../lib/models/prices.js';
 import { driveRun } from '../../../lib/testing/driver.js';
