@@ -18,6 +18,8 @@ export { Redactor, DEFAULT_REDACTION_RULES, FIELD_PLACEHOLDER, type RedactionOpt
 export { ScriptedModel, StaticModelResolver, type ScriptStep, type ScriptedTurn } from './models/scripted-model.js';
 export { registerPrice } from './models/prices.js';
 export { selectedModel, parseModelId } from './models/model-selection.js';
+// Any AI SDK language model (provider specification v2, v3...), duck-typed: no `ai` dependency.
+export { aiSdkModel, aiSdkModelId, AiSdkModelClient, type AiSdkLanguageModel, type AiSdkModelOptions } from './models/ai-sdk-model.js';
 export type { ModelClient, ModelResolver } from './ports/model-client.js';
 export type { ModelRequest, ModelResponse, ModelMessage, ModelUsage, ModelToolSpec } from './core/messages.js';
 // Tools from MCP servers (the SDK is loaded on first use, not by importing this module).

@@ -31,3 +31,5 @@ export {
   type ModelProvider,
   type ModelSelection,
 } from './model-config.js';
+export { AiSdkModelClient, aiSdkModel, aiSdkModelId, classifyAiSdkError, type AiSdkLanguageModel, type AiSdkModelOptions } from './ai-sdk-model.js';
+export { aiSdkResultSchema, fromAiSdkResult, toAiSdkCallOptions, type AiSdkCallOptions, type AiSdkMessage } from './ai-sdk-mapping.js';

@@ -131,6 +131,8 @@ export function missingModel(modelId: string, serving: ModelServing): StrandReas
     case 'scripted':
       return gone('it is not among the application\'s models (defineAgents({ models: { ... } }))');
     default:
+      // An AI SDK model object can only come from the agents module: there is no built-in one.
+      if (modelId.startsWith('aisdk:')) return gone('it is an AI SDK model the application no longer lists (defineAgents({ models: { [model.id]: () => model } }))');
       return gone('it is neither one of the application\'s models nor a built-in provider id (bedrock:<id>, openai:<model>)');
   }
 }

@@ -143,17 +143,19 @@ describe('checkReplay: will this deploy strand the recorded runs?', () => {
     const agents = shopV2({ modelId: 'bedrock:anthropic.claude-new' });
     const report = checkReplay({
       agents,
-      logs: [pinned('bedrock:anthropic.claude-new'), pinned('bedrock:anthropic.claude-old'), pinned('openai:gpt-x'), pinned('vendor:model')],
+      logs: [pinned('bedrock:anthropic.claude-new'), pinned('bedrock:anthropic.claude-old'), pinned('openai:gpt-x'), pinned('vendor:model'), pinned('aisdk:gone.chat/m')],
     });
     expect(report.runs.map((r) => [r.runId, r.verdict])).toEqual([
       ['bedrock:anthropic.claude-new', 'ok'],
       ['bedrock:anthropic.claude-old', 'stranded'],
       ['openai:gpt-x', 'stranded'],
       ['vendor:model', 'stranded'],
+      ['aisdk:gone.chat/m', 'stranded'],
     ]);
     expect(report.runs[1]?.reasons[0]?.message).toMatch(/the worker may invoke only bedrock:anthropic\.claude-new \(bedrock:InvokeModel is granted on the models the agents pin\)/);
     expect(report.runs[2]?.reasons[0]?.message).toMatch(/sets neither OPENAI_BASE_URL nor OPENAI_API_KEY/);
     expect(report.runs[3]?.reasons[0]?.message).toMatch(/neither one of the application's models nor a built-in provider id/);
+    expect(report.runs[4]?.reasons[0]?.message).toMatch(/it is an AI SDK model the application no longer lists/);
     const configured = checkReplay({
       agents,
       logs: [pinned('bedrock:anthropic.claude-old'), pinned('openai:gpt-x')],
