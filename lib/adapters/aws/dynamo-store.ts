@@ -9,8 +9,10 @@ import type {
   ListRunsOptions,
   RunHead,
   RunHeads,
+  ReleaseArgs,
   RunStatus,
   SnapshotPointer,
+  SweptMark,
 } from '../../ports/run-heads.js';
 import type { RunRef } from '../../ports/run-ref.js';
 import { DynamoContext, type DynamoStats, type DynamoStoreOptions } from './dynamo-context.js';
@@ -80,7 +82,7 @@ export class DynamoStore implements EventLog, RunHeads, Inbox {
   markLoaded(run: RunRef, args: { owner: string; epoch: number; stalls: number }): Promise<void> {
     return this.heads.markLoaded(run, args);
   }
-  projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
+  projectAndRelease(run: RunRef, projection: HeadProjection, args: ReleaseArgs): Promise<boolean> {
     return this.heads.projectAndRelease(run, projection, args);
   }
 
@@ -101,6 +103,9 @@ export class DynamoStore implements EventLog, RunHeads, Inbox {
   }
   listDue(shard: number, now: number, limit: number): Promise<RunHead[]> {
     return this.heads.listDue(shard, now, limit);
+  }
+  markSwept(run: RunRef, mark: SweptMark, seen: { epoch: number }): Promise<boolean> {
+    return this.heads.markSwept(run, mark, seen);
   }
 
   // ---- Inbox ----
