@@ -177,9 +177,10 @@ export class Logbook extends Construct {
       timeout: Duration.seconds(55),
     });
     sweeper
-      // Read-only: the sweep GSI, plus consistent head reads (the GSI lags). The sweeper's
-      // optional index repair is skipped on AccessDenied by design; workers repair on write.
-      .bindTable(this.table, { read: true, queryIndexes: [TABLE.gsi.sweep.name] })
+      // The sweep GSI, consistent head reads (the GSI lags), and UpdateItem for one thing: it
+      // records each wake-up on the head (markSwept), which holds the run off for its back-off
+      // and repairs the index entry; without it every pass would wake a backlogged run again.
+      .bindTable(this.table, { read: true, update: true, queryIndexes: [TABLE.gsi.sweep.name] })
       .bindBucket(this.bucket, {})
       .bindQueue(this.queue, { send: true });
 

@@ -93,7 +93,9 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     created = false;
   }
   const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;
-  const head = initialHead(started, now);
+  // The head records the tick sent right after it (queuedAt): under a flood that tick may wait in
+  // the queue's backlog for minutes, and the sweeper must not add another one meanwhile.
+  const head: RunHead = { ...initialHead(started, now), queuedAt: now };
   const headCreated = await heads.createHead(head);
   // Always (re)send the first tick: a retry after a crash between head and tick must not leave
   // the run waiting for the sweeper. Within FIFO's window the dedupe id makes it a no-op; later,

@@ -85,13 +85,13 @@ describe('least privilege per handler', () => {
     );
   });
 
-  it('sweeper: reads only (the sweep index and heads), and sends ticks', () => {
+  it('sweeper: reads the sweep index and heads, updates heads (its wake-up marks), and sends ticks', () => {
     expect(grantsOf('SweeperRole')).toEqual(
       expand({
         'SweeperLogs.Arn': ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        [TABLE]: ['dynamodb:GetItem', 'dynamodb:Query'],
+        [TABLE]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
         [`${TABLE}/index/sweep`]: ['dynamodb:Query'],
-        [KEY]: ['kms:Decrypt', 'kms:DescribeKey', 'kms:GenerateDataKey'],
+        [KEY]: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'],
         [QUEUE]: ['sqs:SendMessage'],
       }),
     );
