@@ -150,7 +150,8 @@ export class Logbook extends Construct {
       // write: starting a run offloads a large input or pinned prompt before run_started.
       .bindBucket(this.bucket, { read: true, write: true })
       .bindQueue(this.queue, { send: true })
-      .bindRetention(config.retention);
+      .bindRetention(config.retention)
+      .bindTenantLimits(config.tenantLimits);
     if (config.jwt?.tenantClaim) api.bindTenantClaim(config.jwt.tenantClaim);
 
     const trigger = new LogbookFunction(this, 'Trigger', {
@@ -166,7 +167,8 @@ export class Logbook extends Construct {
       .bindTable(this.table, { read: true, write: true })
       .bindBucket(this.bucket, { write: true })
       .bindQueue(this.queue, { send: true })
-      .bindRetention(config.retention);
+      .bindRetention(config.retention)
+      .bindTenantLimits(config.tenantLimits);
 
     const sweeper = new LogbookFunction(this, 'Sweeper', {
       ...fnDefaults,

@@ -367,5 +367,7 @@ async function handleHeadPark(deps: EngineDeps, run: RunRef, head: RunHead, owne
     return true;
   }
   await deps.heads.setPark(run, { ...head.park, detail: `${head.park.detail}; failed by ${action.by}` }, 'failed');
+  // Failed on its head (no outcome notice follows): give its admission slot back here.
+  await deps.admission?.release(run);
   return false;
 }
