@@ -143,4 +143,11 @@ describe('environment set by bind*()', () => {
     });
     for (const prefix of ['ApiFunction', 'TriggerFunction', 'SweeperFunction']) expect(envOf(prefix).LOGBOOK_EVENT_BUS).toBeUndefined();
   });
+
+  it('gives the API and the trigger (the two that start runs) the per-tenant limit', () => {
+    for (const prefix of ['ApiFunction', 'TriggerFunction']) {
+      expect(envOf(prefix)).toMatchObject({ LOGBOOK_MAX_ACTIVE_RUNS: '100', LOGBOOK_ADMISSION_RETRY_AFTER_S: '5' });
+    }
+    for (const prefix of ['WorkerFunction', 'SweeperFunction']) expect(envOf(prefix).LOGBOOK_MAX_ACTIVE_RUNS).toBeUndefined();
+  });
 });
