@@ -11,6 +11,7 @@
  *   npm run bench -- --turns 200 --runs 4  # smaller
  *   npm run bench -- --write-docs          # also write the generated section of docs/cost.md (never the README)
  *   npm run bench -- --scale 100           # 100 concurrent runs on the whole local stack
+ *   npm run bench -- --flood 2000          # 2,000 runs started at once, per-tenant limit, a second tenant's run
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
 import { cpus } from 'node:os';
@@ -22,6 +23,7 @@ import { emptyCounters, instrument } from './instrument.js';
 import { floor, merged, stepShape, workerShape, type BenchEnv, type ModeResult } from './modes.js';
 import { costDoc, inRounds, type CostDocInput, type Reference } from './cost-doc.js';
 import { figures, quarterRatios } from './report.js';
+import { runFlood } from './flood.js';
 import { runScale } from './scale.js';
 import { sideBySide, sideBySideRatios, type Shape, type SideBySide } from './side-by-side.js';
 
@@ -33,12 +35,24 @@ const { values } = parseArgs({
     'snapshot-every': { type: 'string', default: '50' },
     'write-docs': { type: 'boolean', default: false },
     scale: { type: 'string' },
+    flood: { type: 'string' },
+    'max-active': { type: 'string' },
     workers: { type: 'string' },
   },
 });
 
 // Node 20 is supported here; the SDK's notice about its future releases is noise in the output.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+if (values.flood !== undefined) {
+  const report = await runFlood({
+    runs: Number(values.flood),
+    turns: Number(values.turns === '1000' ? 5 : values.turns),
+    workers: values.workers ? Number(values.workers) : undefined,
+    maxActiveRuns: values['max-active'] ? Number(values['max-active']) : undefined,
+    dynamo: values.dynamo as 'auto',
+  });
+  process.exit(report.completed === report.runs && report.otherCompleted ? 0 : 1);
+}
 if (values.scale !== undefined) {
   const { ok } = await runScale({ runs: Number(values.scale), workers: values.workers ? Number(values.workers) : undefined, turns: Number(values.turns === '1000' ? 5 : values.turns), dynamo: values.dynamo as 'auto' });
   process.exit(ok ? 0 : 1);

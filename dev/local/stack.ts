@@ -152,9 +152,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await runner.start();
     cleanups.push(() => runner.stop());
 
-    // Each pass names its own round in the dedupe id, so FIFO's 5-minute window never swallows it.
-    let round = 0;
-    const sweepNow = (now?: number) => sweep(runtime.engine, { now: now ?? Date.now(), round: ++round });
+    // Passes every 2 s are cheap: a run the sweeper woke is held off (back-off recorded on its
+    // head) and a run whose tick waits in the backlog is not woken at all (sweep-index.ts).
+    const sweepNow = (now?: number) => sweep(runtime.engine, { now: now ?? Date.now() });
     const every = options.sweepEveryMs ?? 2_000;
     let sweeping = false;
     const timer =

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ZodError } from 'zod';
-import { LogbookError, RunNotFoundError, errorCode } from '../core/errors.js';
+import { LogbookError, RunNotFoundError, TooManyRunsError, errorCode } from '../core/errors.js';
 import { zodIssues } from '../core/zod-issues.js';
 
 export interface ApiIssue {
@@ -53,6 +53,7 @@ export function statusOf(error: unknown): 400 | 404 | 409 | 413 | 429 | 500 | 50
     case 'conflict':
       return 409;
     case 'throttled':
+    case 'too_many_runs':
       return 429;
     case 'store_unavailable':
       return 503;
@@ -77,6 +78,8 @@ export function errorResponse(c: Context, error: unknown): Response {
     const runId = error.runKey.split('#').slice(2).join('#');
     return c.json<ApiErrorBody>({ error: { code: 'run_not_found', message: `run ${runId} not found` } }, 404);
   }
+  // The tenant is at its limit of unfinished runs: say when to try again (RFC 9110 Retry-After).
+  if (error instanceof TooManyRunsError) c.header('Retry-After', String(error.retryAfterSeconds));
   const issues = error instanceof LogbookError && 'issues' in error ? (error as { issues: readonly ApiIssue[] }).issues : undefined;
   return c.json<ApiErrorBody>(
     {

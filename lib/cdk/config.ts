@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { RETENTION } from '../adapters/aws/table-definition.js';
+import { MAX_ACTIVE_RUNS_LIMIT } from '../engine/limits.js';
 
 /** What a deployment may choose. Every field has a safe default (see DEFAULTS). */
 export interface LogbookConfig {
@@ -46,6 +47,15 @@ export interface LogbookConfig {
    * eventsDays + maxRunDays, so no blob expires before an event that references it.
    */
   readonly maxRunDays: number;
+  /**
+   * Per-tenant admission. `maxActiveRuns`: unfinished runs (running, waiting, parked) one tenant
+   * may hold at once (1..1000, 0 = no limit); a start beyond it gets 429 with Retry-After
+   * (`retryAfterSeconds`) from the API, and a retryable error from the trigger. It is also what
+   * bounds another tenant's wait behind a burst: the step queue holds about one tick per admitted
+   * run, so a run waits behind at most the other tenants' admitted runs, shared among the
+   * workers (docs/guides/flood-and-tenant-limits.md).
+   */
+  readonly tenantLimits: { readonly maxActiveRuns: number; readonly retryAfterSeconds: number };
   readonly alarmEmail?: string;
   readonly alarms: {
     /** Sum over 5 minutes. */
@@ -71,6 +81,7 @@ export const DEFAULTS: LogbookConfig = {
   retention: { ...RETENTION },
   maxRunDays: 30,
   alarms: { ticksWithoutProgress: 50, invocationsPerRun: 500, runsParked: 1 },
+  tenantLimits: { maxActiveRuns: 100, retryAfterSeconds: 5 },
 };
 
 /** Reads `cdk -c key=value` context into a config; unknown keys are ignored. */
@@ -116,6 +127,8 @@ export function configFromContext(get: (key: string) => unknown): Partial<Logboo
   if (memory !== undefined) out.workerMemoryMb = memory;
   const alarmEmail = str('alarmEmail');
   if (alarmEmail !== undefined) out.alarmEmail = alarmEmail;
+  const maxActiveRuns = num('maxActiveRunsPerTenant');
+  if (maxActiveRuns !== undefined) out.tenantLimits = { ...DEFAULTS.tenantLimits, maxActiveRuns };
   const maxRunDays = num('maxRunDays');
   if (maxRunDays !== undefined) out.maxRunDays = maxRunDays;
   return out;
@@ -132,5 +145,12 @@ export function withDefaults(partial: Partial<LogbookConfig> = {}): LogbookConfi
   if (!Number.isInteger(reserved) || reserved < 1 || reserved > 1000) throw new Error('triggerReservedConcurrency must be an integer between 1 and 1000');
   const age = config.triggerMaxEventAge.toSeconds();
   if (age < 60 || age > 6 * 3600) throw new Error('triggerMaxEventAge must be between 1 minute and 6 hours');
+  const { maxActiveRuns, retryAfterSeconds } = config.tenantLimits;
+  if (!Number.isInteger(maxActiveRuns) || maxActiveRuns < 0 || maxActiveRuns > MAX_ACTIVE_RUNS_LIMIT) {
+    throw new Error(`tenantLimits.maxActiveRuns must be an integer from 0 (no limit) to ${MAX_ACTIVE_RUNS_LIMIT}`);
+  }
+  if (!Number.isInteger(retryAfterSeconds) || retryAfterSeconds < 1 || retryAfterSeconds > 3600) {
+    throw new Error('tenantLimits.retryAfterSeconds must be an integer from 1 to 3600');
+  }
   return config;
 }

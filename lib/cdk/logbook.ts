@@ -150,7 +150,8 @@ export class Logbook extends Construct {
       // write: starting a run offloads a large input or pinned prompt before run_started.
       .bindBucket(this.bucket, { read: true, write: true })
       .bindQueue(this.queue, { send: true })
-      .bindRetention(config.retention);
+      .bindRetention(config.retention)
+      .bindTenantLimits(config.tenantLimits);
     if (config.jwt?.tenantClaim) api.bindTenantClaim(config.jwt.tenantClaim);
 
     const trigger = new LogbookFunction(this, 'Trigger', {
@@ -167,7 +168,8 @@ export class Logbook extends Construct {
       .bindTable(this.table, { read: true, write: true })
       .bindBucket(this.bucket, { write: true })
       .bindQueue(this.queue, { send: true })
-      .bindRetention(config.retention);
+      .bindRetention(config.retention)
+      .bindTenantLimits(config.tenantLimits);
 
     const sweeper = new LogbookFunction(this, 'Sweeper', {
       ...fnDefaults,
@@ -178,9 +180,10 @@ export class Logbook extends Construct {
       timeout: Duration.seconds(55),
     });
     sweeper
-      // Read-only: the sweep GSI, plus consistent head reads (the GSI lags). The sweeper's
-      // optional index repair is skipped on AccessDenied by design; workers repair on write.
-      .bindTable(this.table, { read: true, queryIndexes: [TABLE.gsi.sweep.name] })
+      // The sweep GSI, consistent head reads (the GSI lags), and UpdateItem for one thing: it
+      // records each wake-up on the head (markSwept), which holds the run off for its back-off
+      // and repairs the index entry; without it every pass would wake a backlogged run again.
+      .bindTable(this.table, { read: true, update: true, queryIndexes: [TABLE.gsi.sweep.name] })
       .bindBucket(this.bucket, {})
       .bindQueue(this.queue, { send: true });
 

@@ -124,6 +124,21 @@ export class ThrottledError extends LogbookError {
   }
 }
 
+/**
+ * A start refused because the tenant already has its maximum of unfinished runs (admission.ts).
+ * Nothing was written: the same request may be sent again after `retryAfterSeconds`.
+ */
+export class TooManyRunsError extends LogbookError {
+  readonly code = 'too_many_runs';
+  override readonly retryable = true;
+  constructor(
+    readonly limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`this tenant already has ${limit} unfinished runs (its limit); start again after ${retryAfterSeconds} s`);
+  }
+}
+
 /** A transient store or network failure worth retrying. */
 export class TransientStoreError extends LogbookError {
   readonly code = 'store_unavailable';

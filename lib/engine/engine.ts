@@ -1,3 +1,4 @@
+import type { Admission } from '../ports/admission.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { EventLog } from '../ports/event-log.js';
@@ -43,6 +44,14 @@ export interface EngineConfig {
   /** How long a completed / failed-or-parked run's head is kept. */
   retentionCompletedMs: number;
   retentionFailedMs: number;
+  /**
+   * Unfinished runs a tenant may hold at once (admission.ts); a start beyond it is refused with
+   * TooManyRunsError (HTTP 429 + Retry-After). 0: no limit. Child runs are not counted: they run
+   * under their parent's slot and budget.
+   */
+  maxActiveRuns?: number;
+  /** The Retry-After a refused start is given (seconds). */
+  admissionRetryAfterS?: number;
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
@@ -66,6 +75,8 @@ export interface EnginePorts {
   clock: Clock;
   ids: Ids;
   publisher?: OutcomePublisher;
+  /** Per-tenant admission; required for config.maxActiveRuns to apply. */
+  admission?: Admission;
   logger?: EngineLogger;
   metrics?: EngineMetrics;
 }

@@ -12,6 +12,12 @@
  */
 export const MAX_JSON_DEPTH = 64;
 
+/**
+ * The highest per-tenant limit of unfinished runs a deployment may set: the admission set of a
+ * tenant is one DynamoDB item, and 1,000 run ids of at most 80 characters stay far below 400 KB.
+ */
+export const MAX_ACTIVE_RUNS_LIMIT = 1_000;
+
 /** Lambda timeout of the worker function (seconds, as Lambda takes it). */
 export const WORKER_TIMEOUT_S = 300;
 export const WORKER_TIMEOUT_MS = WORKER_TIMEOUT_S * 1000;

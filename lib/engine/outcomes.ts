@@ -17,6 +17,9 @@ export async function publishOutcome(deps: EngineDeps, run: RunRef, head: RunHea
   if (!outcome || head.notifiedSeq >= outcome.seq) return false;
   // A child run's end reaches its parent first: owed with the notice, so it is retried until done.
   if (state && TERMINAL_STATUSES.has(outcome.status)) await deliverToParent(deps, run, state);
+  // The run's admission slot, owed with the notice too (a release is idempotent): a crash after
+  // the end and before the notice is retried by whoever repairs the notice.
+  if (TERMINAL_STATUSES.has(outcome.status)) await deps.admission?.release(run);
   if (!deps.publisher) {
     // Nothing to publish to: mark it done, or the sweeper would keep waking the run for it.
     await deps.heads.markNotified(run, outcome.seq);

@@ -1,9 +1,9 @@
 import { resolveBudgets, type BudgetRequest } from '../core/budgets.js';
-import { RunConflictError, ValidationError } from '../core/errors.js';
+import { RunConflictError, TooManyRunsError, ValidationError } from '../core/errors.js';
 import { parseEvent, type Budgets, type EventOf } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../ports/run-ref.js';
-import type { RunHead } from '../ports/run-heads.js';
+import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../adapters/system/crypto.js';
 import { hintedTick } from './hinted-tick.js';
@@ -52,6 +52,9 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   }
   const run: RunRef = { tenant: request.tenant, runId };
   const child = request.child;
+  // Admission before anything is written (an offloaded input included), so a refused start
+  // leaves nothing behind.
+  const admitted = child ? undefined : await admit(deps, run);
   // Redact, then hash: a hash of the raw input would let a reader of the log test guesses at a
   // short secret in it. A retry that differs only in a redacted secret is the same request.
   const requestHash = hashJson({
@@ -83,6 +86,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     ...(child ? { parent: { ...child.parent } } : {}),
   });
   const event = parseEvent({ ...draft, v: 1, seq: 1, at: now, by: { epoch: writerEpoch, nonce: `create:${ids.nonce()}` } });
+
   // A retried PutItem of this very call carries this nonce and counts as ours; a second request
   // with the same id carries another nonce and is answered from the stored run_started.
   let created = true;
@@ -95,14 +99,37 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     created = false;
   }
   const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;
-  const head = initialHead(started, now);
+  // The head records the tick sent right after it (queuedAt): under a flood that tick may wait in
+  // the queue's backlog for minutes, and the sweeper must not add another one meanwhile.
+  const head: RunHead = { ...initialHead(started, now), queuedAt: now };
   const headCreated = await heads.createHead(head);
   // Always (re)send the first tick: a retry after a crash between head and tick must not leave
   // the run waiting for the sweeper. Within FIFO's window the dedupe id makes it a no-op; later,
   // a spare tick is harmless (the step finds nothing to do or a lease held).
   await queue.enqueue(hintedTick(run, {}), { dedupeId: `${runId}:1:0` });
   const current = headCreated ? head : await heads.getHead(run);
+  // A retried start of a run that has finished since must not hold a slot again.
+  if (admitted && current && TERMINAL_STATUSES.has(current.status)) await deps.admission?.release(run);
   return { runId, created, status: current?.status ?? 'running' };
+}
+
+/**
+ * Take a slot for a new run under the tenant's limit (true), or none is needed (undefined). A
+ * refused start is either a retry of a run that exists (it goes on, as any retry: nothing new is
+ * admitted) or a new run over the limit (TooManyRunsError, nothing written).
+ *
+ * Why refuse rather than queue: a refusal holds nothing (no run waiting outside the queue that
+ * something must remember to admit, and that a crash could strand), the caller already retries
+ * (HTTP clients on 429 + Retry-After; EventBridge's invocation of the trigger retries a thrown
+ * error), and the step queue then never holds more than the tenants' limits' worth of runs, which
+ * is what bounds another tenant's wait (docs/guides/flood-and-tenant-limits.md).
+ */
+async function admit(deps: EngineDeps, run: RunRef): Promise<boolean | undefined> {
+  const max = deps.config.maxActiveRuns ?? 0;
+  if (!deps.admission || max <= 0) return undefined;
+  if (await deps.admission.admit(run, max)) return true;
+  if ((await deps.log.readOne(run, 1)) !== undefined) return undefined;
+  throw new TooManyRunsError(max, deps.config.admissionRetryAfterS ?? 5);
 }
 
 /** The head of a run that was just created: a projection of its run_started and nothing else. */

@@ -326,7 +326,10 @@ async function finish(
   const owesNotice = projection.outcome !== undefined && head.notifiedSeq < projection.outcome.seq;
   if (!owesNotice) {
     await snapshot(deps, session, head, next);
-    const args = { owner: lease.owner, epoch: session.writer.epoch, inboxVersion: lease.inboxVersion };
+    // A step that hands over records the tick it is about to send (RunHead.queuedAt), in the same
+    // write: the sweeper then leaves the run alone while that tick waits in the queue's backlog.
+    const handsOver = outcome.kind === 'continued' && !state.outcome;
+    const args = { owner: lease.owner, epoch: session.writer.epoch, inboxVersion: lease.inboxVersion, ...(handsOver ? { queuedAt: now } : {}) };
     if (await deps.heads.projectAndRelease(session.run, projection, args)) return { head: next, released: true };
     // New inbox items: nothing was written. Project alone (the head never lags a round), then ingest them.
     await deps.heads.project(session.run, projection);
@@ -364,5 +367,7 @@ async function handleHeadPark(deps: EngineDeps, run: RunRef, head: RunHead, owne
     return true;
   }
   await deps.heads.setPark(run, { ...head.park, detail: `${head.park.detail}; failed by ${action.by}` }, 'failed');
+  // Failed on its head (no outcome notice follows): give its admission slot back here.
+  await deps.admission?.release(run);
   return false;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { zodIssuesText } from '../core/zod-issues.js';
-import { LEASE_MS, MAX_CLAIM_ATTEMPTS, MAX_CLAIM_ATTEMPTS_LIMIT, VISIBILITY_MARGIN_S } from '../engine/limits.js';
+import { LEASE_MS, MAX_ACTIVE_RUNS_LIMIT, MAX_CLAIM_ATTEMPTS, MAX_CLAIM_ATTEMPTS_LIMIT, VISIBILITY_MARGIN_S } from '../engine/limits.js';
 
 /**
  * Environment of every handler, validated once per cold start. The CDK constructs set these
@@ -39,6 +39,14 @@ export const envSchema = z.object({
   LOGBOOK_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
   /** Visibility kept beyond the lease on a tick being processed (s): how soon a crashed step is retried. */
   LOGBOOK_VISIBILITY_MARGIN_S: z.coerce.number().int().nonnegative().default(VISIBILITY_MARGIN_S),
+  /**
+   * Unfinished runs one tenant may hold at once; a start beyond it is refused with 429 and
+   * Retry-After (the API) or a retryable error (the trigger). 0: no limit. At most 1,000 (the
+   * admission set lives in one item).
+   */
+  LOGBOOK_MAX_ACTIVE_RUNS: z.coerce.number().int().nonnegative().max(MAX_ACTIVE_RUNS_LIMIT).default(0),
+  /** The Retry-After of a start refused by LOGBOOK_MAX_ACTIVE_RUNS (s). */
+  LOGBOOK_ADMISSION_RETRY_AFTER_S: z.coerce.number().int().positive().max(3600).default(5),
   /** Base of the back-off between deliveries of a tick that did not finish (s); default the lease (limits.ts). */
   LOGBOOK_BACKOFF_BASE_S: z.coerce.number().int().nonnegative().optional(),
 });

@@ -72,6 +72,11 @@ export function triggerHandlerFor(getRuntime: () => Promise<Runtime>) {
           logger.error('event dropped: run cannot start', { eventId: event.id, code: errorCode(error), message: errorMessage(error) });
           return { runId, dropped: errorCode(error) };
         }
+        if (errorCode(error) === 'too_many_runs') {
+          // The tenant is at its limit of unfinished runs: nothing was written, and the thrown
+          // error makes Lambda retry the event (with its own back-off), when a slot may be free.
+          logger.warn('run start refused: tenant at its limit; the event will be retried', { eventId: event.id, code: errorCode(error) });
+        }
         throw error;
       }
     } finally {

@@ -51,6 +51,8 @@ export function engineConfigFromEnv(env: LogbookEnv): Partial<EngineConfig> {
     maxClaimAttempts: env.LOGBOOK_MAX_ATTEMPTS,
     retentionCompletedMs: env.LOGBOOK_RETENTION_COMPLETED_DAYS * 86_400_000,
     retentionFailedMs: env.LOGBOOK_RETENTION_FAILED_DAYS * 86_400_000,
+    maxActiveRuns: env.LOGBOOK_MAX_ACTIVE_RUNS,
+    admissionRetryAfterS: env.LOGBOOK_ADMISSION_RETRY_AFTER_S,
     ...(env.LOGBOOK_MARGIN_MS !== undefined ? { marginMs: env.LOGBOOK_MARGIN_MS } : {}),
     ...(env.LOGBOOK_MODEL_TIMEOUT_MS !== undefined ? { modelTimeoutMs: env.LOGBOOK_MODEL_TIMEOUT_MS } : {}),
   };
@@ -111,6 +113,7 @@ export async function createRuntime(serviceName: string, options: RuntimeOptions
       log: store,
       heads: store,
       inbox: store,
+      admission: store,
       blobs: new S3BlobStore({ s3: clients.s3, bucket: env.LOGBOOK_BUCKET }),
       queue: new SqsStepQueue(queueOptions),
       models,

@@ -93,11 +93,28 @@ export interface RunHead {
   notifiedSeq: number;
   /** When the sweeper should wake the run (a deadline to enforce, a lease to recover). */
   wakeAt?: number;
+  /**
+   * A tick was sent at this time and no worker has claimed the run since (set with the head by
+   * startRun and by a hand-over's release; cleared by every claim). It holds the sweeper off for
+   * SWEEP_QUEUED_MS (sweep-index.ts), so a run waiting in the queue's backlog is not woken twice.
+   */
+  queuedAt?: number;
+  /**
+   * The sweeper's last wake-up of this run: when, the how-manieth in a row without progress, and
+   * the lastSeq it saw (a later lastSeq means progress: the streak is over). See sweepBackoffMs.
+   */
+  swept?: SweptMark;
   snapshot?: SnapshotPointer;
   /** Epoch ms at which the head may be deleted (DynamoDB TTL). */
   expiresAt: number;
   /** A child run (agentTool): its parent run (same tenant) and the call that started it. Set at creation. */
   parent?: { runId: string; callId: string };
+}
+
+export interface SweptMark {
+  at: number;
+  n: number;
+  seq: number;
 }
 
 export interface LeaseGrant {
@@ -127,6 +144,15 @@ export interface HeadProjection {
   updatedAt: number;
 }
 
+/** The end of a step: release our lease if the inbox did not move; `queuedAt` when we hand over to a tick sent next. */
+export interface ReleaseArgs {
+  owner: string;
+  epoch: number;
+  inboxVersion: number;
+  /** The step is about to send the run's next tick: record it on the head (RunHead.queuedAt). */
+  queuedAt?: number;
+}
+
 export interface ListRunsOptions {
   status?: RunStatus;
   /** Only the children of this run (agentTool calls), newest first. Not combined with `status`. */
@@ -139,7 +165,10 @@ export interface RunHeads {
   /** Put the head if absent. Returns false when it already exists. */
   createHead(head: RunHead): Promise<boolean>;
   getHead(run: RunRef): Promise<RunHead | undefined>;
-  /** Claim when free, expired, or already ours: epoch + 1, attempts + 1. Throws LeaseHeldError. */
+  /**
+   * Claim when free, expired, or already ours: epoch + 1, attempts + 1, queuedAt cleared (a tick
+   * was received). Throws LeaseHeldError.
+   */
   claimLease(run: RunRef, args: { owner: string; now: number; ttlMs: number }): Promise<LeaseGrant>;
   /** Extend our lease. Throws LeaseLostError when the epoch or owner moved. */
   renewLease(run: RunRef, args: { owner: string; epoch: number; now: number; ttlMs: number }): Promise<number>;
@@ -164,7 +193,7 @@ export interface RunHeads {
    * outcome notice): both, or neither when new inbox items arrived (false; the lease is kept and
    * nothing is projected). A projection older than the head's is skipped and the lease released.
    */
-  projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean>;
+  projectAndRelease(run: RunRef, projection: HeadProjection, args: ReleaseArgs): Promise<boolean>;
   setPark(run: RunRef, park: HeadPark | null, status?: RunStatus): Promise<void>;
   /** Forward-only: applied only when pointer.seq is above the stored one. */
   setSnapshot(run: RunRef, pointer: SnapshotPointer): Promise<boolean>;
@@ -173,6 +202,12 @@ export interface RunHeads {
   listRuns(tenant: string, options: ListRunsOptions): Promise<{ runs: RunHead[]; cursor?: string }>;
   /** Heads in the sparse sweeper index of `shard` (0..15) that are due at `now`. */
   listDue(shard: number, now: number, limit: number): Promise<RunHead[]>;
+  /**
+   * The sweeper woke this run: record `swept` (and move its sweep entry accordingly), only if the
+   * head is still at the epoch and lastSeq the sweeper saw (false otherwise: a worker got there
+   * first, and the next pass looks again).
+   */
+  markSwept(run: RunRef, mark: SweptMark, seen: { epoch: number }): Promise<boolean>;
 }
 
 export const SWEEP_SHARDS = 16;

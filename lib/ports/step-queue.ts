@@ -21,7 +21,7 @@ export interface Tick {
 export interface StepQueue {
   /**
    * `dedupeId` names its sender so a real wake-up is never swallowed by FIFO's 5-minute window:
-   * worker `runId:seq:epoch`, API `runId:inbox:<id>`, sweeper `runId:sweep:<epoch>:<n>`.
+   * worker `runId:seq:epoch`, API `runId:inbox:<id>`, sweeper `runId:sweep:<epoch>:<lastSeq>:<n>` (n: its wake-ups in a row without progress).
    */
   enqueue(tick: Tick, options: { dedupeId: string }): Promise<void>;
 }

@@ -114,12 +114,13 @@ export async function driveRun(world: World, run: RunRef, options: DriveOptions)
     // Nothing queued: let time pass to the next wake-up (of the run or of a child that still owes
     // something), then sweep as the scheduled sweeper would.
     // An inbox item whose wake-up was lost (a child's answer, say) is found by the next sweep.
-    const own = inboxPending ? head.updatedAt + 1 : Math.max(head.wakeAt ?? 0, head.lease?.until ?? 0, head.updatedAt + 60_000);
+    // The index's own rule says when (holds for a queued tick and the sweeper's back-off included).
+    const own = sweepEntry(head)?.wakeAt ?? (inboxPending ? head.updatedAt + 1 : Math.max(head.wakeAt ?? 0, head.lease?.until ?? 0, head.updatedAt + 60_000));
     const wakeAt = Math.min(own, ...(await childWakeTimes(world, run, family)));
     await clock.advance(Math.max(1, wakeAt - clock.now() + 1));
     const sweeper = options.worker();
     try {
-      await sweep(sweeper.deps, { round: i });
+      await sweep(sweeper.deps);
     } catch (error) {
       if (!(error instanceof WorkerHalt)) throw error;
       crashes++;

@@ -38,5 +38,5 @@ export {
   type StrandReason,
   type RecordedRun,
 } from './replay-check.js';
-export { ManualClock, SequentialIds, MemoryStore, MemoryBlobStore, MemoryStepQueue } from '../adapters/memory/index.js';
+export { ManualClock, SequentialIds, MemoryStore, MemoryBlobStore, MemoryStepQueue, MemoryAdmission } from '../adapters/memory/index.js';
 export { WorkerHalt, type CheckpointName, type Checkpoints } from '../engine/checkpoints.js';

@@ -8,7 +8,7 @@ import type { OutcomeNotice, OutcomePublisher } from '../ports/outcome-publisher
  */
 export const WRITE_METHODS = {
   log: ['append'],
-  heads: ['createHead', 'claimLease', 'renewLease', 'releaseLease', 'resetAttempts', 'markLoaded', 'project', 'projectAndRelease', 'setPark', 'setSnapshot', 'markNotified'],
+  heads: ['createHead', 'claimLease', 'renewLease', 'releaseLease', 'resetAttempts', 'markLoaded', 'project', 'projectAndRelease', 'setPark', 'setSnapshot', 'markNotified', 'markSwept'],
   inbox: ['put', 'delete'],
   blobs: ['put'],
   queue: ['enqueue'],

@@ -1,11 +1,12 @@
 // The contract suites against the in-memory fakes: the reference the emulators are held to.
+import { admissionContract } from './admission.contract.js';
 import { blobStoreContract } from './blob-store.contract.js';
 import { eventLogContract } from './event-log.contract.js';
 import { inboxContract } from './inbox.contract.js';
 import { runHeadsContract } from './run-heads.contract.js';
 import { stepQueueContract } from './step-queue.contract.js';
 import { sweepIndexContract } from './sweep-index.contract.js';
-import { memoryBlobTarget, memoryQueueTarget, memoryStoreTarget } from './targets.js';
+import { memoryBlobTarget, memoryQueueTarget, memoryStoreTarget, memoryAdmissionTarget } from './targets.js';
 
 eventLogContract(memoryStoreTarget);
 runHeadsContract(memoryStoreTarget);
@@ -13,3 +14,4 @@ sweepIndexContract(memoryStoreTarget);
 inboxContract(memoryStoreTarget);
 blobStoreContract(memoryBlobTarget);
 stepQueueContract(memoryQueueTarget);
+admissionContract(memoryAdmissionTarget);

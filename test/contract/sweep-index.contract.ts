@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunHead } from '../../lib/ports/run-heads.js';
 import type { RunRef } from '../../lib/ports/run-ref.js';
-import { SWEEP_STALL_MS, sweepShard } from '../../lib/ports/sweep-index.js';
+import { SWEEP_BACKOFF_CAP_MS, SWEEP_QUEUED_MS, SWEEP_STALL_MS, sweepBackoffMs, sweepShard } from '../../lib/ports/sweep-index.js';
 import { cancelItem, newHead, newRun, type StoreTarget, type StoreUnderTest } from './fixtures.js';
 import { projection } from './run-heads.contract.js';
 
@@ -95,6 +95,66 @@ export function sweepIndexContract(target: StoreTarget): void {
       expect(await due(now + 30 * SWEEP_STALL_MS)).toContain(running.runId);
       // And other shards never see them.
       expect((await sut.store.listDue((shard + 1) % 16, now + 100 * SWEEP_STALL_MS, 1_000)).filter((h) => h.tenant === tenant)).toEqual([]);
+    });
+
+    it('holds off a run whose tick is recorded as queued, until a claim or SWEEP_QUEUED_MS', async () => {
+      const now = sut.clock.now();
+      const tenant = newRun().tenant;
+      const shard = 9;
+      const due = async (at: number) => (await sut.store.listDue(shard, at, 1_000)).filter((h) => h.tenant === tenant).map((h) => h.runId);
+      const [queued, claimed, handed] = ['queued', 'claimed', 'handed'].map((l) => runInShard(tenant, shard, l)) as [RunRef, RunRef, RunRef];
+      for (const run of [queued, claimed, handed]) expect(await sut.store.createHead(newHead(run, now, { queuedAt: now }))).toBe(true);
+      // Stalled by the old rule, but a tick is on its way: nobody is woken before the hold ends.
+      expect(await due(now + SWEEP_STALL_MS)).toEqual([]);
+      expect(await due(now + SWEEP_QUEUED_MS - 1)).toEqual([]);
+      expect((await due(now + SWEEP_QUEUED_MS)).sort()).toEqual([claimed, handed, queued].map((r) => r.runId).sort());
+
+      // A claim receives the tick: the stall rule is back (a worker that dies after claiming is
+      // recovered as before), and a release that hands over records the next tick.
+      const c = await sut.store.claimLease(claimed, { owner: 'A', now, ttlMs: 1 });
+      expect(c.head.queuedAt).toBeUndefined();
+      await sut.store.releaseLease(claimed, { owner: 'A', epoch: c.epoch, inboxVersion: 0 });
+      const h = await sut.store.claimLease(handed, { owner: 'B', now, ttlMs: 1 });
+      expect(await sut.store.projectAndRelease(handed, projection(now + 100, { lastSeq: 3 }), { owner: 'B', epoch: h.epoch, inboxVersion: 0, queuedAt: now + 100 })).toBe(true);
+      expect((await sut.store.getHead(handed))?.queuedAt).toBe(now + 100);
+      expect(await due(now + SWEEP_STALL_MS)).toEqual([claimed.runId]);
+      expect(await due(now + 100 + SWEEP_QUEUED_MS - 1)).not.toContain(handed.runId);
+      expect(await due(now + 100 + SWEEP_QUEUED_MS)).toContain(handed.runId);
+    });
+
+    it('backs off a run the sweeper woke, doubling per wake without progress, capped, until progress', async () => {
+      const now = sut.clock.now();
+      const run = runInShard(newRun().tenant, 11, 'swept');
+      const due = async (at: number) => (await sut.store.listDue(11, at, 1_000)).some((h) => h.runId === run.runId && h.tenant === run.tenant);
+      await sut.store.createHead(newHead(run, now));
+      const stalled = now + SWEEP_STALL_MS;
+      expect(await due(stalled)).toBe(true);
+      const head = (await sut.store.getHead(run))!;
+
+      // The sweeper's mark is conditional on the head it saw: a claim in between wins.
+      expect(await sut.store.markSwept(run, { at: stalled, n: 1, seq: head.lastSeq }, { epoch: head.epoch + 1 })).toBe(false);
+      expect(await sut.store.markSwept(run, { at: stalled, n: 1, seq: head.lastSeq + 1 }, { epoch: head.epoch })).toBe(false);
+      expect((await sut.store.getHead(run))?.swept).toBeUndefined();
+      expect(await due(stalled)).toBe(true);
+
+      // Each wake holds the next one off for longer: 2, 4, ... minutes, never more than the cap.
+      let at = stalled;
+      for (const n of [1, 2, 3, 12]) {
+        expect(await sut.store.markSwept(run, { at, n, seq: head.lastSeq }, { epoch: head.epoch })).toBe(true);
+        expect(await due(at)).toBe(false);
+        expect(await due(at + sweepBackoffMs(n) - 1)).toBe(false);
+        expect(await due(at + sweepBackoffMs(n))).toBe(true);
+        at += sweepBackoffMs(n);
+      }
+      expect(sweepBackoffMs(1)).toBe(2 * SWEEP_STALL_MS);
+      expect(sweepBackoffMs(2)).toBe(4 * SWEEP_STALL_MS);
+      expect(sweepBackoffMs(12)).toBe(SWEEP_BACKOFF_CAP_MS);
+
+      // Progress (a projection past the seq the sweeper saw) ends the streak: the stall rule again.
+      expect(await sut.store.markSwept(run, { at, n: 13, seq: head.lastSeq }, { epoch: head.epoch })).toBe(true);
+      await sut.store.project(run, projection(at, { lastSeq: head.lastSeq + 1 }));
+      expect(await due(at + SWEEP_STALL_MS - 1)).toBe(false);
+      expect(await due(at + SWEEP_STALL_MS)).toBe(true);
     });
 
     it('returns at most `limit` heads, earliest first', async () => {

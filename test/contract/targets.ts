@@ -6,11 +6,13 @@ import { eventSk } from '../../lib/adapters/aws/dynamo-keys.js';
 import { S3BlobStore } from '../../lib/adapters/aws/s3-blob-store.js';
 import { SqsStepQueue, SqsTickReceiver } from '../../lib/adapters/aws/sqs-step-queue.js';
 import { ManualClock } from '../../lib/adapters/memory/manual-clock.js';
+import { MemoryAdmission } from '../../lib/adapters/memory/memory-admission.js';
 import { MemoryBlobStore } from '../../lib/adapters/memory/memory-blob-store.js';
 import { MemoryStepQueue } from '../../lib/adapters/memory/memory-step-queue.js';
 import { MemoryStore } from '../../lib/adapters/memory/memory-store.js';
 import { runKey } from '../../lib/ports/run-ref.js';
 import { createTestStack, endpointsFor, type DynamoTarget } from '../setup/emulator-context.js';
+import type { AdmissionTarget } from './admission.contract.js';
 import type { BlobStoreTarget } from './blob-store.contract.js';
 import type { StoreTarget } from './fixtures.js';
 import type { DeliveredTick, StepQueueTarget } from './step-queue.contract.js';
@@ -133,3 +135,23 @@ export const sqsQueueTarget: StepQueueTarget = {
     };
   },
 };
+
+export const memoryAdmissionTarget: AdmissionTarget = {
+  name: 'memory',
+  available: true,
+  async setup() {
+    return { admission: new MemoryAdmission(), dispose: async () => undefined };
+  },
+};
+
+export function dynamoAdmissionTarget(target: DynamoTarget): AdmissionTarget {
+  return {
+    name: target,
+    available: endpointsFor(target) !== undefined,
+    async setup() {
+      const stack = await createTestStack(target, `${target === 'dynalite' ? 'dl' : 'ddb'}-adm`);
+      const admission = new DynamoStore({ doc: stack.clients.doc, tableName: stack.resources.tableName, retry: NO_WAIT_RETRY });
+      return { admission, dispose: () => stack.dispose() };
+    },
+  };
+}

@@ -16,6 +16,14 @@ describe('deployment config', () => {
     expect(DEFAULTS.jwt).toBeUndefined();
   });
 
+  it('limits unfinished runs per tenant by default, and refuses a limit the admission item cannot hold', () => {
+    expect(DEFAULTS.tenantLimits).toEqual({ maxActiveRuns: 100, retryAfterSeconds: 5 });
+    expect(configFromContext(context({ maxActiveRunsPerTenant: '8' })).tenantLimits).toEqual({ maxActiveRuns: 8, retryAfterSeconds: 5 });
+    expect(withDefaults({ tenantLimits: { maxActiveRuns: 0, retryAfterSeconds: 5 } }).tenantLimits.maxActiveRuns).toBe(0);
+    expect(() => withDefaults({ tenantLimits: { maxActiveRuns: 1001, retryAfterSeconds: 5 } })).toThrow(/maxActiveRuns/);
+    expect(() => withDefaults({ tenantLimits: { maxActiveRuns: 10, retryAfterSeconds: 0 } })).toThrow(/retryAfterSeconds/);
+  });
+
   it('reads -c context values', () => {
     expect(
       configFromContext(

@@ -86,13 +86,13 @@ describe('least privilege per handler', () => {
     );
   });
 
-  it('sweeper: reads only (the sweep index and heads), and sends ticks', () => {
+  it('sweeper: reads the sweep index and heads, updates heads (its wake-up marks), and sends ticks', () => {
     expect(grantsOf('SweeperRole')).toEqual(
       expand({
         'SweeperLogs.Arn': ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        [TABLE]: ['dynamodb:GetItem', 'dynamodb:Query'],
+        [TABLE]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
         [`${TABLE}/index/sweep`]: ['dynamodb:Query'],
-        [KEY]: ['kms:Decrypt', 'kms:DescribeKey', 'kms:GenerateDataKey'],
+        [KEY]: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'],
         [QUEUE]: ['sqs:SendMessage'],
       }),
     );
@@ -143,5 +143,12 @@ describe('environment set by bind*()', () => {
       LOGBOOK_RETENTION_FAILED_DAYS: '90',
     });
     for (const prefix of ['ApiFunction', 'TriggerFunction', 'SweeperFunction']) expect(envOf(prefix).LOGBOOK_EVENT_BUS).toBeUndefined();
+  });
+
+  it('gives the API and the trigger (the two that start runs) the per-tenant limit', () => {
+    for (const prefix of ['ApiFunction', 'TriggerFunction']) {
+      expect(envOf(prefix)).toMatchObject({ LOGBOOK_MAX_ACTIVE_RUNS: '100', LOGBOOK_ADMISSION_RETRY_AFTER_S: '5' });
+    }
+    for (const prefix of ['WorkerFunction', 'SweeperFunction']) expect(envOf(prefix).LOGBOOK_MAX_ACTIVE_RUNS).toBeUndefined();
   });
 });

@@ -13,8 +13,10 @@ import type {
   ListRunsOptions,
   RunHead,
   RunHeads,
+  ReleaseArgs,
   RunStatus,
   SnapshotPointer,
+  SweptMark,
 } from '../../lib/ports/run-heads.js';
 import type { RunRef } from '../../lib/ports/run-ref.js';
 import type { WorldStorage } from '../../lib/testing/world.js';
@@ -96,7 +98,7 @@ class NamespacedStore implements EventLog, RunHeads, Inbox {
   project(run: RunRef, projection: HeadProjection): Promise<boolean> {
     return this.store.project(this.in(run), projection);
   }
-  projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
+  projectAndRelease(run: RunRef, projection: HeadProjection, args: ReleaseArgs): Promise<boolean> {
     return this.store.projectAndRelease(this.in(run), projection, args);
   }
   setPark(run: RunRef, park: HeadPark | null, status?: RunStatus): Promise<void> {
@@ -115,6 +117,9 @@ class NamespacedStore implements EventLog, RunHeads, Inbox {
   async listDue(shard: number, now: number, limit: number): Promise<RunHead[]> {
     const due = await this.store.listDue(shard, now, 1_000);
     return due.filter((h) => this.mine(h)).slice(0, limit).map((h) => this.out(h));
+  }
+  markSwept(run: RunRef, mark: SweptMark, seen: { epoch: number }): Promise<boolean> {
+    return this.store.markSwept(this.in(run), mark, seen);
   }
   put(run: RunRef, item: InboxItem): Promise<boolean> {
     return this.store.put(this.in(run), item);

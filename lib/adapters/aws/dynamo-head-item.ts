@@ -74,6 +74,8 @@ export function headToItem(head: RunHead): Item {
   if (head.outcome) item.outcome = head.outcome;
   if (head.snapshot) item.snapshot = head.snapshot;
   if (head.wakeAt !== undefined) item[A.runWakeAt] = head.wakeAt;
+  if (head.queuedAt !== undefined) item.queuedAt = head.queuedAt;
+  if (head.swept) item.swept = head.swept;
   const sweep = sweepAttributes(head);
   if (sweep) {
     item[A.sweepPk] = sweep.sweepPk;
@@ -115,6 +117,8 @@ export function itemToHead(item: Item): RunHead {
   if (item.outcome !== undefined) head.outcome = item.outcome as NonNullable<RunHead['outcome']>;
   if (item.snapshot !== undefined) head.snapshot = item.snapshot as NonNullable<RunHead['snapshot']>;
   if (typeof item[A.runWakeAt] === 'number') head.wakeAt = item[A.runWakeAt] as number;
+  if (typeof item.queuedAt === 'number') head.queuedAt = item.queuedAt;
+  if (item.swept !== undefined) head.swept = item.swept as NonNullable<RunHead['swept']>;
   return head;
 }
 

@@ -43,6 +43,12 @@ export function tenantPk(tenant: string): string {
   return `TENANT#${tenant}`;
 }
 
+/** The tenant's admission set (DynamoAdmission): its own partition, beside the runs'. */
+export function admissionPk(tenant: string): string {
+  return `ADMISSION#${tenant}`;
+}
+export const ADMISSION_SK = 'SLOTS';
+
 export function statusPk(tenant: string, status: RunStatus): string {
   return `TENANT#${tenant}#${status}`;
 }

@@ -7,8 +7,10 @@ import type {
   ListRunsOptions,
   RunHead,
   RunHeads,
+  ReleaseArgs,
   RunStatus,
   SnapshotPointer,
+  SweptMark,
 } from '../../ports/run-heads.js';
 import { runKey, type RunRef } from '../../ports/run-ref.js';
 import { ConditionFailed } from './aws-errors.js';
@@ -62,6 +64,8 @@ export class DynamoRunHeads implements RunHeads {
         .setExpression(A.leaseEpoch, 'epoch + :one')
         .setExpression('epoch', 'epoch + :one')
         .setExpression('attempts', 'attempts + :one')
+        // The tick that brought us here was received: the sweeper's hold for it ends.
+        .remove('queuedAt')
         .bind(':owner', args.owner)
         .bind(':now', args.now)
         .bind(':zero', 0)
@@ -170,9 +174,10 @@ export class DynamoRunHeads implements RunHeads {
     return false;
   }
 
-  async projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
+  async projectAndRelease(run: RunRef, projection: HeadProjection, args: ReleaseArgs): Promise<boolean> {
     for (const setUpdatedAt of [true, false]) {
       const update = projectionUpdate(this.releaseUpdate(args), run, projection, setUpdatedAt);
+      if (args.queuedAt !== undefined) update.set('queuedAt', args.queuedAt);
       try {
         const item = (await update.send(this.ctx, run, 'projectAndRelease', true)) as Item;
         await repairSweep(this.ctx, item, 'write');
@@ -238,6 +243,21 @@ export class DynamoRunHeads implements RunHeads {
 
   listDue(shard: number, now: number, limit: number): Promise<RunHead[]> {
     return listDue(this.ctx, shard, now, limit);
+  }
+
+  async markSwept(run: RunRef, mark: SweptMark, seen: { epoch: number }): Promise<boolean> {
+    const update = new HeadUpdate().set('swept', mark);
+    update.condition(`${update.name('epoch')} = ${update.value(seen.epoch)} AND ${update.name('lastSeq')} = ${update.value(mark.seq)}`);
+    try {
+      const item = (await update.send(this.ctx, run, 'markSwept', true)) as Item;
+      // The entry moves later (the hold): 'sweep' mode sets it exact (no head write got in between
+      // unless rev moved, and then the next pass repairs it).
+      await repairSweep(this.ctx, item, 'sweep');
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionFailed) return false;
+      throw error;
+    }
   }
 
   private async requireHead(run: RunRef): Promise<RunHead> {

@@ -9,10 +9,14 @@ import type {
   ListRunsOptions,
   RunHead,
   RunHeads,
+  ReleaseArgs,
   RunStatus,
   SnapshotPointer,
+  SweptMark,
 } from '../../ports/run-heads.js';
+import type { Admission } from '../../ports/admission.js';
 import type { RunRef } from '../../ports/run-ref.js';
+import { DynamoAdmission } from './dynamo-admission.js';
 import { DynamoContext, type DynamoStats, type DynamoStoreOptions } from './dynamo-context.js';
 import { DynamoEventLog } from './dynamo-event-log.js';
 import { DynamoInbox } from './dynamo-inbox.js';
@@ -25,17 +29,19 @@ export type { DynamoStats, DynamoStoreOptions } from './dynamo-context.js';
  * semantics, same `stats` shape). One instance per cold start: it keeps each run's retention
  * horizon so that appends can stamp the TTL without reading it again.
  */
-export class DynamoStore implements EventLog, RunHeads, Inbox {
+export class DynamoStore implements EventLog, RunHeads, Inbox, Admission {
   private readonly ctx: DynamoContext;
   private readonly log: DynamoEventLog;
   private readonly heads: DynamoRunHeads;
   private readonly inbox: DynamoInbox;
+  private readonly admission: DynamoAdmission;
 
   constructor(options: DynamoStoreOptions) {
     this.ctx = new DynamoContext(options);
     this.log = new DynamoEventLog(this.ctx);
     this.heads = new DynamoRunHeads(this.ctx);
     this.inbox = new DynamoInbox(this.ctx);
+    this.admission = new DynamoAdmission(this.ctx);
   }
 
   /** Requests sent (retries included) and items read, for tests and metrics. */
@@ -80,7 +86,7 @@ export class DynamoStore implements EventLog, RunHeads, Inbox {
   markLoaded(run: RunRef, args: { owner: string; epoch: number; stalls: number }): Promise<void> {
     return this.heads.markLoaded(run, args);
   }
-  projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
+  projectAndRelease(run: RunRef, projection: HeadProjection, args: ReleaseArgs): Promise<boolean> {
     return this.heads.projectAndRelease(run, projection, args);
   }
 
@@ -102,6 +108,9 @@ export class DynamoStore implements EventLog, RunHeads, Inbox {
   listDue(shard: number, now: number, limit: number): Promise<RunHead[]> {
     return this.heads.listDue(shard, now, limit);
   }
+  markSwept(run: RunRef, mark: SweptMark, seen: { epoch: number }): Promise<boolean> {
+    return this.heads.markSwept(run, mark, seen);
+  }
 
   // ---- Inbox ----
   put(run: RunRef, item: InboxItem): Promise<boolean> {
@@ -112,5 +121,16 @@ export class DynamoStore implements EventLog, RunHeads, Inbox {
   }
   delete(run: RunRef, id: string): Promise<void> {
     return this.inbox.delete(run, id);
+  }
+
+  // ---- Admission ----
+  admit(run: RunRef, max: number): Promise<boolean> {
+    return this.admission.admit(run, max);
+  }
+  release(run: RunRef): Promise<void> {
+    return this.admission.release(run);
+  }
+  holders(tenant: string): Promise<string[]> {
+    return this.admission.holders(tenant);
   }
 }

@@ -25,7 +25,7 @@ const DEDUPE_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
 /**
  * Wake-up ticks on an SQS FIFO queue: MessageGroupId = runId (one tick of a run in flight at a
  * time), MessageDeduplicationId from the caller, which names its sender (worker runId:seq:epoch,
- * API runId:inbox:<id>, sweeper runId:sweep:<epoch>:<n>). The body is {tenant, runId} only; a
+ * API runId:inbox:<id>, sweeper runId:sweep:<epoch>:<lastSeq>:<n>). The body is {tenant, runId} only; a
  * LoadHint rides in the `logbookHint` message attribute, which a worker that does not know it
  * never reads (the body's schema is strict, so a new field there would make it drop the tick).
  *

@@ -2,3 +2,4 @@ export { MemoryStore } from './memory-store.js';
 export { MemoryBlobStore } from './memory-blob-store.js';
 export { MemoryStepQueue } from './memory-step-queue.js';
 export { ManualClock, SequentialIds } from './manual-clock.js';
+export { MemoryAdmission } from './memory-admission.js';

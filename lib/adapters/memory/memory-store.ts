@@ -10,8 +10,10 @@ import type {
   ListRunsOptions,
   RunHead,
   RunHeads,
+  ReleaseArgs,
   RunStatus,
   SnapshotPointer,
+  SweptMark,
 } from '../../ports/run-heads.js';
 import { runKey, type RunRef } from '../../ports/run-ref.js';
 import { sweepEntry } from '../../ports/sweep-index.js';
@@ -132,6 +134,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     head.epoch += 1;
     head.attempts += 1;
     head.lease = { owner: args.owner, until: args.now + args.ttlMs, epoch: head.epoch };
+    delete head.queuedAt;
     return { epoch: head.epoch, until: head.lease.until, attempts: head.attempts, head: copy(head), fromReleased };
   }
 
@@ -184,7 +187,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     return applyProjection(head, projection);
   }
 
-  async projectAndRelease(run: RunRef, projection: HeadProjection, args: { owner: string; epoch: number; inboxVersion: number }): Promise<boolean> {
+  async projectAndRelease(run: RunRef, projection: HeadProjection, args: ReleaseArgs): Promise<boolean> {
     const head = this.requireHead(run);
     const lease = head.lease;
     if (!lease || lease.owner !== args.owner || lease.epoch !== args.epoch) {
@@ -198,6 +201,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     this.stats.requests++;
     applyProjection(head, projection);
     applyRelease(head, args.inboxVersion);
+    if (args.queuedAt !== undefined) head.queuedAt = args.queuedAt;
     return true;
   }
 
@@ -253,6 +257,14 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     }
     due.sort((a, b) => a.wakeAt - b.wakeAt);
     return copy(due.slice(0, limit).map((d) => d.head));
+  }
+
+  async markSwept(run: RunRef, mark: SweptMark, seen: { epoch: number }): Promise<boolean> {
+    this.stats.requests++;
+    const head = this.requireHead(run);
+    if (head.epoch !== seen.epoch || head.lastSeq !== mark.seq) return false;
+    head.swept = { ...mark };
+    return true;
   }
 
   // ---- Inbox ----

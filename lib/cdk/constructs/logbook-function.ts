@@ -229,6 +229,13 @@ export class LogbookFunction extends Construct {
     return this;
   }
 
+  /** Per-tenant admission (the API and the trigger refuse starts beyond it; see LogbookConfig.tenantLimits). */
+  bindTenantLimits(limits: { readonly maxActiveRuns: number; readonly retryAfterSeconds: number }): this {
+    this.setEnv('LOGBOOK_MAX_ACTIVE_RUNS', String(limits.maxActiveRuns));
+    this.setEnv('LOGBOOK_ADMISSION_RETRY_AFTER_S', String(limits.retryAfterSeconds));
+    return this;
+  }
+
   /** Which JWT claim names the tenant (api handler, JWT authorizer only). */
   bindTenantClaim(claim: string): this {
     this.setEnv('LOGBOOK_TENANT_CLAIM', claim);

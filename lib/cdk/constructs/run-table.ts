@@ -16,6 +16,8 @@ export interface TableAccess {
   readonly read?: boolean;
   /** PutItem + UpdateItem on the base table (conditional appends, head updates, inbox items). */
   readonly write?: boolean;
+  /** UpdateItem only (the sweeper records its wake-ups on the heads, RunHeads.markSwept). */
+  readonly update?: boolean;
   /**
    * DeleteItem: inbox items only, in practice (the worker removes an item once ingested; the API
    * rolls back an item whose run does not exist). Events and heads leave by TTL.
@@ -81,7 +83,7 @@ export class RunTable extends Construct {
   grant(grantee: iam.IGrantable, access: TableAccess): string[] {
     const tableActions = [
       ...(access.read ? ['dynamodb:GetItem', 'dynamodb:Query'] : []),
-      ...(access.write ? ['dynamodb:PutItem', 'dynamodb:UpdateItem'] : []),
+      ...(access.write ? ['dynamodb:PutItem', 'dynamodb:UpdateItem'] : access.update ? ['dynamodb:UpdateItem'] : []),
       ...(access.delete ? ['dynamodb:DeleteItem'] : []),
     ];
     if (tableActions.length > 0) {
@@ -98,7 +100,7 @@ export class RunTable extends Construct {
     if (tableActions.length === 0 && indexes.length === 0) return [];
     // DynamoDB uses the table's key under the caller's identity. Exact actions: CDK's own grants
     // add the GenerateDataKey* and ReEncrypt* wildcards, which a Logbook role never needs.
-    return access.write || access.delete
+    return access.write || access.update || access.delete
       ? ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey']
       : ['kms:Decrypt', 'kms:DescribeKey'];
   }

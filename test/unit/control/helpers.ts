@@ -14,10 +14,10 @@ export async function drain(world: World, worker: WorkerProcess, max = 50): Prom
   throw new Error(`still ticking after ${max} steps`);
 }
 
-/** Let time pass, then run the sweeper once (as the scheduled sweeper would) and drain. */
-export async function later(world: World, worker: WorkerProcess, ms: number, round: number): Promise<{ woken: number; results: StepResult[] }> {
+/** Let time pass, then run the sweeper once (as the scheduled sweeper would) and drain. `_round` names the pass in the test only. */
+export async function later(world: World, worker: WorkerProcess, ms: number, _round: number): Promise<{ woken: number; results: StepResult[] }> {
   await world.clock.advance(ms);
-  const { woken } = await sweep(worker.deps, { round });
+  const { woken } = await sweep(worker.deps);
   return { woken, results: await drain(world, worker) };
 }
 

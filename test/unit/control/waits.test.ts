@@ -51,7 +51,7 @@ describe('durable waits for signals', () => {
     expect(head.waits).toEqual([{ callId: '3-0', tool: 'wait_for_payment', kind: 'signal', seq: 3, signal: 'payment_received', until: t.world.clock.now() + 3_600_000 }]);
     expect(t.storage.queue.take()).toBeUndefined();
     await t.world.clock.advance(3_000_000);
-    expect((await sweep(t.worker.deps, { round: 1 })).woken).toBe(0);
+    expect((await sweep(t.worker.deps)).woken).toBe(0);
 
     const sent = await requestSignal(t.worker.deps, t.run, { signal: 'payment_received', payload: { amountCents: 4200, reference: 'TX-9' } }, 'bank-webhook');
     expect(sent).toEqual({ inboxId: 'signal-3-0', callId: '3-0' });

@@ -4,6 +4,7 @@ import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { runStep, type StepResult } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { requestCancel } from '../../../lib/engine/requests.js';
+import { SWEEP_QUEUED_MS } from '../../../lib/ports/sweep-index.js';
 import { sweep } from '../../../lib/engine/sweep.js';
 import type { RunHeads } from '../../../lib/ports/run-heads.js';
 import type { Tick } from '../../../lib/ports/step-queue.js';
@@ -134,9 +135,10 @@ describe('reads beside the claim (LoadHint)', () => {
     await t.storage.heads.setSnapshot(t.run, pointer);
     await requestCancel(t.worker.deps, t.run, 'user:test');
     expect(t.storage.queue.take()?.tick).toEqual({ ...t.run, hint: { snapshot: pointer } });
-    // Due (an inbox item pending): the sweeper wakes it with the same hint.
-    await t.world.clock.advance(1);
-    await sweep(t.worker.deps, { round: 7 });
+    // Due (an inbox item pending) once the hand-over's tick, recorded and never claimed here,
+    // no longer holds the sweeper off: it wakes the run with the same hint.
+    await t.world.clock.advance(SWEEP_QUEUED_MS + 1);
+    await sweep(t.worker.deps);
     expect(t.storage.queue.take()?.tick).toEqual({ ...t.run, hint: { snapshot: pointer } });
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runStep } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { sweep } from '../../../lib/engine/sweep.js';
+import { SWEEP_QUEUED_MS } from '../../../lib/ports/sweep-index.js';
 import type { OutcomeNotice } from '../../../lib/ports/outcome-publisher.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
@@ -27,6 +28,9 @@ describe('outcome notices and the sweeper', () => {
     t.storage.queue.take(); // the tick is lost (crash between append and enqueue)
     expect(await sweep(t.worker.deps)).toEqual({ woken: 0 }); // not stalled yet
     await t.world.clock.advance(61_000);
+    // Stalled, but the head says a tick was sent and none claimed: it may still be in a backlog.
+    expect(await sweep(t.worker.deps)).toEqual({ woken: 0 });
+    await t.world.clock.advance(SWEEP_QUEUED_MS - 61_000);
     expect(await sweep(t.worker.deps)).toEqual({ woken: 1 });
     const tick = t.storage.queue.take()!;
     const r = await runStep(t.worker.deps, tick.tick, { owner: 'w', deadlineAt: t.world.clock.now() + 300_000 });
