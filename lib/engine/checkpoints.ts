@@ -107,6 +107,107 @@ export const CRASH_POINTS: Readonly<Record<CheckpointName, CrashRule>> = {
 };
 
 /**
+ * Every port call that writes, by port: what a handler (API, trigger, worker, sweeper) can die
+ * before or after. The crash harness (lib/testing/write-points.ts) crashes before and after each
+ * of them, in the order the uninterrupted run performs them, besides the named checkpoints above.
+ * Reads are left out: dying before a read is dying after the write before it.
+ */
+export const WRITE_METHODS = {
+  log: ['append'],
+  heads: ['createHead', 'claimLease', 'renewLease', 'releaseLease', 'resetAttempts', 'markLoaded', 'project', 'projectAndRelease', 'setPark', 'setSnapshot', 'markNotified', 'markSwept'],
+  inbox: ['put', 'delete'],
+  blobs: ['put'],
+  queue: ['enqueue'],
+  publisher: ['publish'],
+} as const satisfies Record<string, readonly string[]>;
+export type WritePort = keyof typeof WRITE_METHODS;
+/** `port.method`, as the harness labels a write point. */
+export type WriteLabel = { [P in WritePort]: `${P}.${(typeof WRITE_METHODS)[P][number]}` }[WritePort];
+
+/**
+ * Every write and what a process that dies right before or right after it leaves behind, and the
+ * rule that carries the run on: the second half of the crash story, after CRASH_POINTS. As there,
+ * there is no recovery path apart from the one loop: a later claim, the sweeper, a retrying
+ * caller. test/unit/engine/checkpoints.test.ts checks the table names exactly WRITE_METHODS.
+ */
+export const WRITE_CRASH_POINTS: Readonly<Record<WriteLabel, CrashRule>> = {
+  'log.append': {
+    leaves: 'the event written whole or not at all (one conditional put on the next seq)',
+    recovery: 'as the before-append and after-append checkpoints: a lost decision is made again, a lost observation is a started call with no result',
+  },
+  'heads.createHead': {
+    leaves: 'run_started in the log and no head (before), or a head with no tick (after)',
+    recovery:
+      'the caller had no answer and retries the start: the same request (hash in run_started) writes what is missing, head then tick; ' +
+      'a head with no tick carries queuedAt, so the sweeper wakes the run once that hold ends',
+  },
+  'heads.claimLease': {
+    leaves: 'nothing (before), or a lease held by a dead owner with epoch and attempts raised (after)',
+    recovery: 'the tick comes back when its visibility ends; the next claim waits for the lease to expire, and attempts past the limit park the run as poisoned without loading it',
+  },
+  'heads.renewLease': {
+    leaves: 'a lease that lapses at the last renewal that landed',
+    recovery: 'as claimLease after: the lease expires and the redelivered tick is claimed with a higher epoch',
+  },
+  'heads.releaseLease': {
+    leaves: 'a projected head whose lease is still held (before), or a released run whose next tick is not sent (after)',
+    recovery: 'the lease expires; a release after a finished step is followed by the tick only when the run has more to do, and the sweeper wakes a running run whose head went quiet',
+  },
+  'heads.resetAttempts': {
+    leaves: 'a failure streak still counted after progress',
+    recovery: 'the next release resets it; until then a run that keeps dying could park as poisoned a claim early, never later',
+  },
+  'heads.markLoaded': {
+    leaves: 'a claim inside a streak that loaded the log, not recorded as such',
+    recovery: 'the claim counts as one that died before loading: the poison limit is reached no later, and a later load records it',
+  },
+  'heads.project': {
+    leaves: 'a head that lags the log',
+    recovery: 'the head is a projection and never trusted as a cache check: any lease holder that folds the log projects it again (monotonic on lastSeq)',
+  },
+  'heads.projectAndRelease': {
+    leaves: 'as project and releaseLease together: both or neither landed (one conditional write), and queuedAt with them',
+    recovery: 'as project and releaseLease',
+  },
+  'heads.setPark': {
+    leaves: 'a run parked in the log (or on the head for a corrupt log) whose head does not say so yet',
+    recovery: 'the tick comes back; the next holder folds the parked log and repairs the head, or meets the corrupt log again and parks the head',
+  },
+  'heads.setSnapshot': {
+    leaves: 'a snapshot object in S3 that no pointer names (the object is written first)',
+    recovery: 'snapshots are optional: the next load reads from the previous pointer (or replays); the orphan expires with the bucket lifecycle',
+  },
+  'heads.markNotified': {
+    leaves: 'an outcome published and not marked (after), or not published (before)',
+    recovery: 'the head still owes the notice, so the sweeper wakes the run and the holder publishes again under the same id (runId:seq), which consumers dedupe',
+  },
+  'heads.markSwept': {
+    leaves: 'a sweeper wake not recorded (its tick may or may not follow)',
+    recovery: 'the next pass sees the run due again; its dedupe id names the head revision and wake count, so a repeated wake of the same head is one message',
+  },
+  'inbox.put': {
+    leaves: 'a control request not stored (before), or stored with inboxVersion raised and no wake-up sent (after)',
+    recovery: 'as the before-inbox and after-inbox checkpoints: the caller retries with an id derived from the request; the moved inboxVersion keeps the release from landing and makes the sweeper wake the run',
+  },
+  'inbox.delete': {
+    leaves: 'an inbox item already turned into an event, still in the inbox',
+    recovery: 'it is read again and ingested again; fold ignores the repeat (the event names the inbox id)',
+  },
+  'blobs.put': {
+    leaves: 'as the before-blob-put and after-blob-put checkpoints',
+    recovery: 'content-addressed keys: the put is repeated to the same key; an orphan expires with the bucket lifecycle',
+  },
+  'queue.enqueue': {
+    leaves: 'a step or start finished with its next tick unsent',
+    recovery: 'the head records the tick as queued (queuedAt) before it is sent, so the sweeper wakes the run once that hold ends; a duplicate tick finds nothing to do or a held lease',
+  },
+  'publisher.publish': {
+    leaves: 'an outcome event not published',
+    recovery: 'as markNotified: the notice stays owed on the head and is published again with the same id',
+  },
+};
+
+/**
  * Thrown from a checkpoint to stop the worker as if its process died. Engine code never catches
  * it: no result, no cleanup, no release — exactly what a kill -9 leaves behind.
  */

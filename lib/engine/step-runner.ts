@@ -68,7 +68,9 @@ type Phase<T> = { next: T } | { done: StepResult };
 const endedEarly = (outcome: StepOutcome, extra: Partial<StepResult> = {}): StepResult => ({ outcome, appended: 0, turns: 0, ...extra });
 
 /**
- * One step, as ARCHITECTURE.md's flow, in named phases:
+ * One step, in named phases (what a process that dies at any point of it leaves, and the rule
+ * that carries the run on, is the crash story in checkpoints.ts: CRASH_POINTS for the engine's
+ * checkpoints, WRITE_CRASH_POINTS for every port write):
  * 1. claim the lease (a live holder elsewhere: busy, come back when its lease ends);
  * 2. the head gate: a head-level park is answered from the inbox or stays parked, and a run that
  *    keeps failing before it can make progress parks as poisoned, neither loading the log;

@@ -1,20 +1,9 @@
 import type { OutcomeNotice, OutcomePublisher } from '../ports/outcome-publisher.js';
+import { WRITE_METHODS, type WritePort } from '../engine/checkpoints.js';
 
-/**
- * Every port call that writes, by port: what a handler (API, trigger, worker, sweeper) can die
- * before or after. The harness crashes before and after each of them, in the order the
- * uninterrupted run performs them, besides the engine's named checkpoints. Reads are left out:
- * dying before a read is dying after the write before it.
- */
-export const WRITE_METHODS = {
-  log: ['append'],
-  heads: ['createHead', 'claimLease', 'renewLease', 'releaseLease', 'resetAttempts', 'markLoaded', 'project', 'projectAndRelease', 'setPark', 'setSnapshot', 'markNotified', 'markSwept'],
-  inbox: ['put', 'delete'],
-  blobs: ['put'],
-  queue: ['enqueue'],
-  publisher: ['publish'],
-} as const satisfies Record<string, readonly string[]>;
-export type WritePort = keyof typeof WRITE_METHODS;
+// The writes, with what dying around each leaves and its recovery, are the engine's crash story
+// (engine/checkpoints.ts: WRITE_METHODS and WRITE_CRASH_POINTS); the harness crashes around them.
+export { WRITE_METHODS, type WritePort };
 
 export function isWrite(port: WritePort, method: string): boolean {
   return (WRITE_METHODS[port] as readonly string[]).includes(method);

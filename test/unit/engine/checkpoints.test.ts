@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CHECKPOINT_NAMES, CRASH_POINTS, WorkerHalt, type CheckpointName, type Checkpoints } from '../../../lib/engine/checkpoints.js';
+import { CHECKPOINT_NAMES, CRASH_POINTS, WRITE_CRASH_POINTS, WRITE_METHODS, WorkerHalt, type CheckpointName, type Checkpoints } from '../../../lib/engine/checkpoints.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
@@ -34,6 +34,23 @@ describe('the crash-point table beside the checkpoint names', () => {
       expect(rule.leaves.length, name).toBeGreaterThan(10);
       expect(rule.recovery.length, name).toBeGreaterThan(10);
     }
+  });
+
+  it('gives every port write the harness crashes around what dying there leaves and the rule that recovers it', () => {
+    const labels = Object.entries(WRITE_METHODS).flatMap(([port, methods]) => methods.map((m) => `${port}.${m}`));
+    expect(labels.length).toBeGreaterThanOrEqual(18);
+    expect(Object.keys(WRITE_CRASH_POINTS).sort()).toEqual(labels.sort());
+    for (const [label, rule] of Object.entries(WRITE_CRASH_POINTS)) {
+      expect(rule.leaves.length, label).toBeGreaterThan(10);
+      expect(rule.recovery.length, label).toBeGreaterThan(10);
+    }
+  });
+
+  it('is what the step runner points to for its crash story', () => {
+    const header = readFileSync(join(LIB, 'engine/step-runner.ts'), 'utf8');
+    expect(header).toContain('CRASH_POINTS');
+    expect(header).toContain('WRITE_CRASH_POINTS');
+    expect(header).not.toContain('ARCHITECTURE.md');
   });
 
   it('names every checkpoint a real run passes, through a crash and the recovery after it', async () => {
