@@ -10,14 +10,14 @@ export { defineAgent, toolSchemaHash } from './authoring/define-agent.js';
 export { defineAgents, type Agents, type AgentsSource } from './authoring/define-agents.js';
 export { waitForSignal, sleepTool, type WaitForSignalSpec, type SleepToolSpec } from './authoring/waits.js';
 export { agentTool, type AgentToolSpec } from './authoring/agent-tool.js';
-export type { ToolContext, ToolDefinition, ToolSpec, VerifyOutcome, ApprovalContext, ApprovalRule, JsonSchemaInput, AgentDefinition, AgentSpec, AgentsSpec } from './authoring/types.js';
+export type { ToolContext, ToolDefinition, ToolSpec, VerifyOutcome, ApprovalContext, ApprovalRule, JsonSchemaInput, AgentDefinition, AgentSpec, AgentsSpec, OutputSpec } from './authoring/types.js';
 export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js';
 // Models: scripted ones for tests and `logbook dev`, prices, and how a model id is read.
 export { ScriptedModel, StaticModelResolver, type ScriptStep, type ScriptedTurn } from './models/scripted-model.js';
 export { registerPrice } from './models/prices.js';
 export { selectedModel, parseModelId } from './models/model-selection.js';
 export type { ModelClient, ModelResolver } from './ports/model-client.js';
-export type { ModelRequest, ModelResponse, ModelMessage, ModelUsage, ModelToolSpec } from './core/messages.js';
+export type { ModelRequest, ModelResponse, ModelMessage, ModelUsage, ModelToolSpec, ModelOutputSpec } from './core/messages.js';
 // Tools from MCP servers (the SDK is loaded on first use, not by importing this module).
 export { mcpTools, connectMcpServer, type McpServerTools } from './tools/mcp/mcp-tools.js';
 export { MCP_META_KEYS, type McpToolsOptions, type McpTransport, type McpHttpTransport, type McpStdioTransport, type McpPolicyOverride, type McpCaller, type McpListedTool, type McpApprovalOptions } from './tools/mcp/options.js';
