@@ -12,6 +12,8 @@ import { spawnWorker } from '../../../lib/testing/world.js';
 import { ConfigError } from '../../../lib/core/errors.js';
 import { haltAt, logOf } from './helpers.js';
 import { drain } from '../control/helpers.js';
+import { foldLog } from '../../../lib/core/fold.js';
+import { decodeSnapshot, encodeSnapshot } from '../../../lib/engine/snapshot-codec.js';
 
 const Booking = z.object({ hotel: z.string(), nights: z.number().int().positive(), note: z.string().default('none') });
 
@@ -88,6 +90,14 @@ describe('structured output', () => {
     expect(result.head.status).toBe('failed');
     expect((await logOf(t.world, t.run)).events.at(-1)).toMatchObject({ type: 'run_failed', code: 'budget_exceeded:steps' });
     expect(rec.requests).toHaveLength(1);
+  });
+
+  it('a snapshot keeps the verdict and the repair count: a state decoded from it equals the fold', async () => {
+    const { log } = await run([{ text: 'nope' }, { text: '{"hotel":"Grand","nights":2}' }]);
+    const upToRepair = foldLog(log.events.slice(0, 3)); // run_started, model_started, the invalid answer
+    expect(upToRepair.outputRepairs).toBe(1);
+    expect(decodeSnapshot(encodeSnapshot(upToRepair))).toEqual(upToRepair);
+    expect(decodeSnapshot(encodeSnapshot(log.state))).toEqual(log.state);
   });
 
   it('a response that asks for tools carries no verdict; tools run, and the final answer is checked', async () => {
