@@ -10,7 +10,7 @@ export { defineAgent, toolSchemaHash } from './authoring/define-agent.js';
 export { defineAgents, type Agents, type AgentsSource } from './authoring/define-agents.js';
 export { waitForSignal, sleepTool, type WaitForSignalSpec, type SleepToolSpec } from './authoring/waits.js';
 export { agentTool, type AgentToolSpec } from './authoring/agent-tool.js';
-export type { ToolContext, ToolDefinition, ToolSpec, VerifyOutcome, ApprovalContext, ApprovalRule, JsonSchemaInput, AgentDefinition, AgentSpec, AgentsSpec } from './authoring/types.js';
+export type { ToolContext, ToolDefinition, ToolSpec, VerifyOutcome, ApprovalContext, ApprovalRule, JsonSchemaInput, AgentDefinition, AgentSpec, AgentsSpec, OutputSpec } from './authoring/types.js';
 export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js';
 // Redaction: what the log, S3 payloads, the API and the model see of secrets (defineAgents({ redaction })).
 export { Redactor, DEFAULT_REDACTION_RULES, FIELD_PLACEHOLDER, type RedactionOptions, type RedactionRule } from './core/redaction.js';
@@ -21,7 +21,7 @@ export { selectedModel, parseModelId } from './models/model-selection.js';
 // Any AI SDK language model (provider specification v2, v3...), duck-typed: no `ai` dependency.
 export { aiSdkModel, aiSdkModelId, AiSdkModelClient, type AiSdkLanguageModel, type AiSdkModelOptions } from './models/ai-sdk-model.js';
 export type { ModelClient, ModelResolver } from './ports/model-client.js';
-export type { ModelRequest, ModelResponse, ModelMessage, ModelUsage, ModelToolSpec } from './core/messages.js';
+export type { ModelRequest, ModelResponse, ModelMessage, ModelUsage, ModelToolSpec, ModelOutputSpec } from './core/messages.js';
 // Tools from MCP servers (the SDK is loaded on first use, not by importing this module).
 export { mcpTools, connectMcpServer, type McpServerTools } from './tools/mcp/mcp-tools.js';
 export { MCP_META_KEYS, type McpToolsOptions, type McpTransport, type McpHttpTransport, type McpStdioTransport, type McpPolicyOverride, type McpCaller, type McpListedTool, type McpApprovalOptions } from './tools/mcp/options.js';

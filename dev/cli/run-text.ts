@@ -25,6 +25,7 @@ export function runText(run: RunView, now: number): string {
       ['model', run.pinned?.model],
       ['prompt', run.pinned ? `${run.pinned.prompt.version} (${run.pinned.prompt.sha256.slice(0, 12)})` : undefined],
       ['tools', run.pinned?.tools.map((t) => `${t.name}@${t.version}:${t.policy}`).join(', ')],
+      ['output schema', run.pinned?.output ? `${run.pinned.output.schemaHash.slice(0, 12)} (at most ${run.pinned.output.maxRepairs} repairs)` : undefined],
       ['steps', budgetLine(count(run.usage.steps), b && count(b.maxSteps))],
       ['input tokens', budgetLine(count(run.usage.inputTokens), b && count(b.maxInputTokens))],
       ['output tokens', budgetLine(count(run.usage.outputTokens), b && count(b.maxOutputTokens))],
@@ -38,6 +39,8 @@ export function runText(run: RunView, now: number): string {
       ['park', run.park ? `${run.park.reason}: ${run.park.detail}` : undefined],
     ]),
   ];
+  // The structured output whole, as JSON: it is what a program reads (`--json` has it as `output`).
+  if (run.output !== undefined) lines.push(`\noutput:\n${JSON.stringify(run.output, null, 2)}`);
   if (run.children?.length) {
     lines.push('\nchild runs:');
     lines.push(table(['RUN', 'CALL', 'STATUS', 'SUMMARY'], run.children.map((c) => [c.runId, c.callId, c.status, truncate(c.summary ?? '', 60)])));

@@ -93,7 +93,7 @@ export async function followRun(client: LogbookClient, runId: string, io: Output
 function finish(io: Output, view: RunView, progress: RunProgress, json: boolean): number {
   const code = WATCH_EXIT_CODES[view.status as keyof typeof WATCH_EXIT_CODES] ?? 1;
   if (json) {
-    io.out(JSON.stringify({ runId: view.runId, status: view.status, exitCode: code, usage: view.usage, result: view.result, failure: view.failure, attention: view.attention }));
+    io.out(JSON.stringify({ runId: view.runId, status: view.status, exitCode: code, usage: view.usage, result: view.result, ...(view.output !== undefined ? { output: view.output } : {}), failure: view.failure, attention: view.attention }));
     return code;
   }
   io.err(
@@ -101,6 +101,7 @@ function finish(io: Output, view: RunView, progress: RunProgress, json: boolean)
       `${view.usage.inputTokens} input + ${view.usage.outputTokens} output tokens (${formatUsd(view.usage.costUsd)})`,
   );
   if (view.result !== undefined) io.err(`Answer: ${typeof view.result === 'string' ? view.result : JSON.stringify(view.result)}`);
+  if (view.output !== undefined) io.err(`Output: ${JSON.stringify(view.output)}`);
   if (view.failure) io.err(`Failure: ${view.failure.code}: ${view.failure.message}`);
   for (const a of view.attention) io.err(`Needs attention: ${a.reason}${a.callId ? ` on ${a.callId}` : ''}: ${a.detail}`);
   if (view.status === 'parked') {

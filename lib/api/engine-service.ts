@@ -9,7 +9,7 @@ import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import { runKey, type RunRef } from '../ports/run-ref.js';
 import { EVENTS_POLL_MS, waitForEvents } from './long-poll.js';
 import { engineControlService, withApprovalArgs } from './control-service.js';
-import { eventView, runSummary, runView, withChildren } from './run-views.js';
+import { eventView, runSummary, runView, withChildren, withOutput } from './run-views.js';
 import type { RunService } from './service.js';
 import type { RunView } from './schemas.js';
 
@@ -78,7 +78,7 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
       const outcomeSeq = head.outcome && head.outcome.status !== 'parked' && head.outcome.status !== 'awaiting_approval' ? head.outcome.seq : undefined;
       const terminal = outcomeSeq !== undefined ? await readEvent(deps, run, outcomeSeq) : undefined;
       const view = runView(head, started?.type === 'run_started' ? started : undefined, terminal);
-      return withApprovalArgs(deps, run, await withChildren(deps, run, view));
+      return withApprovalArgs(deps, run, await withChildren(deps, run, await withOutput(deps, view, terminal)));
     },
     async events(caller, runId, query, signal) {
       const run = { tenant: caller.tenant, runId };

@@ -92,10 +92,13 @@ export function runView(head: RunHead, started: EventOf<'run_started'> | undefin
         ...(t.approval ? { approval: t.approval } : {}),
         ...(t.wait ? { wait: t.wait.kind } : {}),
       })),
+      ...(started.output ? { output: { schema: started.output.schema, schemaHash: started.output.schemaHash, maxRepairs: started.output.maxRepairs } } : {}),
     };
     view.budgets = { ...started.budgets };
   }
   if (terminal?.type === 'run_completed') view.result = bodyValue(terminal.answer);
+  // Inline here; a large output (a blob) is read by withOutput, as JSON either way.
+  if (terminal?.type === 'run_completed' && terminal.output?.kind === 'inline') view.output = terminal.output.value;
   if (terminal?.type === 'run_failed') view.failure = { code: terminal.code, message: terminal.message };
   if (!view.failure && head.outcome?.status === 'failed') view.failure = { code: head.outcome.code ?? 'failed', message: head.outcome.summary };
   if (head.park) view.park = { reason: head.park.reason, detail: head.park.detail };
@@ -110,4 +113,10 @@ export function eventView(raw: unknown): Record<string, unknown> {
     const seq = (raw as { seq?: unknown } | null)?.seq;
     return { seq: typeof seq === 'number' ? seq : null, type: 'invalid', error: (error as Error).message };
   }
+}
+
+/** A completed run's structured output stored as a blob, read whole: the API gives it as JSON. */
+export async function withOutput(deps: Pick<EngineDeps, 'codec'>, view: RunView, terminal: RunEvent | undefined): Promise<RunView> {
+  if (terminal?.type !== 'run_completed' || terminal.output?.kind !== 'blob') return view;
+  return { ...view, output: await deps.codec.resolve(terminal.output) };
 }

@@ -112,10 +112,17 @@ export const RunViewSchema = RunSummarySchema.extend({
           wait: z.enum(['signal', 'timer', 'child']).optional(),
         }),
       ),
+      output: z
+        .object({ schema: z.record(z.string(), z.unknown()), schemaHash: z.string(), maxRepairs: z.number().int() })
+        .optional()
+        .openapi({ description: "the agent's output schema (JSON Schema) the run's answer must fit, and how many invalid answers are fed back before it fails" }),
     })
     .optional(),
   budgets: RunBudgetsSchema.optional(),
   result: JsonSchema.optional().openapi({ description: 'the answer of a completed run (inline or a blob reference)' }),
+  output: JsonSchema.optional().openapi({
+    description: "a completed run's structured output: the parsed answer, as JSON, when its agent has an output schema",
+  }),
   failure: z.object({ code: z.string(), message: z.string() }).optional(),
   attention: z.array(AttentionSchema),
   /** Approvals, signals and timers the run waits on (control-schemas.ts). */

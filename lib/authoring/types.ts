@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { BudgetRequest } from '../core/budgets.js';
-import type { PinnedTool, Policy, Price } from '../core/events.js';
+import type { PinnedOutput, PinnedTool, Policy, Price } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { RedactionOptions } from '../core/redaction.js';
 import type { ModelClient } from '../ports/model-client.js';
@@ -108,6 +108,17 @@ export interface ToolDefinition<I = unknown> extends Required<Omit<ToolSpec<I>, 
   inputSchema: Record<string, unknown>;
 }
 
+/**
+ * Structured output: the answer must be JSON that fits `schema` (the model is asked for it with
+ * the provider's JSON-schema response format). An answer that does not fit is fed back to the
+ * model as an error, at most `maxRepairs` times in a row (default 2, at most 10); then the run
+ * fails with `output_invalid`. The parsed value is the run's `output`.
+ */
+export interface OutputSpec<O = unknown> {
+  schema: z.ZodType<O>;
+  maxRepairs?: number;
+}
+
 export interface AgentSpec {
   name: string;
   version: string;
@@ -118,11 +129,16 @@ export interface AgentSpec {
   budgets?: BudgetRequest;
   /** Wait past a started call's notAfter before applying its policy. Default 30 s. */
   graceMs?: number;
+  /** Structured output: a zod schema the answer must fit (JSON), or the schema with its repairs. */
+  output?: z.ZodType | OutputSpec;
 }
 
 export interface AgentDefinition extends AgentSpec {
   pinnedTools: PinnedTool[];
   promptSha256: string;
+  /** The output schema as pinned in run_started (JSON Schema, hash, repairs), with the zod schema that checks answers. */
+  pinnedOutput?: PinnedOutput;
+  outputSchema?: z.ZodType;
 }
 
 /** What an agents module passes to defineAgents(). */

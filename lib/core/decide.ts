@@ -3,6 +3,7 @@ import { checkModelBudget } from './budgets.js';
 import { controlStep } from './control.js';
 import type { AttentionReason } from './events.js';
 import type { CallState, RunState } from './state.js';
+import { OUTPUT_INVALID } from './output.js';
 
 export interface DecideContext {
   now: number;
@@ -23,7 +24,8 @@ export interface DecideContext {
 
 export type Action =
   | { kind: 'done' }
-  | { kind: 'complete'; answer: Body }
+  /** `output`: the parsed structured output, when the agent has an output schema. */
+  | { kind: 'complete'; answer: Body; output?: Body }
   | { kind: 'fail'; code: string; message: string }
   | { kind: 'cancel'; unresolved: string[] }
   | { kind: 'call_model'; step: number; maxOutputTokens: number; reserved: { inputTokens: number; outputTokens: number; costUsd: number } }
@@ -70,6 +72,9 @@ export type Action =
  * 10. calls blocked on an open attention → `park`.
  * Every call of the turn has a result:
  * 11. the model gave its answer → `complete` (unless a follow-up message waits: then the model);
+ *     under an output schema only an answer that fits completes (with its output); one that does
+ *     not → the model again (the repair message is in the conversation), or, once the pinned
+ *     repairs are used, `fail` (output_invalid);
  * 12. the last model call failed for good → `fail` with its code;
  * 13. two model calls in a row got no response → `attention` (model_stalled);
  * 14. the pinned model is not available → `attention` (missing_model);
@@ -184,7 +189,20 @@ export function decide(state: RunState, ctx: DecideContext): Action {
 
   // Every call of the turn has a result. A follow-up message means one more model call.
   if (state.answered && state.pendingMessages.length === 0) {
-    return { kind: 'complete', answer: state.lastText ?? { kind: 'inline', value: '' } };
+    const checked = state.started.output ? state.answerOutput : undefined;
+    if (!checked) return { kind: 'complete', answer: state.lastText ?? { kind: 'inline', value: '' } };
+    if (checked.ok) return { kind: 'complete', answer: state.lastText ?? { kind: 'inline', value: '' }, output: checked.output };
+    // An answer that does not fit: the repair message is in the conversation (fold), and the
+    // model is called again under the same budgets, until the pinned number of repairs is used.
+    const used = state.outputRepairs ?? 0;
+    const max = state.started.output?.maxRepairs ?? 0;
+    if (used > max) {
+      return {
+        kind: 'fail',
+        code: OUTPUT_INVALID,
+        message: `the answer does not match the output schema after ${max} repair${max === 1 ? '' : 's'} (the last answer is the model_response at seq ${checked.seq}): ${checked.error}`.slice(0, 1000),
+      };
+    }
   }
   if (state.lastModelFailure && !state.lastModelFailure.retryable) {
     return { kind: 'fail', code: state.lastModelFailure.code, message: state.lastModelFailure.message };

@@ -44,6 +44,18 @@ export const pinnedToolSchema = z.object({
 });
 export type PinnedTool = z.infer<typeof pinnedToolSchema>;
 
+/**
+ * An agent's structured output as pinned at run start: the JSON Schema the model is asked for,
+ * its hash (the contract the agent's zod schema must match to validate this run's answers), and
+ * how many invalid answers are fed back to the model before the run fails with output_invalid.
+ */
+export const pinnedOutputSchema = z.object({
+  schema: z.record(z.string(), z.unknown()),
+  schemaHash: z.string().regex(/^[0-9a-f]{64}$/),
+  maxRepairs: z.number().int().nonnegative(),
+});
+export type PinnedOutput = z.infer<typeof pinnedOutputSchema>;
+
 const usageSchema = z.object({
   inputTokens: z.number().int().nonnegative(),
   outputTokens: z.number().int().nonnegative(),
@@ -70,6 +82,8 @@ export const runStartedSchema = z.object({
   forkedFrom: z.object({ runId: z.string().min(1), seq: z.number().int().positive() }).optional(),
   /** Set on a child run (agentTool): the parent run and the call that started it. */
   parent: z.object({ runId: z.string().min(1), callId: z.string().min(1) }).optional(),
+  /** Set when the agent has an output schema: the answer must be JSON that fits it (output.ts). */
+  output: pinnedOutputSchema.optional(),
 });
 
 /** What a model call reserves before it is made: the fields of model_started, also carried by a tool_result. */
@@ -104,6 +118,13 @@ export const modelResponseSchema = z.object({
   usage: usageSchema,
   costUsd: z.number().nonnegative(),
   stopReason: z.string(),
+  /**
+   * Under an output schema, for a response that asks for no tools: the parsed answer when it fits
+   * (`output`), or why it does not (`outputError`, fed back to the model as a repair). Checked
+   * before the response is written, so a resumed run never checks it again.
+   */
+  output: bodySchema.optional(),
+  outputError: z.string().optional(),
 });
 
 export const modelFailedSchema = z.object({
@@ -199,7 +220,13 @@ export const cancelRequestedSchema = z.object({
   reason: z.string().optional(),
 });
 
-export const runCompletedSchema = z.object({ ...base, type: z.literal('run_completed'), answer: bodySchema });
+export const runCompletedSchema = z.object({
+  ...base,
+  type: z.literal('run_completed'),
+  answer: bodySchema,
+  /** The parsed structured output (JSON), when the agent has an output schema. */
+  output: bodySchema.optional(),
+});
 
 export const runFailedSchema = z.object({
   ...base,

@@ -1,6 +1,7 @@
 import { CorruptLogError } from './errors.js';
 import { parseEvent, type EventOf, type ModelReservation, type RunEvent } from './events.js';
 import { FOLD_VERSION, type CallState, type RunState } from './state.js';
+import { repairMessage } from './output.js';
 import {
   applyApprovalDecided,
   applyApprovalRequested,
@@ -159,6 +160,7 @@ function apply(s: RunState, e: RunEvent): void {
         text: e.text,
         calls: e.calls.map((c) => ({ callId: c.callId, providerId: c.providerId, name: c.name, args: c.args })),
       });
+      foldAnswerOutput(s, e);
       return;
     }
     case 'model_failed': {
@@ -227,7 +229,7 @@ function apply(s: RunState, e: RunEvent): void {
       s.inboxSeen.push(e.inboxId);
       return;
     case 'run_completed':
-      s.outcome = { type: 'completed', seq: e.seq, answer: e.answer };
+      s.outcome = { type: 'completed', seq: e.seq, answer: e.answer, ...(e.output ? { output: e.output } : {}) };
       return;
     case 'run_failed':
       if (e.inboxId) s.inboxSeen.push(e.inboxId);
@@ -244,6 +246,36 @@ function apply(s: RunState, e: RunEvent): void {
     case 'user_message':
       return applyUserMessage(s, e);
   }
+}
+
+/**
+ * An answer under an output schema: its verdict, and for one that does not fit, the repair the
+ * model reads next (a user turn right after its answer, built by a pure rule from the log).
+ */
+function foldAnswerOutput(s: RunState, e: EventOf<'model_response'>): void {
+  const pinned = s.started.output;
+  if (e.output !== undefined && e.outputError !== undefined) fail(e, 'both output and outputError');
+  if (!pinned) {
+    if (e.output !== undefined || e.outputError !== undefined) fail(e, 'output verdict without an output schema in run_started');
+    return;
+  }
+  if (e.calls.length > 0) {
+    if (e.output !== undefined || e.outputError !== undefined) fail(e, 'output verdict on a response that asks for tools');
+    delete s.answerOutput;
+    return;
+  }
+  if (e.output !== undefined) {
+    s.answerOutput = { ok: true, output: e.output };
+    s.outputRepairs = 0;
+    return;
+  }
+  // A final answer with no verdict cannot come from a writer that knows the schema: treat it as
+  // not fitting, so a run never completes with an output nobody checked.
+  const error = e.outputError ?? 'the answer was not checked against the output schema';
+  s.answerOutput = { ok: false, error, seq: e.seq };
+  const repair = (s.outputRepairs ?? 0) + 1;
+  s.outputRepairs = repair;
+  if (repair <= pinned.maxRepairs) s.messages.push({ role: 'user', content: { kind: 'inline', value: repairMessage(error, repair, pinned.maxRepairs) } });
 }
 
 /** A model call's reservation (model_started, or carried by a tool_result): charged now, never refunded. */

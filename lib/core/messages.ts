@@ -46,6 +46,18 @@ export interface ModelRequest {
   tools: ModelToolSpec[];
   /** Always set: the engine reserved budget for exactly this many output tokens. */
   maxOutputTokens: number;
+  /**
+   * Set when the agent has an output schema: the final answer must be JSON that fits `schema`
+   * (JSON Schema draft 2020-12, as pinned in run_started). Providers map it to their JSON-schema
+   * response format; a client that cannot is still checked, and repaired, by the engine.
+   */
+  output?: ModelOutputSpec;
+}
+
+export interface ModelOutputSpec {
+  /** A name for the format, where the provider wants one (`final_answer`). */
+  name: string;
+  schema: Record<string, unknown>;
 }
 
 export interface ModelUsage {

@@ -67,7 +67,7 @@ export interface UsageState {
 export type RunStatusState = 'running' | 'parked' | 'completed' | 'failed' | 'cancelled';
 
 export type RunOutcomeState =
-  | { type: 'completed'; seq: number; answer: Body }
+  | { type: 'completed'; seq: number; answer: Body; output?: Body }
   | { type: 'failed'; seq: number; code: string; message: string }
   | { type: 'cancelled'; seq: number; unresolved: string[] };
 
@@ -99,5 +99,12 @@ export interface RunState {
   /** Follow-up user messages received, delivered into `messages` at the next model call. */
   pendingMessages: Body[];
   outcome?: RunOutcomeState;
+  /**
+   * Under an output schema (run_started.output): the latest answer's parsed output when it fit,
+   * or why it did not; and how many answers in a row did not fit (the repairs used). Absent for a
+   * run without an output schema, so such a run folds exactly as before.
+   */
+  answerOutput?: { ok: true; output: Body } | { ok: false; error: string; seq: number };
+  outputRepairs?: number;
 }
 

@@ -59,14 +59,16 @@ export const CRASH_POINTS: Readonly<Record<CheckpointName, CrashRule>> = {
     leaves: 'the decision or observation not in the log (a conditional put either landed whole or not at all)',
     recovery:
       'a decision (model_started, tool_started, a terminal event) is made again by decide() from the same folded state; ' +
-      'an observation (model_response, tool_result, tool_verified) is lost, which is the started-no-result case of after-model, after-tool or after-verify; ' +
+      'an observation (model_response, tool_result, tool_verified) is lost, which is the started-no-result case of after-model, after-tool or after-verify ' +
+      '(an answer checked against the output schema is lost with its verdict: the model answers again and that answer is checked); ' +
       'an inbox item whose event was not appended is still in the inbox and is ingested again',
   },
   'after-append': {
     leaves: 'the event in the log; the head, the outcome notice, the inbox item and the next tick possibly not updated',
     recovery:
       'the next worker folds the event and continues from it; any lease holder that folds a finished or parked log projects the head and publishes the owed notice (notifiedSeq); ' +
-      'an inbox item read again after its event is ignored by fold; a missing tick is made up by the sweeper, which wakes running runs whose head went quiet',
+      'an inbox item read again after its event is ignored by fold; a missing tick is made up by the sweeper, which wakes running runs whose head went quiet; ' +
+      "a model_response whose answer does not fit the output schema carries its outputError: fold adds the repair message and counts the repair from the log, so a resumed run asks for the same repair and never gets more than the pinned number",
   },
   'before-model': {
     leaves: 'model_started (the budget reservation) with no model_response',

@@ -202,11 +202,12 @@ export async function cancelChildren(session: RunSession): Promise<void> {
   }
 }
 
-/** What the parent's call gets from a child that ended: its answer, or its failure as an error. */
+/** What the parent's call gets from a child that ended: its output or answer, or its failure as an error. */
 async function childAnswer(deps: EngineDeps, state: RunState): Promise<{ ok: boolean; output: JsonValue } | undefined> {
   const o = state.outcome;
   if (!o) return undefined;
-  if (o.type === 'completed') return { ok: true, output: await deps.codec.resolve(o.answer) };
+  // A child with an output schema answers with its parsed output (JSON), not its answer's text.
+  if (o.type === 'completed') return { ok: true, output: await deps.codec.resolve(o.output ?? o.answer) };
   if (o.type === 'failed') return { ok: false, output: { error: o.code, message: o.message, childRunId: state.started.runId } };
   return { ok: false, output: { error: 'child_cancelled', message: `child run ${state.started.runId} was cancelled`, childRunId: state.started.runId } };
 }

@@ -195,8 +195,9 @@ async function forkStarted(
         prompt: { version: agent.system.version, text: { kind: 'inline' as const, value: agent.system.text }, sha256: agent.promptSha256 },
         tools: agent.pinnedTools,
         graceMs: agent.graceMs ?? source.graceMs,
+        ...(agent.pinnedOutput ? { output: agent.pinnedOutput } : {}),
       }
-    : { agent: source.agent, model: source.model, prompt: source.prompt, tools: source.tools, graceMs: source.graceMs };
+    : { agent: source.agent, model: source.model, prompt: source.prompt, tools: source.tools, graceMs: source.graceMs, ...(source.output ? { output: source.output } : {}) };
   return deps.codec.encodeDraft(
     fork,
     {

@@ -1,5 +1,6 @@
 import type { OutcomeDetailType } from '../ports/outcome-publisher.js';
 import type { RunState } from '../core/state.js';
+import type { JsonValue } from '../core/json.js';
 import { TERMINAL_STATUSES, type HeadProjection, type RunHead } from '../ports/run-heads.js';
 import { deliverToParent } from './child-runs.js';
 import type { RunRef } from '../ports/run-ref.js';
@@ -40,7 +41,23 @@ export async function publishOutcome(deps: EngineDeps, run: RunRef, head: RunHea
     status: outcome.status,
     summary: outcome.summary,
     ...(outcome.code ? { code: outcome.code } : {}),
+    ...(await noticeOutput(deps, state, outcome.seq)),
   });
   await deps.heads.markNotified(run, outcome.seq);
   return true;
+}
+
+/**
+ * EventBridge refuses entries over 256 KB: a structured output up to this size rides in the
+ * notice as JSON; a larger one is left out (`outputOmitted`), and GET /runs/{id} has it.
+ */
+export const MAX_NOTICE_OUTPUT_BYTES = 64 * 1024;
+
+async function noticeOutput(deps: EngineDeps, state: RunState | undefined, seq: number): Promise<{ output?: JsonValue; outputOmitted?: true }> {
+  const o = state?.outcome;
+  if (o?.type !== 'completed' || o.seq !== seq || !o.output) return {};
+  if (o.output.kind === 'blob' && o.output.size > MAX_NOTICE_OUTPUT_BYTES) return { outputOmitted: true };
+  const output = await deps.codec.resolve(o.output);
+  if (Buffer.byteLength(JSON.stringify(output)) > MAX_NOTICE_OUTPUT_BYTES) return { outputOmitted: true };
+  return { output };
 }

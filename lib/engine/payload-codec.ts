@@ -105,6 +105,7 @@ export class PayloadCodec {
       case 'model_response':
         if (d.text) d.text = await fn(d.text);
         for (const c of d.calls) c.args = await fn(c.args);
+        if (d.output) d.output = await fn(d.output);
         return;
       case 'tool_result':
         d.output = await fn(d.output);
@@ -120,6 +121,7 @@ export class PayloadCodec {
         return;
       case 'run_completed':
         d.answer = await fn(d.answer);
+        if (d.output) d.output = await fn(d.output);
         return;
       default:
         return;

@@ -32,8 +32,12 @@ export async function buildModelRequest(state: RunState, codec: PayloadCodec, ma
     messages,
     tools: state.started.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
     maxOutputTokens,
+    ...(state.started.output ? { output: { name: OUTPUT_FORMAT_NAME, schema: state.started.output.schema } } : {}),
   };
 }
+
+/** The name the output format goes by on the wire (OpenAI's json_schema.name, Bedrock's jsonSchema.name). */
+export const OUTPUT_FORMAT_NAME = 'final_answer';
 
 /** The message as the model reads it, when none of its bodies needs a round trip. */
 function messageNow(m: LoggedMessage, codec: PayloadCodec): ModelMessage | undefined {

@@ -84,6 +84,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     graceMs: agent.graceMs ?? 30_000,
     expiresAt: budgets.deadlineAt + deps.config.retentionFailedMs,
     ...(child ? { parent: { ...child.parent } } : {}),
+    ...(agent.pinnedOutput ? { output: agent.pinnedOutput } : {}),
   });
   const event = parseEvent({ ...draft, v: 1, seq: 1, at: now, by: { epoch: writerEpoch, nonce: `create:${ids.nonce()}` } });
 

@@ -4,7 +4,7 @@ import { CallDoesNotFitError, errorCode, errorMessage, ModelError } from '../cor
 import type { Body } from '../core/body.js';
 import type { EventDraft, ModelReservation } from '../core/events.js';
 import { jsonShapeProblem } from '../core/json.js';
-import type { ModelResponseCall } from '../core/messages.js';
+import type { ModelResponse, ModelResponseCall } from '../core/messages.js';
 import type { RunState } from '../core/state.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 import { approvalGate, expireApprovals } from './approvals.js';
@@ -15,6 +15,7 @@ import { MAX_CRASHED_TOOL_ATTEMPTS, MAX_JSON_DEPTH } from './limits.js';
 import { executeCall, verifyCall, type PreparedCall } from './tool-runner.js';
 import { callWait, completeWaits, startWait } from './waits.js';
 import { cancelChildren, ensureChildren, startChildCall } from './child-runs.js';
+import { checkAnswer, outputValidator } from './output-check.js';
 
 export type TurnOutcome =
   | { kind: 'continued' }
@@ -51,7 +52,7 @@ export async function runTurn(session: RunSession): Promise<TurnOutcome> {
       case 'done':
         return { kind: 'ended' };
       case 'complete':
-        await session.append({ type: 'run_completed', answer: action.answer });
+        await session.append({ type: 'run_completed', answer: action.answer, ...(action.output ? { output: action.output } : {}) });
         return { kind: 'ended' };
       case 'fail':
         await session.append({ type: 'run_failed', code: action.code, message: action.message });
@@ -258,6 +259,7 @@ async function invokeModel(session: RunSession, action: ModelReservation): Promi
       usage,
       costUsd: costOf(state.started.model.price, usage.inputTokens, usage.outputTokens),
       stopReason: response.stopReason,
+      ...answerVerdict(session, response),
     };
     metrics?.count('InputTokens', usage.inputTokens);
     metrics?.count('OutputTokens', usage.outputTokens);
@@ -273,6 +275,17 @@ async function invokeModel(session: RunSession, action: ModelReservation): Promi
     metrics?.duration('ModelLatency', clock.now() - started);
   }
   await session.append(draft);
+}
+
+/**
+ * Under an output schema, a final answer (no tool calls) is checked before its response is
+ * written: the verdict is logged with it, so decide() and a resumed run read it from the log.
+ */
+function answerVerdict(session: RunSession, response: ModelResponse): { output?: Body; outputError?: string } {
+  const pinned = session.state.started.output;
+  if (!pinned || response.calls.length > 0) return {};
+  const verdict = checkAnswer(outputValidator(session.deps.registry, session.state.started.agent, pinned), response.text);
+  return 'output' in verdict ? { output: { kind: 'inline', value: verdict.output } } : { outputError: verdict.outputError };
 }
 
 /**

@@ -88,6 +88,16 @@ export function toConverseInput(
     }));
     input.toolConfig = { tools };
   }
+  // Converse's own structured output (outputConfig.textFormat, a JSON Schema as a string): the
+  // answer stays text, tools stay callable; the engine still checks the answer and repairs.
+  if (request.output) {
+    input.outputConfig = {
+      textFormat: {
+        type: 'json_schema',
+        structure: { jsonSchema: { name: request.output.name, schema: JSON.stringify(wireSchema(request.output.schema)) } },
+      },
+    };
+  }
   return input;
 }
 

@@ -72,6 +72,15 @@ export function toChatCompletionsBody(
       function: { name: t.name, description: t.description, parameters: wireSchema(t.inputSchema) },
     }));
   }
+  // Structured output as a response format, not a forced tool: the model may still call tools
+  // before it answers, and its answer is text as for any agent. Not `strict`: strict mode refuses
+  // schemas with optional properties; the engine checks every answer and repairs what slips.
+  if (request.output) {
+    body.response_format = {
+      type: 'json_schema',
+      json_schema: { name: request.output.name, schema: wireSchema(request.output.schema), strict: false },
+    };
+  }
   return body;
 }
 

@@ -1,3 +1,4 @@
+import type { JsonValue } from '../core/json.js';
 import type { RunRef } from './run-ref.js';
 
 export type OutcomeDetailType = 'Agent Run Completed' | 'Agent Run Failed' | 'Agent Run Needs Attention' | 'Agent Run Needs Approval';
@@ -9,6 +10,10 @@ export interface OutcomeNotice extends RunRef {
   status: string;
   summary: string;
   code?: string;
+  /** A completed run's structured output (JSON), when its agent has an output schema and it is small enough. */
+  output?: JsonValue;
+  /** The output was too large for the notice: read it from GET /runs/{id}. */
+  outputOmitted?: true;
 }
 
 /** Publishes run outcomes (EventBridge in AWS). Called once per outcome seq by the lease holder. */

@@ -1,5 +1,5 @@
 import { AppendConflictError, errorMessage } from '../core/errors.js';
-import { canonicalJson } from '../core/json.js';
+import { canonicalJson, type JsonValue } from '../core/json.js';
 import { reservationOf } from '../core/events.js';
 import { foldLog } from '../core/fold.js';
 import type { RunState } from '../core/state.js';
@@ -21,7 +21,14 @@ export type Ending =
 
 /** The uninterrupted run's result, as every point is compared with it. */
 export interface Baseline {
+  /**
+   * The answer itself: a text answer as the model wrote it (not JSON-quoted); a JSON answer as
+   * canonical JSON; a large answer stored as a blob by its sha256; `(failed)` and the like for a
+   * run that did not complete.
+   */
   answer: string;
+  /** A completed run's structured output (agents with an output schema), as JSON; a blob's by `{ sha256 }`. */
+  output?: JsonValue;
   status: string;
   /** The code and message of a run that failed. */
   failure?: { code: string; message: string };
@@ -69,6 +76,7 @@ export function parkFailure(parks: readonly string[], hasResolver: boolean): str
 
 export interface RunOutcome {
   answer: string;
+  output?: JsonValue;
   status: string;
   failure?: { code: string; message: string };
 }
@@ -77,7 +85,9 @@ export function outcomeOf(state: RunState): RunOutcome {
   const outcome = state.outcome;
   if (outcome?.type === 'completed') {
     const body = outcome.answer;
-    return { status: 'completed', answer: body.kind === 'inline' ? canonicalJson(body.value) : body.sha256 };
+    const answer = body.kind === 'blob' ? body.sha256 : typeof body.value === 'string' ? body.value : canonicalJson(body.value);
+    const out = outcome.output;
+    return { status: 'completed', answer, ...(out ? { output: out.kind === 'inline' ? out.value : { sha256: out.sha256 } } : {}) };
   }
   if (outcome?.type === 'failed') return { status: 'failed', answer: '(failed)', failure: { code: outcome.code, message: outcome.message } };
   return { status: outcome?.type ?? state.status, answer: `(${outcome?.type ?? state.status})` };
@@ -124,7 +134,10 @@ export async function checkInvariants(
   if (ending.kind === 'unfinished') failures.push(ending.refused ? ending.detail : `never finished: ${ending.detail}`);
   else if (ending.kind === 'parked') failures.push(parkFailure(ending.parks, scenario.resolver !== undefined));
   else if (!sameEnd) failures.push(`${describeOutcome(outcome)} where the uninterrupted run ${describeOutcome(baseline)}`);
-  else if (outcome.answer !== baseline.answer) failures.push(`answer ${outcome.answer} differs from the uninterrupted ${baseline.answer}`);
+  else if (outcome.answer !== baseline.answer) failures.push(answerDiffers(outcome.answer, baseline.answer, run));
+  else if (canonicalJson(outcome.output ?? null) !== canonicalJson(baseline.output ?? null)) {
+    failures.push(`output ${canonicalJson(outcome.output ?? null)} differs from the uninterrupted ${canonicalJson(baseline.output ?? null)}`);
+  }
 
   // 2. No once-only side effect twice.
   for (const dup of repeatedEffects(scenario.sideEffects(world), scenario.onceKey)) {
@@ -169,8 +182,34 @@ export async function checkInvariants(
   }
 }
 
+/** A call id (`<seq of the model_response>-<index>`) where it stands alone in a text. */
+const CALL_ID = /(?<![\w.-])\d+-\d+(?![\w.]|-\d)/g;
+
+/**
+ * "answer X differs from Y", and, when the two differ only in call ids, why that happens: a call id
+ * is the seq of the model response that asked for the call, and a crash after a model call was
+ * reserved and before its response landed makes the next response land later, so its calls get
+ * other ids. A fake service that builds what it answers (an order id, a reference) from
+ * ctx.idempotencyKey or ctx.callId then answers differently, and the model repeats it.
+ */
+export function answerDiffers(answer: string, baseline: string, run: RunRef): string {
+  const base = `answer ${JSON.stringify(answer)} differs from the uninterrupted ${JSON.stringify(baseline)}`;
+  const ids = (text: string) => text.match(CALL_ID) ?? [];
+  const same = answer.replace(CALL_ID, '<callId>') === baseline.replace(CALL_ID, '<callId>');
+  if (!same || ids(answer).length === 0) return base;
+  const pairs = [...new Set(ids(baseline).map((id, i) => `${id} → ${ids(answer)[i]}`).filter((p) => !/^(\S+) → \1$/.test(p)))];
+  return (
+    `${base}: they differ only in call ids (${pairs.join(', ')}). A call id is <seq of the model response>-<index>, and ` +
+    `the idempotency key is ${run.tenant}:${run.runId}:<callId>; a crash after a model call was reserved and before its ` +
+    `response was written makes the response land at a later seq, so its calls get new ids and new keys. A fake service ` +
+    `that builds what it returns (an order id, a reference) from ctx.idempotencyKey or ctx.callId then answers with ` +
+    `another id. Build such ids from the call's arguments (what the model asked for), or let the scenario's answer ` +
+    `not depend on them; dedupe on ctx.idempotencyKey, but do not show it to the model.`
+  );
+}
+
 function describeOutcome(o: Pick<RunOutcome, 'status' | 'answer' | 'failure'>): string {
-  if (o.status === 'completed') return `completed with ${o.answer}`;
+  if (o.status === 'completed') return `completed with ${JSON.stringify(o.answer)}`;
   if (o.failure) return `failed (${o.failure.code}: ${o.failure.message})`;
   return `ended ${o.status}`;
 }
@@ -293,7 +332,9 @@ async function checkChildren(world: World, run: RunRef, state: RunState, failure
       if (state.outcome?.type === 'completed') failures.push(`call ${call.callId}: child ${childRef.runId} is ${child.status} and the parent completed without its answer`);
       continue;
     }
-    const answer = child.outcome.type === 'completed' && child.outcome.answer.kind === 'inline' ? canonicalJson(child.outcome.answer.value) : undefined;
+    // A child with an output schema answers with its output (JSON), any other with its answer.
+    const given = child.outcome.type === 'completed' ? (child.outcome.output ?? child.outcome.answer) : undefined;
+    const answer = given?.kind === 'inline' ? canonicalJson(given.value) : undefined;
     const got = call.result.output.kind === 'inline' ? canonicalJson(call.result.output.value) : undefined;
     if (answer !== undefined && got !== answer) failures.push(`call ${call.callId}: result ${got} is not child ${childRef.runId}'s answer ${answer} (lost answer)`);
   }

@@ -2,7 +2,7 @@ import { ManualClock } from '../adapters/memory/manual-clock.js';
 import type { BudgetRequest } from '../core/budgets.js';
 import { AgentRegistry } from '../authoring/registry.js';
 import { defineAgent } from '../authoring/define-agent.js';
-import { type AgentDefinition } from '../authoring/types.js';
+import { type AgentDefinition, type AgentSpec } from '../authoring/types.js';
 import type { ToolDefinition } from '../authoring/types.js';
 import { ScriptedModel, StaticModelResolver, type ScriptStep } from '../models/scripted-model.js';
 import type { ModelClient } from '../ports/model-client.js';
@@ -17,6 +17,8 @@ export interface ScriptedWorldOptions {
   modelId?: string;
   maxOutputTokens?: number;
   graceMs?: number;
+  /** The agent's output schema (structured output). */
+  output?: AgentSpec['output'];
 }
 
 /** A one-agent world ("agent") on memory storage with a scripted model: the unit tests' stage. */
@@ -30,6 +32,7 @@ export function scriptedWorld(options: ScriptedWorldOptions) {
     tools: options.tools,
     ...(options.budgets ? { budgets: options.budgets } : {}),
     graceMs: options.graceMs ?? 1_000,
+    ...(options.output ? { output: options.output } : {}),
   });
   const model = options.model ?? new ScriptedModel(options.script);
   const storage = memoryStorage();

@@ -1,6 +1,7 @@
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { TransientStoreError } from '../../core/errors.js';
 import type { OutcomeNotice, OutcomePublisher } from '../../ports/outcome-publisher.js';
+import type { JsonValue } from '../../core/json.js';
 
 /** What a subscriber receives in `detail`: `id` (runId:seq) is stable across re-publication. */
 export interface OutcomeDetail {
@@ -11,6 +12,10 @@ export interface OutcomeDetail {
   status: string;
   summary: string;
   code?: string;
+  /** A completed run's structured output, as JSON (agents with an output schema). */
+  output?: JsonValue;
+  /** Set instead of `output` when it was too large for the event: read GET /runs/{id}. */
+  outputOmitted?: true;
 }
 
 export function outcomeDetail(notice: OutcomeNotice): OutcomeDetail {
@@ -22,6 +27,8 @@ export function outcomeDetail(notice: OutcomeNotice): OutcomeDetail {
     status: notice.status,
     summary: notice.summary,
     ...(notice.code !== undefined ? { code: notice.code } : {}),
+    ...(notice.output !== undefined ? { output: notice.output } : {}),
+    ...(notice.outputOmitted ? { outputOmitted: true as const } : {}),
   };
 }
 

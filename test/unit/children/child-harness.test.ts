@@ -18,7 +18,7 @@ describe('crash harness over the parent-child handshake', () => {
   it('holds at every write of parent and child: one child, the parent gets its answer, the same final answer', async () => {
     const report = await runCrashHarness(scenario, { doubleCrashStride: 11 });
     console.info(formatHarnessReport(report));
-    expect(report.baseline).toMatchObject({ status: 'completed', answer: '"plan: findings: {\\"topic\\":\\"mugs\\",\\"fact\\":\\"mugs hold coffee\\"}"' });
+    expect(report.baseline).toMatchObject({ status: 'completed', answer: 'plan: findings: {"topic":"mugs","fact":"mugs hold coffee"}' });
     const labels = report.points.filter((p) => p.kind === 'crash').map((p) => p.at[0]?.label ?? '');
     // Every write of the handshake is a crash point, on both sides of it.
     for (const write of [

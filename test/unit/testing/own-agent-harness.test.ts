@@ -17,7 +17,7 @@ describe('crash harness over an application agent of its own', () => {
   it('holds at every point for a correct tool set (rerun read, keyed write, verify, escalate)', async () => {
     const report = await runCrashHarness(shopScenario(), { doubleCrashStride: 9 });
     console.info(formatHarnessReport(report));
-    expect(report.baseline).toMatchObject({ status: 'completed', answer: '"Mug reserved, charged and receipted."', steps: 4 });
+    expect(report.baseline).toMatchObject({ status: 'completed', answer: 'Mug reserved, charged and receipted.', steps: 4 });
     expect(report.points.filter((p) => p.kind === 'crash')).toHaveLength(report.baseline.checkpoints);
     expect(report.points.filter((p) => p.kind === 'double-crash').length).toBeGreaterThan(10);
     expect(report.points.filter((p) => p.kind === 'pause').length).toBeGreaterThanOrEqual(8);
