@@ -3,6 +3,7 @@ import type { PinnedTool } from '../core/events.js';
 import { hashJson, sha256Hex } from '../adapters/system/crypto.js';
 import type { AgentDefinition, AgentSpec, ToolDefinition } from './types.js';
 import { pinnedWait } from './waits.js';
+import { checkContextSpec } from './context-spec.js';
 
 export function defineAgent(spec: AgentSpec): AgentDefinition {
   const names = new Set<string>();
@@ -10,6 +11,7 @@ export function defineAgent(spec: AgentSpec): AgentDefinition {
     if (names.has(t.name)) throw new ConfigError(`agent ${spec.name}: tool ${t.name} listed twice`);
     names.add(t.name);
   }
+  checkContextSpec(spec);
   return { ...spec, pinnedTools: spec.tools.map(pinTool), promptSha256: sha256Hex(spec.system.text) };
 }
 

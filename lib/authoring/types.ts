@@ -8,6 +8,7 @@ import type { BudgetRequest } from '../core/budgets.js';
 import type { PinnedTool, Policy, Price } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { ModelClient } from '../ports/model-client.js';
+import type { ContextSpec } from './context-spec.js';
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
@@ -117,6 +118,11 @@ export interface AgentSpec {
   budgets?: BudgetRequest;
   /** Wait past a started call's notAfter before applying its policy. Default 30 s. */
   graceMs?: number;
+  /**
+   * What a long run's prompt keeps (context-spec.ts): the last turns verbatim, older tool results
+   * shortened or dropped, optionally a running summary. Pinned in run_started. Default: everything.
+   */
+  context?: ContextSpec;
 }
 
 export interface AgentDefinition extends AgentSpec {

@@ -46,6 +46,13 @@ export interface ModelRequest {
   tools: ModelToolSpec[];
   /** Always set: the engine reserved budget for exactly this many output tokens. */
   maxOutputTokens: number;
+  /**
+   * Set when a context policy is pinned: the model responses the whole conversation holds, those
+   * the policy left out of `messages` included (a scripted model picks its reply by it).
+   */
+  turns?: number;
+  /** `summary`: not a turn of the conversation but the context policy's summary call. */
+  purpose?: 'summary';
 }
 
 export interface ModelUsage {

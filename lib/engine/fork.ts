@@ -9,7 +9,7 @@ import { ForkConflictError } from './control-errors.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../adapters/system/crypto.js';
 import { projectHead } from './head-projection.js';
-import { initialHead } from './start-run.js';
+import { contextPin, initialHead } from './start-run.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 
 export interface ForkRequest {
@@ -195,8 +195,9 @@ async function forkStarted(
         prompt: { version: agent.system.version, text: { kind: 'inline' as const, value: agent.system.text }, sha256: agent.promptSha256 },
         tools: agent.pinnedTools,
         graceMs: agent.graceMs ?? source.graceMs,
+        ...contextPin(agent, agent.model.price ?? source.model.price),
       }
-    : { agent: source.agent, model: source.model, prompt: source.prompt, tools: source.tools, graceMs: source.graceMs };
+    : { agent: source.agent, model: source.model, prompt: source.prompt, tools: source.tools, graceMs: source.graceMs, ...(source.context ? { context: source.context } : {}) };
   return deps.codec.encodeDraft(
     fork,
     {

@@ -7,6 +7,7 @@ import type { RunHead } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../adapters/system/crypto.js';
 import { hintedTick } from './hinted-tick.js';
+import { pinContext } from '../authoring/context-spec.js';
 
 export interface StartRunRequest {
   tenant: string;
@@ -79,6 +80,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     graceMs: agent.graceMs ?? 30_000,
     expiresAt: budgets.deadlineAt + deps.config.retentionFailedMs,
     ...(child ? { parent: { ...child.parent } } : {}),
+    ...contextPin(agent, price),
   });
   const event = parseEvent({ ...draft, v: 1, seq: 1, at: now, by: { epoch: writerEpoch, nonce: `create:${ids.nonce()}` } });
   // A retried PutItem of this very call carries this nonce and counts as ours; a second request
@@ -130,4 +132,10 @@ export function initialHead(
     expiresAt: started.expiresAt,
     ...(started.parent ? { parent: { ...started.parent } } : {}),
   };
+}
+
+/** The agent's context policy as run_started pins it, or nothing (old runs fold without it). */
+export function contextPin(agent: Parameters<typeof pinContext>[0], price: Parameters<typeof pinContext>[1]): { context?: NonNullable<ReturnType<typeof pinContext>> } {
+  const context = pinContext(agent, price);
+  return context ? { context } : {};
 }
