@@ -71,7 +71,7 @@ export function contextAgent(context: ContextSpec | undefined, budgets = { maxSt
 export function contextWorld(context: ContextSpec | undefined, turns: number) {
   const agent = contextAgent(context);
   const model = new RecordingModel(
-    new ScriptedModel([pageScript(turns)], { summary: (r) => `summary ${promptDigest(r)} of ${(r.messages[0]?.role === 'user' ? r.messages[0].content : '').length} chars` }),
+    new ScriptedModel([pageScript(turns)], { summary: (r) => `summary ${promptDigest(r)}` }),
   );
   const world: World = {
     storage: memoryStorage(),
