@@ -11,6 +11,7 @@
  *   npm run bench -- --turns 200 --runs 4  # smaller
  *   npm run bench -- --write-docs          # also write the generated section of docs/cost.md (never the README)
  *   npm run bench -- --scale 100           # 100 concurrent runs on the whole local stack
+ *   npm run bench -- --context --turns 200  # input tokens per turn with each context policy, in memory
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
 import { cpus } from 'node:os';
@@ -23,6 +24,7 @@ import { floor, merged, stepShape, workerShape, type BenchEnv, type ModeResult }
 import { costDoc, inRounds, type CostDocInput, type Reference } from './cost-doc.js';
 import { figures, quarterRatios } from './report.js';
 import { runScale } from './scale.js';
+import { runContextBench } from './context.js';
 import { sideBySide, sideBySideRatios, type Shape, type SideBySide } from './side-by-side.js';
 
 const { values } = parseArgs({
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     'snapshot-every': { type: 'string', default: '50' },
     'write-docs': { type: 'boolean', default: false },
     scale: { type: 'string' },
+    context: { type: 'boolean', default: false },
     workers: { type: 'string' },
   },
 });
@@ -42,6 +45,12 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 if (values.scale !== undefined) {
   const { ok } = await runScale({ runs: Number(values.scale), workers: values.workers ? Number(values.workers) : undefined, turns: Number(values.turns === '1000' ? 5 : values.turns), dynamo: values.dynamo as 'auto' });
   process.exit(ok ? 0 : 1);
+}
+
+if (values.context) {
+  // In memory, no emulators: what the prompt holds does not depend on the storage.
+  console.log(await runContextBench(values.turns === '1000' ? 200 : Number(values.turns)));
+  process.exit(0);
 }
 
 const TURNS = Number(values.turns);
