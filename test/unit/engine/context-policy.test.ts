@@ -8,6 +8,7 @@ import { foldLog } from '../../../lib/core/fold.js';
 import type { ModelRequest } from '../../../lib/core/messages.js';
 import type { RunState } from '../../../lib/core/state.js';
 import { buildSummaryRequest } from '../../../lib/engine/context-summary.js';
+import { ScriptedModel } from '../../../lib/models/scripted-model.js';
 import { forkRun } from '../../../lib/engine/fork.js';
 import { buildModelRequest } from '../../../lib/engine/prompt.js';
 import { decodeSnapshot, encodeSnapshot } from '../../../lib/engine/snapshot-codec.js';
@@ -197,6 +198,21 @@ describe('context policy: summarization', () => {
     expect(log.state.usage.inputTokens).toBeGreaterThan(base.log.state.usage.inputTokens);
     // Same prompt, same answer (the answer is a digest of the last prompt).
     expect(log.state.outcome).toEqual({ ...base.log.state.outcome, seq: log.state.outcome!.seq });
+  });
+});
+
+describe('ScriptedModel under a context policy', () => {
+  it('counts the turns the policy left out, and answers a summary call with a text of the request alone', async () => {
+    const model = new ScriptedModel([{ text: 'first' }, { text: 'second' }, { text: 'third' }]);
+    const signal = new AbortController().signal;
+    const base = { modelId: 'm', system: 's', tools: [], maxOutputTokens: 100 };
+    const one = [{ role: 'user' as const, content: 'go' }];
+    expect((await model.complete({ ...base, messages: one }, { signal })).text).toBe('first');
+    expect((await model.complete({ ...base, messages: one, turns: 2 }, { signal })).text).toBe('third');
+    const summary = { ...base, purpose: 'summary' as const, messages: [{ role: 'user' as const, content: 'Turns:\nassistant: x\nresult of page (3-0): page 0' }] };
+    const a = await model.complete(summary, { signal });
+    expect(a).toMatchObject({ text: 'scripted summary of 3 lines; last: result of page (3-0): page 0', calls: [] });
+    expect((await model.complete(summary, { signal })).text).toBe(a.text);
   });
 });
 
