@@ -15,11 +15,9 @@ export function describe(e: LogEvent): string {
       return `${s(agent?.name)}@${s(agent?.version)} on ${s((e.model as { id?: string } | undefined)?.id)}`;
     }
     case 'model_started':
-      // A context policy's summary call: a step too, but no turn of the conversation.
-      return e.purpose === 'summary' ? `step ${s(e.step)}: summary of turns 1-${s((e.covers as { turns?: number } | undefined)?.turns)}` : `step ${s(e.step)}`;
+      return `step ${s(e.step)}`;
     case 'model_response': {
       const calls = (e.calls as { callId?: string; name?: string }[] | undefined) ?? [];
-      if (e.purpose === 'summary') return `summary: ${truncate(s((e.text as { value?: unknown } | null | undefined)?.value), 120)}`;
       return calls.length > 0 ? `asks for ${calls.map((c) => `${s(c.name)} (${s(c.callId)})`).join(', ')}` : `answers (${s(e.stopReason)})`;
     }
     case 'model_failed':
