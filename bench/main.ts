@@ -12,6 +12,7 @@
  *   npm run bench -- --write-docs          # also write the generated section of docs/cost.md (never the README)
  *   npm run bench -- --scale 100           # 100 concurrent runs on the whole local stack
  *   npm run bench -- --flood 2000          # 2,000 runs started at once, per-tenant limit, a second tenant's run
+ *   npm run bench -- --context --turns 200  # input tokens per turn with each context policy, in memory
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
 import { cpus } from 'node:os';
@@ -25,6 +26,7 @@ import { costDoc, inRounds, type CostDocInput, type Reference } from './cost-doc
 import { figures, quarterRatios } from './report.js';
 import { runFlood } from './flood.js';
 import { runScale } from './scale.js';
+import { runContextBench } from './context.js';
 import { sideBySide, sideBySideRatios, type Shape, type SideBySide } from './side-by-side.js';
 
 const { values } = parseArgs({
@@ -37,6 +39,7 @@ const { values } = parseArgs({
     scale: { type: 'string' },
     flood: { type: 'string' },
     'max-active': { type: 'string' },
+    context: { type: 'boolean', default: false },
     workers: { type: 'string' },
   },
 });
@@ -56,6 +59,12 @@ if (values.flood !== undefined) {
 if (values.scale !== undefined) {
   const { ok } = await runScale({ runs: Number(values.scale), workers: values.workers ? Number(values.workers) : undefined, turns: Number(values.turns === '1000' ? 5 : values.turns), dynamo: values.dynamo as 'auto' });
   process.exit(ok ? 0 : 1);
+}
+
+if (values.context) {
+  // In memory, no emulators: what the prompt holds does not depend on the storage.
+  console.log(await runContextBench(values.turns === '1000' ? 200 : Number(values.turns)));
+  process.exit(0);
 }
 
 const TURNS = Number(values.turns);

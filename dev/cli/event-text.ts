@@ -18,12 +18,16 @@ export function describeEvent(e: Event): string {
       const model = e.model as { id?: string } | undefined;
       return `${agent?.name}@${agent?.version} on ${model?.id}: ${bodyText(e.input)}`;
     }
-    case 'model_started':
-      return `step ${String(e.step)}, up to ${String(e.maxOutputTokens)} output tokens reserved`;
+    case 'model_started': {
+      // A context policy's summary call (purpose summary) says which turns it will replace.
+      const covers = e.purpose === 'summary' ? `, summary of turns 1-${String((e.covers as { turns?: number } | undefined)?.turns)}` : '';
+      return `step ${String(e.step)}${covers}, up to ${String(e.maxOutputTokens)} output tokens reserved`;
+    }
     case 'model_response': {
       const calls = (e.calls as { callId: string; name: string }[] | undefined) ?? [];
       const usage = e.usage as { inputTokens?: number; outputTokens?: number } | undefined;
-      const what = calls.length > 0 ? `calls ${calls.map((c) => `${c.name}(${c.callId})`).join(', ')}` : `says ${bodyText(e.text)}`;
+      const said = e.purpose === 'summary' ? `summary: ${bodyText(e.text)}` : `says ${bodyText(e.text)}`;
+      const what = calls.length > 0 ? `calls ${calls.map((c) => `${c.name}(${c.callId})`).join(', ')}` : said;
       return `${what}; ${usage?.inputTokens ?? 0}+${usage?.outputTokens ?? 0} tokens`;
     }
     case 'model_failed':

@@ -4,6 +4,7 @@ import { hashJson, sha256Hex } from '../adapters/system/crypto.js';
 import type { AgentDefinition, AgentSpec, ToolDefinition } from './types.js';
 import { pinnedWait } from './waits.js';
 import { defineOutput } from './define-output.js';
+import { checkContextSpec } from './context-spec.js';
 
 export function defineAgent(spec: AgentSpec): AgentDefinition {
   const names = new Set<string>();
@@ -11,6 +12,7 @@ export function defineAgent(spec: AgentSpec): AgentDefinition {
     if (names.has(t.name)) throw new ConfigError(`agent ${spec.name}: tool ${t.name} listed twice`);
     names.add(t.name);
   }
+  checkContextSpec(spec);
   return { ...spec, pinnedTools: spec.tools.map(pinTool), promptSha256: sha256Hex(spec.system.text), ...defineOutput(spec) };
 }
 

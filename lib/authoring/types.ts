@@ -9,6 +9,7 @@ import type { PinnedOutput, PinnedTool, Policy, Price } from '../core/events.js'
 import type { JsonValue } from '../core/json.js';
 import type { RedactionOptions } from '../core/redaction.js';
 import type { ModelClient } from '../ports/model-client.js';
+import type { ContextSpec } from './context-spec.js';
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
@@ -131,6 +132,11 @@ export interface AgentSpec {
   graceMs?: number;
   /** Structured output: a zod schema the answer must fit (JSON), or the schema with its repairs. */
   output?: z.ZodType | OutputSpec;
+  /**
+   * What a long run's prompt keeps (context-spec.ts): the last turns verbatim, older tool results
+   * shortened or dropped, optionally a running summary. Pinned in run_started. Default: everything.
+   */
+  context?: ContextSpec;
 }
 
 export interface AgentDefinition extends AgentSpec {

@@ -2,6 +2,7 @@ import { bodySize } from './body.js';
 import type { Budgets, Price } from './events.js';
 import type { LoggedMessage } from './messages.js';
 import { MessageMemo } from './message-memo.js';
+import { contextPlan, elidedToolMessage, estimateSummaryTokens, messageFate, summaryDue, summaryPreamble, type ContextPlan } from './context-policy.js';
 import type { RunState } from './state.js';
 
 /** Budgets a request may set; absent fields take the defaults, and no field may exceed the ceiling. */
@@ -103,10 +104,24 @@ function startsWith(messages: readonly LoggedMessage[], prefix: readonly LoggedM
 export function estimateInputTokens(state: RunState): number {
   let chars = bodySize(state.started.prompt.text);
   for (const tool of state.started.tools) chars += tool.name.length + tool.description.length + JSON.stringify(tool.inputSchema).length;
-  chars += conversationChars(state.messages);
+  const plan = contextPlan(state);
+  chars += plan ? plannedChars(state.messages, plan) : conversationChars(state.messages);
   // Follow-up messages join the conversation at the next model call.
   for (const m of state.pendingMessages) chars += bodySize(m) + 16;
   return Math.ceil(chars / 3) + 64;
+}
+
+/** The estimate's characters for what a context policy keeps of the conversation (prompt.ts sends the same). */
+function plannedChars(messages: readonly LoggedMessage[], plan: ContextPlan): number {
+  const sizes = messageSizes.of(messages);
+  let chars = plan.summary ? bodySize(plan.summary.summary) + summaryPreamble(plan.summary.turns).length + 16 : 0;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    const fate = messageFate(plan, i, m);
+    if (fate === 'keep') chars += sizes.get(i) ?? sizes.set(i, messageChars(m));
+    else if (fate === 'elide' && m.role === 'tool') chars += messageChars(elidedToolMessage(m, plan.policy.olderToolResults as 'summary' | 'reference'));
+  }
+  return chars;
 }
 
 function messageChars(m: LoggedMessage): number {
@@ -128,6 +143,22 @@ export type BudgetCheck =
 
 /** Whether one more model call fits every budget, and what it reserves if it does. */
 export function checkModelBudget(state: RunState, now: number): BudgetCheck {
+  return checkCallBudget(state, now, { maxOutputTokens: state.started.model.maxOutputTokens, price: state.started.model.price, estimate: () => estimateInputTokens(state) });
+}
+
+/**
+ * Whether the context summary that is due (context policy) fits every budget, and what it
+ * reserves: a model call like any other (a step, its input estimated high, its output capped).
+ */
+export function checkSummaryBudget(state: RunState, now: number): (BudgetCheck & { turns: number }) | undefined {
+  const summarize = state.started.context?.summarize;
+  const due = summaryDue(state);
+  if (!summarize || !due) return undefined;
+  const check = checkCallBudget(state, now, { maxOutputTokens: summarize.maxOutputTokens, price: summarize.price, estimate: () => estimateSummaryTokens(state, due) });
+  return { ...check, turns: due.turns };
+}
+
+function checkCallBudget(state: RunState, now: number, call: { maxOutputTokens: number; price: Price; estimate: () => number }): BudgetCheck {
   const b = state.started.budgets;
   const u = state.usage;
   if (now >= b.deadlineAt) {
@@ -136,12 +167,12 @@ export function checkModelBudget(state: RunState, now: number): BudgetCheck {
   if (u.steps + 1 > b.maxSteps) {
     return { ok: false, code: 'budget_exceeded:steps', message: `${u.steps} of ${b.maxSteps} model calls used` };
   }
-  const maxOut = Math.min(state.started.model.maxOutputTokens, b.maxOutputTokens - u.outputTokens);
+  const maxOut = Math.min(call.maxOutputTokens, b.maxOutputTokens - u.outputTokens);
   // Clamp the request to what is left, but a call with almost no room to answer is not worth making.
-  if (maxOut < Math.min(MIN_USEFUL_OUTPUT_TOKENS, state.started.model.maxOutputTokens)) {
+  if (maxOut < Math.min(MIN_USEFUL_OUTPUT_TOKENS, call.maxOutputTokens)) {
     return { ok: false, code: 'budget_exceeded:output_tokens', message: `${u.outputTokens} of ${b.maxOutputTokens} output tokens used` };
   }
-  const estIn = estimateInputTokens(state);
+  const estIn = call.estimate();
   if (u.inputTokens + estIn > b.maxInputTokens) {
     return {
       ok: false,
@@ -149,7 +180,7 @@ export function checkModelBudget(state: RunState, now: number): BudgetCheck {
       message: `${u.inputTokens} used + ~${estIn} needed exceeds ${b.maxInputTokens} input tokens`,
     };
   }
-  const cost = costOf(state.started.model.price, estIn, maxOut);
+  const cost = costOf(call.price, estIn, maxOut);
   if (u.costUsd + cost > b.maxCostUsd) {
     return {
       ok: false,

@@ -1,5 +1,5 @@
 import type { Body } from './body.js';
-import { checkModelBudget } from './budgets.js';
+import { checkModelBudget, checkSummaryBudget } from './budgets.js';
 import { controlStep } from './control.js';
 import type { AttentionReason } from './events.js';
 import type { CallState, RunState } from './state.js';
@@ -29,6 +29,8 @@ export type Action =
   | { kind: 'fail'; code: string; message: string }
   | { kind: 'cancel'; unresolved: string[] }
   | { kind: 'call_model'; step: number; maxOutputTokens: number; reserved: { inputTokens: number; outputTokens: number; costUsd: number } }
+  /** The context policy's summary is due: fold the older turns into it (a model call, reserved first). */
+  | { kind: 'summarize'; step: number; turns: number; maxOutputTokens: number; reserved: { inputTokens: number; outputTokens: number; costUsd: number } }
   /** Calls that can never run (unknown tool, unparseable arguments): error results for the model. */
   | { kind: 'reject_calls'; rejects: { callId: string; code: string; message: string }[] }
   /** Approvals whose time ran out: each becomes an expiry, which rejects the call. */
@@ -78,8 +80,11 @@ export type Action =
  * 12. the last model call failed for good → `fail` with its code;
  * 13. two model calls in a row got no response → `attention` (model_stalled);
  * 14. the pinned model is not available → `attention` (missing_model);
- * 15. the next call would break a budget → `fail` (budget_exceeded:*);
- * 16. otherwise → `call_model`, reserving its upper bound first.
+ * 15. the context policy's summary is due (core/context-policy.ts) → `attention` (missing_model)
+ *     if the summary model is not available, else `summarize` when the summary call fits the
+ *     budgets (one that does not is skipped: the turn goes on with the longer prompt);
+ * 16. the next call would break a budget → `fail` (budget_exceeded:*);
+ * 17. otherwise → `call_model`, reserving its upper bound first.
  */
 export function decide(state: RunState, ctx: DecideContext): Action {
   if (state.outcome) return { kind: 'done' };
@@ -218,6 +223,12 @@ export function decide(state: RunState, ctx: DecideContext): Action {
   }
   if (!ctx.hasModel(state.started.model.id)) {
     return { kind: 'attention', reason: 'missing_model', detail: `model ${state.started.model.id} is not available` };
+  }
+  const summary = checkSummaryBudget(state, ctx.now);
+  if (summary) {
+    const model = state.started.context?.summarize?.model ?? '';
+    if (!ctx.hasModel(model)) return { kind: 'attention', reason: 'missing_model', detail: `summary model ${model} is not available` };
+    if (summary.ok) return { kind: 'summarize', step: state.usage.steps + 1, turns: summary.turns, maxOutputTokens: summary.maxOutputTokens, reserved: summary.reserved };
   }
   const budget = checkModelBudget(state, ctx.now);
   if (!budget.ok) return { kind: 'fail', code: budget.code, message: budget.message };

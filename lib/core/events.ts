@@ -4,6 +4,7 @@ import { CorruptLogError } from './errors.js';
 import { zodIssuesText } from './zod-issues.js';
 import { approvalDecidedSchema, approvalRequestedSchema, callWaitSchema, pinnedWaitSchema, userMessageSchema } from './control-events.js';
 import { EVENT_SCHEMA_VERSION, eventBase as base } from './event-base.js';
+import { pinnedContextSchema } from './context-policy.js';
 
 export { EVENT_SCHEMA_VERSION, writerSchema, type Writer } from './event-base.js';
 export * from './control-events.js';
@@ -84,6 +85,8 @@ export const runStartedSchema = z.object({
   parent: z.object({ runId: z.string().min(1), callId: z.string().min(1) }).optional(),
   /** Set when the agent has an output schema: the answer must be JSON that fits it (output.ts). */
   output: pinnedOutputSchema.optional(),
+  /** The agent's context policy (core/context-policy.ts); absent: every turn goes to the model. */
+  context: pinnedContextSchema.optional(),
 });
 
 /** What a model call reserves before it is made: the fields of model_started, also carried by a tool_result. */
@@ -95,10 +98,19 @@ export const modelReservationSchema = z.object({
 });
 export type ModelReservation = z.infer<typeof modelReservationSchema>;
 
+/** What a model call is for, when it is not the conversation's next turn. */
+export const modelPurposeSchema = z.literal('summary');
+
 export const modelStartedSchema = z.object({
   ...base,
   type: z.literal('model_started'),
   ...modelReservationSchema.shape,
+  /**
+   * `summary`: a call that folds the older turns into the run's context summary (context policy),
+   * not a turn of the conversation; `covers` says which turns the new summary replaces (1..turns).
+   */
+  purpose: modelPurposeSchema.optional(),
+  covers: z.object({ turns: z.number().int().positive() }).optional(),
 });
 
 export const loggedCallSchema = z.object({
@@ -125,6 +137,8 @@ export const modelResponseSchema = z.object({
    */
   output: bodySchema.optional(),
   outputError: z.string().optional(),
+  /** Set on the answer to a `summary` model_started: its text is the new context summary. */
+  purpose: modelPurposeSchema.optional(),
 });
 
 export const modelFailedSchema = z.object({

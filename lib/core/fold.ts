@@ -126,10 +126,13 @@ function apply(s: RunState, e: RunEvent): void {
     case 'run_started':
       return fail(e, 'a second run_started');
     case 'model_started':
+      if (e.purpose === 'summary') return startSummary(s, e);
+      if (e.covers) fail(e, 'covers without purpose summary');
       return startModel(s, e, e);
     case 'model_response': {
       const open = s.openModel;
       if (!open) fail(e, 'response without model_started');
+      if ((e.purpose === 'summary') !== (open.summary !== undefined)) fail(e, `purpose ${e.purpose ?? 'turn'} answers a ${open.summary ? 'summary' : 'turn'} call`);
       // Replace the reservation with what was actually used.
       s.usage.inputTokens += e.usage.inputTokens - open.reserved.inputTokens;
       s.usage.outputTokens += e.usage.outputTokens - open.reserved.outputTokens;
@@ -137,6 +140,12 @@ function apply(s: RunState, e: RunEvent): void {
       delete s.openModel;
       delete s.lastModelFailure;
       s.unansweredModelCalls = 0;
+      if (open.summary) {
+        // Not a turn: the conversation is unchanged, the summary now stands in for its oldest turns.
+        if (e.calls.length > 0) fail(e, 'a summary answer with tool calls');
+        s.context = { summary: e.text ?? { kind: 'inline', value: '' }, turns: open.summary.turns };
+        return;
+      }
       s.turnCalls = [];
       e.calls.forEach((c, i) => {
         if (c.callId !== `${e.seq}-${i}`) fail(e, `call ${i} has id ${c.callId}, expected ${e.seq}-${i}`);
@@ -292,6 +301,26 @@ function startModel(s: RunState, e: RunEvent, r: ModelReservation): void {
   s.answered = false;
   deliverPendingMessages(s);
   s.unansweredModelCalls += 1;
+}
+
+/**
+ * A summary call's reservation (context policy): charged as any model call's and counted as a
+ * step, but no turn of the conversation. Follow-up messages wait for the next turn's call. Not
+ * tied to the pinned policy: a fork re-pinned to a version that does not summarize copies the
+ * summaries its source made, and the fold must take them (the prompt uses one only under a policy).
+ */
+function startSummary(s: RunState, e: EventOf<'model_started'>): void {
+  const covers = e.covers?.turns;
+  if (covers === undefined) fail(e, 'a summary call without covers');
+  const turns = s.messages.reduce((n, m) => (m.role === 'assistant' ? n + 1 : n), 0);
+  if (covers <= (s.context?.turns ?? 0) || covers > turns) fail(e, `covers ${covers} turns of ${turns} (${s.context?.turns ?? 0} already summarized)`);
+  const answered = s.answered;
+  const pending = s.pendingMessages;
+  s.pendingMessages = [];
+  startModel(s, e, e);
+  s.answered = answered;
+  s.pendingMessages = pending;
+  s.openModel = { ...s.openModel!, summary: { turns: covers } };
 }
 
 function resolve(s: RunState, e: EventOf<'attention_resolved'>, callId: string | undefined): void {

@@ -47,6 +47,13 @@ export interface ModelRequest {
   /** Always set: the engine reserved budget for exactly this many output tokens. */
   maxOutputTokens: number;
   /**
+   * Set when a context policy is pinned: the model responses the whole conversation holds, those
+   * the policy left out of `messages` included (a scripted model picks its reply by it).
+   */
+  turns?: number;
+  /** `summary`: not a turn of the conversation but the context policy's summary call. */
+  purpose?: 'summary';
+  /**
    * Set when the agent has an output schema: the final answer must be JSON that fits `schema`
    * (JSON Schema draft 2020-12, as pinned in run_started). Providers map it to their JSON-schema
    * response format; a client that cannot is still checked, and repaired, by the engine.

@@ -1,6 +1,7 @@
 import type { Body } from './body.js';
 import type { AttentionReason, CallWait, EventOf } from './events.js';
 import type { LoggedMessage } from './messages.js';
+import type { ContextSummaryState } from './context-policy.js';
 
 /** Bumped whenever fold's output shape or meaning changes: older snapshots are then ignored. */
 export const FOLD_VERSION = 2;
@@ -87,7 +88,12 @@ export interface RunState {
   answered: boolean;
   usage: UsageState;
   /** A model_started with no response yet: its reservation stays spent. */
-  openModel?: { seq: number; reserved: { inputTokens: number; outputTokens: number; costUsd: number } };
+  openModel?: {
+    seq: number;
+    reserved: { inputTokens: number; outputTokens: number; costUsd: number };
+    /** A summary call (context policy) and the turns its answer will cover. */
+    summary?: { turns: number };
+  };
   /** Consecutive model calls that produced no response (crash, failure). */
   unansweredModelCalls: number;
   lastModelFailure?: { code: string; message: string; retryable: boolean };
@@ -98,6 +104,8 @@ export interface RunState {
   inboxSeen: string[];
   /** Follow-up user messages received, delivered into `messages` at the next model call. */
   pendingMessages: Body[];
+  /** The running summary of the oldest turns, when the pinned context policy summarizes. */
+  context?: ContextSummaryState;
   outcome?: RunOutcomeState;
   /**
    * Under an output schema (run_started.output): the latest answer's parsed output when it fit,

@@ -19,6 +19,9 @@ export const CHECKPOINT_NAMES = [
   'after-append',
   'before-model',
   'after-model',
+  // Around the context policy's summary call (context-summary.ts), between its model_started and model_response.
+  'before-summary',
+  'after-summary',
   'before-tool',
   'after-tool',
   'before-verify',
@@ -79,6 +82,16 @@ export const CRASH_POINTS: Readonly<Record<CheckpointName, CrashRule>> = {
   'after-model': {
     leaves: 'a model call that happened and was billed, with no model_response',
     recovery: 'as before-model: the reservation already covers the call that was lost',
+  },
+  'before-summary': {
+    leaves: 'a summary model_started (its reservation) with no model_response: the older turns are not summarized yet',
+    recovery:
+      'as before-model: the reservation stays spent; the fold has no summary for those turns, so decide() finds the summary still due and asks again ' +
+      'under a new reservation (two in a row with no answer park the run as model_stalled); the prompt never uses a summary the log does not hold',
+  },
+  'after-summary': {
+    leaves: 'a summary that was made and billed, with no model_response',
+    recovery: 'as before-summary: the reservation already covers the call that was lost, and the summary is asked for again',
   },
   'before-tool': {
     leaves: 'tool_started with no tool_result: the call did not run, but nobody can know that',

@@ -9,7 +9,7 @@ import { ForkConflictError } from './control-errors.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../adapters/system/crypto.js';
 import { projectHead } from './head-projection.js';
-import { initialHead } from './start-run.js';
+import { contextPin, initialHead } from './start-run.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 
 export interface ForkRequest {
@@ -196,8 +196,17 @@ async function forkStarted(
         tools: agent.pinnedTools,
         graceMs: agent.graceMs ?? source.graceMs,
         ...(agent.pinnedOutput ? { output: agent.pinnedOutput } : {}),
+        ...contextPin(agent, agent.model.price ?? source.model.price),
       }
-    : { agent: source.agent, model: source.model, prompt: source.prompt, tools: source.tools, graceMs: source.graceMs, ...(source.output ? { output: source.output } : {}) };
+    : {
+        agent: source.agent,
+        model: source.model,
+        prompt: source.prompt,
+        tools: source.tools,
+        graceMs: source.graceMs,
+        ...(source.output ? { output: source.output } : {}),
+        ...(source.context ? { context: source.context } : {}),
+      };
   return deps.codec.encodeDraft(
     fork,
     {

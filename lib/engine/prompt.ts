@@ -1,6 +1,7 @@
 import type { JsonValue } from '../core/json.js';
 import type { LoggedCall, LoggedMessage, ModelCall, ModelMessage, ModelRequest } from '../core/messages.js';
 import { MessageMemo } from '../core/message-memo.js';
+import { contextPlan, elidedText, messageFate, summaryPreamble, type ContextPlan } from '../core/context-policy.js';
 import type { RunState } from '../core/state.js';
 import type { PayloadCodec } from './payload-codec.js';
 
@@ -18,6 +19,8 @@ const resolved = new MessageMemo<ModelMessage>();
  * tools and model id.
  */
 export async function buildModelRequest(state: RunState, codec: PayloadCodec, maxOutputTokens: number): Promise<ModelRequest> {
+  const plan = contextPlan(state);
+  if (plan) return { ...(await plannedRequest(state, codec, maxOutputTokens, plan)), turns: plan.turns };
   const memo = resolved.of(state.messages);
   const messages = new Array<ModelMessage>(state.messages.length);
   for (let i = 0; i < state.messages.length; i++) {
@@ -32,12 +35,47 @@ export async function buildModelRequest(state: RunState, codec: PayloadCodec, ma
     messages,
     tools: state.started.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
     maxOutputTokens,
-    ...(state.started.output ? { output: { name: OUTPUT_FORMAT_NAME, schema: state.started.output.schema } } : {}),
+    ...outputFormat(state),
   };
+}
+
+/** The pinned output schema, as the request asks the provider for it. */
+function outputFormat(state: RunState): Pick<ModelRequest, 'output'> {
+  return state.started.output ? { output: { name: OUTPUT_FORMAT_NAME, schema: state.started.output.schema } } : {};
 }
 
 /** The name the output format goes by on the wire (OpenAI's json_schema.name, Bedrock's jsonSchema.name). */
 export const OUTPUT_FORMAT_NAME = 'final_answer';
+/**
+ * The request under a context policy (core/context-policy.ts): the input, the summary, the older
+ * turns as the policy keeps them and the last turns verbatim. Decided from folded state only, so
+ * it is the same live and on replay; bodies of dropped or shortened messages are never fetched.
+ */
+async function plannedRequest(state: RunState, codec: PayloadCodec, maxOutputTokens: number, plan: ContextPlan): Promise<ModelRequest> {
+  const memo = resolved.of(state.messages);
+  const messages: ModelMessage[] = [];
+  const mode = plan.policy.olderToolResults === 'reference' ? 'reference' : 'summary';
+  for (let i = 0; i < state.messages.length; i++) {
+    const m = state.messages[i]!;
+    const fate = messageFate(plan, i, m);
+    if (fate === 'drop') continue;
+    if (fate === 'elide' && m.role === 'tool') messages.push(frozen(m, elidedText(m, mode)));
+    else messages.push(memo.get(i) ?? memo.set(i, messageNow(m, codec) ?? (await resolveMessage(m, codec))));
+    // The summary stands right after the input, in place of the turns it covers.
+    if (i === 0 && plan.summary) {
+      const text = codec.textNow(plan.summary.summary) ?? (await codec.resolveText(plan.summary.summary));
+      messages.push(Object.freeze({ role: 'user', content: summaryPreamble(plan.summary.turns) + text }));
+    }
+  }
+  return {
+    modelId: state.started.model.id,
+    system: codec.textNow(state.started.prompt.text) ?? (await codec.resolveText(state.started.prompt.text)),
+    messages,
+    tools: state.started.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    maxOutputTokens,
+    ...outputFormat(state),
+  };
+}
 
 /** The message as the model reads it, when none of its bodies needs a round trip. */
 function messageNow(m: LoggedMessage, codec: PayloadCodec): ModelMessage | undefined {

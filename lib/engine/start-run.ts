@@ -7,6 +7,7 @@ import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../adapters/system/crypto.js';
 import { hintedTick } from './hinted-tick.js';
+import { pinContext } from '../authoring/context-spec.js';
 
 export interface StartRunRequest {
   tenant: string;
@@ -85,6 +86,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     expiresAt: budgets.deadlineAt + deps.config.retentionFailedMs,
     ...(child ? { parent: { ...child.parent } } : {}),
     ...(agent.pinnedOutput ? { output: agent.pinnedOutput } : {}),
+    ...contextPin(agent, price),
   });
   const event = parseEvent({ ...draft, v: 1, seq: 1, at: now, by: { epoch: writerEpoch, nonce: `create:${ids.nonce()}` } });
 
@@ -160,4 +162,10 @@ export function initialHead(
     expiresAt: started.expiresAt,
     ...(started.parent ? { parent: { ...started.parent } } : {}),
   };
+}
+
+/** The agent's context policy as run_started pins it, or nothing (old runs fold without it). */
+export function contextPin(agent: Parameters<typeof pinContext>[0], price: Parameters<typeof pinContext>[1]): { context?: NonNullable<ReturnType<typeof pinContext>> } {
+  const context = pinContext(agent, price);
+  return context ? { context } : {};
 }

@@ -16,6 +16,7 @@ import { executeCall, verifyCall, type PreparedCall } from './tool-runner.js';
 import { callWait, completeWaits, startWait } from './waits.js';
 import { cancelChildren, ensureChildren, startChildCall } from './child-runs.js';
 import { checkAnswer, outputValidator } from './output-check.js';
+import { summarizeContext } from './context-summary.js';
 
 export type TurnOutcome =
   | { kind: 'continued' }
@@ -93,6 +94,12 @@ export async function runTurn(session: RunSession): Promise<TurnOutcome> {
       case 'run_tools':
         if (modelCalls > 0) return { kind: 'continued' };
         if (await parkIfNeverFits(session, () => runTools(session, action))) modelCalls++;
+        continue;
+      case 'summarize':
+        // A model call of its own (context policy): the turn's call comes after it, in the next step.
+        if (modelCalls > 0) return { kind: 'continued' };
+        modelCalls++;
+        await parkIfNeverFits(session, () => summarizeContext(session, action));
         continue;
       case 'call_model':
         if (modelCalls > 0) return { kind: 'continued' };

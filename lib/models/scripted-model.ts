@@ -10,21 +10,38 @@ export interface ScriptedTurn {
 /** A turn, or a function of the request for replies that depend on tool results. */
 export type ScriptStep = ScriptedTurn | ((request: ModelRequest) => ScriptedTurn);
 
+export interface ScriptedModelOptions {
+  /**
+   * The answer to a context policy's summary call (request.purpose `summary`). Default: a short
+   * text that is a pure function of the request, so a repeated summary call gets the same one.
+   */
+  summary?: (request: ModelRequest) => string;
+}
+
 /**
- * A deterministic model: the reply is chosen by how many assistant turns the request already
- * holds, so a resumed run gets exactly the reply the uninterrupted one got. Token usage is a pure
- * function of the text, so budgets replay identically too.
+ * A deterministic model: the reply is chosen by how many assistant turns the conversation already
+ * holds (request.turns when a context policy left some out of the request), so a resumed run gets
+ * exactly the reply the uninterrupted one got. Token usage is a pure function of the text, so
+ * budgets replay identically too.
  */
 export class ScriptedModel implements ModelClient {
   calls = 0;
-  constructor(private readonly script: ScriptStep[]) {}
+  constructor(
+    private readonly script: ScriptStep[],
+    private readonly options: ScriptedModelOptions = {},
+  ) {}
 
   async complete(request: ModelRequest, options: { signal: AbortSignal }): Promise<ModelResponse> {
     if (options.signal.aborted) throw options.signal.reason;
     this.calls++;
-    const turn = request.messages.filter((m) => m.role === 'assistant').length;
+    const turn = request.turns ?? request.messages.filter((m) => m.role === 'assistant').length;
     const step = this.script[Math.min(turn, this.script.length - 1)];
-    const reply = typeof step === 'function' ? step(request) : (step ?? { text: 'done' });
+    const reply =
+      request.purpose === 'summary'
+        ? { text: this.options.summary?.(request) ?? scriptedSummary(request) }
+        : typeof step === 'function'
+          ? step(request)
+          : (step ?? { text: 'done' });
     const calls = (reply.calls ?? []).map((c, i) => ({
       // Like vLLM and Ollama, reuse ids across turns: Logbook's callId must not depend on them.
       providerId: c.providerId ?? `call_${i}`,
@@ -41,6 +58,13 @@ export class ScriptedModel implements ModelClient {
       stopReason: calls.length > 0 ? 'tool_use' : 'end_turn',
     };
   }
+}
+
+/** The default summary: how many transcript lines it read and the last of them, shortened. */
+function scriptedSummary(request: ModelRequest): string {
+  const first = request.messages[0];
+  const lines = first && first.role === 'user' ? first.content.split('\n') : [];
+  return `scripted summary of ${lines.length} lines; last: ${(lines.at(-1) ?? '').slice(0, 80)}`;
 }
 
 /** Resolves a fixed set of model ids; any other id is "gone" and the run parks. */
