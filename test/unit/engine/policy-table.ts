@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { ManualClock } from '../../../lib/adapters/memory/manual-clock.js';
+import { ToolOutcomeUnknownError } from '../../../lib/core/errors.js';
 import type { RunEvent } from '../../../lib/core/events.js';
 import { foldLog } from '../../../lib/core/fold.js';
 import { AgentRegistry, defineAgent } from '../../../lib/engine/agents.js';
@@ -42,8 +43,17 @@ export interface PolicyCase {
   deaths: Death[];
   /** A cancel arrives after the deaths, before any worker decides. */
   cancel?: boolean;
+  /**
+   * The next worker comes once the dead one's lease lapsed but before the call's notAfter + grace
+   * (the tool may still be running elsewhere): only that one step is observed.
+   */
+  early?: boolean;
   /** A person's answer to the park the decision leads to. */
   resolve?: 'succeeded' | 'failed' | 'rerun';
+  /** Workers that die in the start a person's rerun allowed. */
+  deathsAfterResolve?: Death[];
+  /** The tool's first run writes, then says its outcome is unknown (ToolOutcomeUnknownError). */
+  unknownFirst?: boolean;
   expect: Expected;
 }
 
@@ -58,11 +68,13 @@ export interface Expected {
   landed: number;
   /** The call's result at the end: `source:ok|error`, or `none`. */
   result: string;
-  status: 'completed' | 'parked' | 'cancelled';
+  status: 'completed' | 'parked' | 'cancelled' | 'waiting';
 }
 
 export const CALL = '3-0';
 const TIMEOUT_MS = 5_000;
+/** An early case's tool may run longer than a lease: a new holder must wait it out. */
+const LONG_TIMEOUT_MS = 120_000;
 const GRACE_MS = 1_000;
 /** Past a dead worker's lease (60 s) and past the call's notAfter + grace. */
 const AFTER_DEATH_MS = 61_000;
@@ -115,13 +127,14 @@ function policyWorld(c: PolicyCase, storage: WorldStorage) {
     description: 'writes something',
     input: z.object({ n: z.number() }),
     policy: c.policy,
-    timeoutMs: TIMEOUT_MS,
+    timeoutMs: c.early ? LONG_TIMEOUT_MS : TIMEOUT_MS,
     ...(c.approval ? { approval: 'always' as const } : {}),
     async execute({ n }, ctx) {
       count.execs++;
       // A keyed service deduplicates; the others would write again (a set counts it once here,
       // and `execs` says how often it ran).
       ledger.add(ctx.idempotencyKey);
+      if (c.unknownFirst && ctx.attempt === 1) throw new ToolOutcomeUnknownError('the connection dropped after the request was sent');
       return { done: n, attempt: ctx.attempt };
     },
     ...(c.policy === 'verify' ? { verify: verifier(c.verify ?? 'look', ledger, count, clock) } : {}),
@@ -180,30 +193,38 @@ export async function runPolicyCase(c: PolicyCase, storage: WorldStorage = memor
     await requestApproval(healthy.deps, run, { callId: CALL, decision: 'approve' }, 'alice');
     tick = world.storage.queue.take()?.tick ?? run;
   }
-  for (const [i, death] of c.deaths.entries()) {
-    const dying = spawnWorker(world, haltAt(death));
-    const died = await runStep(dying.deps, tick, { owner: `dying-${i}`, ...budget() }).then(
-      () => false,
-      (error: unknown) => error instanceof WorkerHalt,
-    );
-    if (!died) throw new Error(`case "${c.name}": worker ${i} did not die at ${death}`);
-    dying.kill();
-    await world.clock.advance(AFTER_DEATH_MS);
-    tick = run;
-    while (world.storage.queue.take()) {
-      /* ticks of the dead worker's requests: the sweeper's wake below stands for them */
+  const die = async (deaths: Death[]) => {
+    for (const [i, death] of deaths.entries()) {
+      const dying = spawnWorker(world, haltAt(death));
+      const died = await runStep(dying.deps, tick, { owner: `dying-${i}`, ...budget() }).then(
+        () => false,
+        (error: unknown) => error instanceof WorkerHalt,
+      );
+      if (!died) throw new Error(`case "${c.name}": worker ${i} did not die at ${death}`);
+      dying.kill();
+      await world.clock.advance(AFTER_DEATH_MS);
+      tick = run;
+      while (world.storage.queue.take()) {
+        /* ticks of requests the dead worker left: the wake below stands for them */
+      }
     }
-  }
+  };
+  await die(c.deaths);
   const before = (await world.storage.log.read(run, { afterSeq: 0 })).events.length;
   const execs0 = count.execs;
   const verifies0 = count.verifies;
   if (c.cancel) await requestCancel(healthy.deps, run, 'bob');
   else await world.storage.queue.enqueue(run, { dedupeId: 'after-deaths' });
-  let head = (await driveRun(world, run, { worker: () => healthy })).head;
+  let head = c.early ? await oneStep(world, healthy, run) : (await driveRun(world, run, { worker: () => healthy })).head;
   if (c.resolve && head.status === 'parked') {
     const open = head.attention.find((a) => a.callId === CALL);
     if (open) {
       await requestResolution(healthy.deps, run, { callId: CALL, outcome: c.resolve, ...(c.resolve === 'succeeded' ? { result: { by: 'hand' } } : {}) }, 'carol');
+      if (c.deathsAfterResolve) {
+        tick = world.storage.queue.take()?.tick ?? run;
+        await die(c.deathsAfterResolve);
+        await world.storage.queue.enqueue(run, { dedupeId: 'after-resolve-deaths' });
+      }
       head = (await driveRun(world, run, { worker: () => healthy })).head;
     }
   }
@@ -220,6 +241,19 @@ export async function runPolicyCase(c: PolicyCase, storage: WorldStorage = memor
     approvalsAsked: events.filter((e) => e.type === 'approval_requested').length,
     ...(result?.source === 'human' && result.output.kind === 'inline' ? { humanOutput: result.output.value } : {}),
   };
+}
+
+/** One step of a healthy worker on the run's tick; the run must then wait for the call's deadline. */
+async function oneStep(world: World, worker: ReturnType<typeof spawnWorker>, run: { tenant: string; runId: string }) {
+  const tick = world.storage.queue.take()?.tick ?? run;
+  await runStep(worker.deps, tick, { owner: 'early', deadlineAt: world.clock.now() + 300_000 });
+  const head = await world.storage.heads.getHead(run);
+  if (!head) throw new Error('no head');
+  const state = foldLog((await world.storage.log.read(run, { afterSeq: 0 })).events);
+  const due = (state.calls[CALL]?.notAfter ?? 0) + GRACE_MS;
+  // Waiting, and woken exactly when the policy may apply: not before, and not never.
+  if (head.status === 'waiting' && head.wakeAt !== due) throw new Error(`waits until ${head.wakeAt}, not the call's notAfter + grace ${due}`);
+  return head;
 }
 
 /** Where an observation differs from the case's expectation (empty: it holds). */
@@ -284,6 +318,21 @@ export const POLICY_CASES: PolicyCase[] = [
     resolve: 'rerun',
     expect: {
       tail: ['attention:tool_attempts_exhausted', 'resolved:rerun', `tool_started#${MAX_CRASHED + 1}`, 'tool_result:tool:ok', ...FINISH],
+      execs: 1,
+      verifies: 0,
+      landed: 1,
+      result: 'tool:ok',
+      status: 'completed',
+    },
+  },
+  {
+    name: "rerun, exhausted, a person's rerun dies too: a fresh crash budget, runs again",
+    policy: 'rerun',
+    deaths: times(MAX_CRASHED, 'before-tool'),
+    resolve: 'rerun',
+    deathsAfterResolve: ['before-tool'],
+    expect: {
+      tail: ['attention:tool_attempts_exhausted', 'resolved:rerun', `tool_started#${MAX_CRASHED + 1}`, `tool_started#${MAX_CRASHED + 2}`, 'tool_result:tool:ok', ...FINISH],
       execs: 1,
       verifies: 0,
       landed: 1,
@@ -444,12 +493,59 @@ export const POLICY_CASES: PolicyCase[] = [
     expect: { tail: ['attention:unknown_outcome', 'resolved:rerun', 'tool_started#2', 'tool_result:tool:ok', ...FINISH], execs: 1, verifies: 0, landed: 1, result: 'tool:ok', status: 'completed' },
   },
   {
+    name: 'escalate, a person answers rerun and that start dies too: parks again, no second start',
+    policy: 'escalate',
+    deaths: ['before-tool'],
+    resolve: 'rerun',
+    deathsAfterResolve: ['before-tool'],
+    expect: {
+      tail: ['attention:unknown_outcome', 'resolved:rerun', 'tool_started#2', 'attention:unknown_outcome'],
+      execs: 0,
+      verifies: 0,
+      landed: 0,
+      result: 'none',
+      status: 'parked',
+    },
+  },
+  {
+    name: 'escalate, the tool says its outcome is unknown: parks, no error result',
+    policy: 'escalate',
+    deaths: [],
+    unknownFirst: true,
+    expect: { tail: ['model_started', 'model_response', 'tool_started#1', 'attention:unknown_outcome'], execs: 1, verifies: 0, landed: 1, result: 'none', status: 'parked' },
+  },
+  {
+    name: 'idempotency_key, the tool says its outcome is unknown: runs again with the key',
+    policy: 'idempotency_key',
+    deaths: [],
+    unknownFirst: true,
+    expect: {
+      tail: ['model_started', 'model_response', 'tool_started#1', 'tool_started#2', 'tool_result:tool:ok', ...FINISH],
+      execs: 2,
+      verifies: 0,
+      landed: 1,
+      result: 'tool:ok',
+      status: 'completed',
+    },
+  },
+  {
     name: 'escalate, a cancel arrives: left unresolved, no start',
     policy: 'escalate',
     deaths: ['after-tool'],
     cancel: true,
     expect: { tail: ['cancel_requested', `run_cancelled[${CALL}]`], execs: 0, verifies: 0, landed: 1, result: 'none', status: 'cancelled' },
   },
+
+  // Before notAfter + grace no policy applies: the call may still be running elsewhere.
+  ...(['rerun', 'idempotency_key', 'verify', 'escalate'] as const).map(
+    (policy): PolicyCase => ({
+      name: `${policy}, before notAfter + grace: waits, no start, no look, no park`,
+      policy,
+      deaths: ['after-tool'],
+      early: true,
+      expect: { tail: [], execs: 0, verifies: 0, landed: 1, result: 'none', status: 'waiting' },
+    }),
+  ),
 
   // Approved calls: the approval covers the restart (same arguments); the policy decides as without it.
   {
