@@ -86,6 +86,12 @@ const MUTATIONS: Mutation[] = [
     caughtBy: ['verify, not landed: runs again', 'approved verify call, not landed: runs again, no new approval asked'],
   },
   {
+    name: 'a call verify() saw land, whose result a crash lost, parks instead of being looked at again',
+    file: 'core/decide.ts',
+    edits: [["if (call.verified === undefined || call.verified === 'landed') out.verifies.push(callId);", 'if (call.verified === undefined) out.verifies.push(callId);']],
+    caughtBy: ['verify, landed, died before the result verify() carries was written: looks again, its result, no start'],
+  },
+  {
     name: "verify's reruns unbounded",
     file: 'core/decide.ts',
     edits: [['call.attempt < ctx.maxToolAttempts && out.pinnedOk', 'out.pinnedOk']],

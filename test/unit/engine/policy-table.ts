@@ -31,8 +31,11 @@ export type Policy = 'rerun' | 'idempotency_key' | 'verify' | 'escalate';
 /** What verify() does: look in the ledger (landed iff the write happened), or fail to tell. */
 export type VerifyBehaviour = 'look' | 'unknown' | 'throws' | 'times_out';
 
-/** Where a worker died: after tool_started and before the tool ran, or after it ran (the write landed). */
-export type Death = 'before-tool' | 'after-tool';
+/**
+ * Where a worker died: after tool_started and before the tool ran, after it ran (the write
+ * landed), or right before its next tool_result append (after verify() was recorded).
+ */
+export type Death = 'before-tool' | 'after-tool' | 'before-append:tool_result';
 
 export interface PolicyCase {
   name: string;
@@ -111,16 +114,20 @@ export interface Observed extends Expected {
   approvalsAsked: number;
 }
 
+/** Fresh storage for one case; the world's clock is handed over for stores that filter by time. */
+export type StorageOf = (clock: ManualClock) => WorldStorage;
+
 interface Counters {
   execs: number;
   verifies: number;
 }
 
 /** The one-tool agent of a case, its ledger and counters, on the given storage. */
-function policyWorld(c: PolicyCase, storage: WorldStorage) {
+function policyWorld(c: PolicyCase, storageOf: StorageOf) {
   const ledger = new Set<string>();
   const count: Counters = { execs: 0, verifies: 0 };
   const clock = new ManualClock();
+  const storage = storageOf(clock);
   const tool = defineTool({
     name: 'act',
     version: '1',
@@ -181,7 +188,7 @@ function verifier(behaviour: VerifyBehaviour, ledger: Set<string>, count: Counte
  * Play one case on fresh storage: start the run, approve the call if it needs approval, let
  * workers die at the case's points, then let a healthy worker decide (and a person answer the park).
  */
-export async function runPolicyCase(c: PolicyCase, storage: WorldStorage = memoryStorage()): Promise<Observed> {
+export async function runPolicyCase(c: PolicyCase, storage: StorageOf = () => memoryStorage()): Promise<Observed> {
   const { world, ledger, count } = policyWorld(c, storage);
   const run = { tenant: 't', runId: 'r' };
   const healthy = spawnWorker(world);
@@ -272,7 +279,7 @@ export function mismatches(c: PolicyCase, o: Observed): string[] {
 }
 
 /** Run a case and report its mismatches, an exception included (a mutant may corrupt the log). */
-export async function checkCase(c: PolicyCase, storage?: WorldStorage): Promise<string[]> {
+export async function checkCase(c: PolicyCase, storage?: StorageOf): Promise<string[]> {
   try {
     return mismatches(c, await runPolicyCase(c, storage));
   } catch (error) {
@@ -400,6 +407,12 @@ export const POLICY_CASES: PolicyCase[] = [
     name: 'verify, landed: its result from verify(), no start',
     policy: 'verify',
     deaths: ['after-tool'],
+    expect: { tail: ['tool_verified:landed', 'tool_result:verify:ok', ...FINISH_UNCARRIED], execs: 0, verifies: 1, landed: 1, result: 'verify:ok', status: 'completed' },
+  },
+  {
+    name: 'verify, landed, died before the result verify() carries was written: looks again, its result, no start',
+    policy: 'verify',
+    deaths: ['after-tool', 'before-append:tool_result'],
     expect: { tail: ['tool_verified:landed', 'tool_result:verify:ok', ...FINISH_UNCARRIED], execs: 0, verifies: 1, landed: 1, result: 'verify:ok', status: 'completed' },
   },
   {
