@@ -88,8 +88,14 @@ const MUTATIONS: Mutation[] = [
   {
     name: 'a call verify() saw land, whose result a crash lost, parks instead of being looked at again',
     file: 'core/decide.ts',
-    edits: [["if (call.verified === undefined || call.verified === 'landed') out.verifies.push(callId);", 'if (call.verified === undefined) out.verifies.push(callId);']],
+    edits: [["if (call.verified === undefined || (call.verified === 'landed' && (call.landedLooks ?? 0) < 2)) out.verifies.push(callId);", 'if (call.verified === undefined) out.verifies.push(callId);']],
     caughtBy: ['verify, landed, died before the result verify() carries was written: looks again, its result, no start'],
+  },
+  {
+    name: 'a call whose landed result keeps being lost is looked at forever',
+    file: 'core/decide.ts',
+    edits: [["(call.landedLooks ?? 0) < 2", '(call.landedLooks ?? 0) < 3']],
+    caughtBy: ['verify, landed, its result lost twice: parks, no third look, no start'],
   },
   {
     name: "verify's reruns unbounded",

@@ -416,6 +416,12 @@ export const POLICY_CASES: PolicyCase[] = [
     expect: { tail: ['tool_verified:landed', 'tool_result:verify:ok', ...FINISH_UNCARRIED], execs: 0, verifies: 1, landed: 1, result: 'verify:ok', status: 'completed' },
   },
   {
+    name: 'verify, landed, its result lost twice: parks, no third look, no start',
+    policy: 'verify',
+    deaths: ['after-tool', 'before-append:tool_result', 'before-append:tool_result'],
+    expect: { tail: ['attention:unknown_outcome'], execs: 0, verifies: 0, landed: 1, result: 'none', status: 'parked' },
+  },
+  {
     name: 'verify, not landed: runs again',
     policy: 'verify',
     deaths: ['before-tool'],
