@@ -270,7 +270,11 @@ function decideStarted(
       else out.attentions.push({ kind: 'attention', reason: 'missing_tool_version', detail: `no implementation for ${call.name}` });
       return;
     case 'verify':
-      if (call.verified === undefined) out.verifies.push(callId);
+      // Not looked at since this start; or verify() said landed and its worker died before the
+      // result that answer carries was written: the result is not in the log, so look again
+      // (verify only looks) rather than park a call known to have landed. Once: a result lost
+      // twice may be one that cannot be written, and a person decides.
+      if (call.verified === undefined || (call.verified === 'landed' && (call.landedLooks ?? 0) < 2)) out.verifies.push(callId);
       else if (call.verified === 'not_landed' && call.attempt < ctx.maxToolAttempts && out.pinnedOk) {
         out.starts.push({ callId, attempt: call.attempt + 1 });
       } else {

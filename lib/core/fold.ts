@@ -191,6 +191,7 @@ function apply(s: RunState, e: RunEvent): void {
       else delete call.wait;
       reserveChild(s, call);
       delete call.verified;
+      delete call.landedLooks;
       delete call.rerunApproved;
       return;
     }
@@ -213,6 +214,7 @@ function apply(s: RunState, e: RunEvent): void {
       const call = callOf(s, e, e.callId);
       if (call.status !== 'started') fail(e, `verify of ${e.callId} which is ${call.status}`);
       call.verified = e.status;
+      if (e.status === 'landed') call.landedLooks = (call.landedLooks ?? 0) + 1;
       return;
     }
     case 'attention_required': {

@@ -4,7 +4,7 @@ import type { LoggedMessage } from './messages.js';
 import type { ContextSummaryState } from './context-policy.js';
 
 /** Bumped whenever fold's output shape or meaning changes: older snapshots are then ignored. */
-export const FOLD_VERSION = 2;
+export const FOLD_VERSION = 3;
 
 export type CallStatus = 'decided' | 'started' | 'done';
 
@@ -40,6 +40,12 @@ export interface CallState {
   notAfter?: number;
   /** Outcome of verify() for the current attempt, when the policy is verify. */
   verified?: 'landed' | 'not_landed' | 'unknown';
+  /**
+   * How often verify() said landed for the current attempt. A landed look whose result a crash
+   * lost is looked at again once; a second one parks (a result that can never be written must not
+   * make the run look forever).
+   */
+  landedLooks?: number;
   /** A person answered "rerun": start again without waiting. */
   rerunApproved?: boolean;
   /** `attempt` when a person last answered "rerun": the starts they already looked at. */
