@@ -8,9 +8,10 @@
 import { z } from 'zod';
 import { ManualClock } from '../../../lib/adapters/memory/manual-clock.js';
 import type { RunEvent } from '../../../lib/core/events.js';
-import { AgentRegistry, defineAgent } from '../../../lib/engine/agents.js';
+import { AgentRegistry } from '../../../lib/authoring/registry.js';
+import { defineAgent } from '../../../lib/authoring/define-agent.js';
 import { requestApproval } from '../../../lib/engine/control-requests.js';
-import { defineTool } from '../../../lib/engine/tools.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { ScriptedModel, StaticModelResolver } from '../../../lib/models/scripted-model.js';
 import type { HarnessScenario, PointReport } from '../../../lib/testing/crash-harness.js';
 import type { Outside } from '../../../lib/testing/driver.js';
