@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileLedger, duplicateEffects } from '../../examples/support-agent/ledger.js';
 import { LogbookClient } from '../../dev/cli/api-client.js';
 import { startRun } from '../../lib/engine/start-run.js';
+import { SWEEP_QUEUED_MS } from '../../lib/ports/sweep-index.js';
 import { lambdaContext } from '../../dev/local/lambda-context.js';
 import { startLocalStack, type LocalStack } from '../../dev/local/stack.js';
 import { endpointsFor, uniquePrefix } from '../setup/emulator-context.js';
@@ -202,8 +203,9 @@ describe.skipIf(!endpoints)('runtime on the emulators', () => {
     const dropping = { ...stack.runtime.engine, queue: { enqueue: async () => undefined } };
     await startRun(dropping, { tenant: 'local', runId: 'lost-1', agent: 'support', input: 'order arrived damaged' });
     expect((await client.getRun('lost-1')).lastSeq).toBe(1);
-    // The scheduled sweeper, a minute later (the stall threshold of a running run).
-    const { woken } = await stack.sweepNow(Date.now() + 61_000);
+    // The scheduled sweeper, once the hold on a tick recorded as queued ends (the head cannot tell
+    // a tick waiting in the backlog from a lost one).
+    const { woken } = await stack.sweepNow(Date.now() + SWEEP_QUEUED_MS + 1_000);
     expect(woken).toBeGreaterThanOrEqual(1);
     expect((await statusIs('lost-1', 'completed', 'failed', 'parked')).status).toBe('completed');
   });

@@ -1,3 +1,4 @@
+import { SWEEP_QUEUED_MS } from '../../../lib/ports/sweep-index.js';
 import { describe, expect, it } from 'vitest';
 import { foldLog } from '../../../lib/core/fold.js';
 import { engineRunService } from '../../../lib/api/engine-service.js';
@@ -87,8 +88,9 @@ describe('child runs (agentTool)', () => {
     const fresh = spawnWorker(world);
     await world.storage.queue.enqueue(parent, { dedupeId: 'redeliver' });
     await drain(world, fresh);
-    // The child's first tick was lost with the process: the sweeper wakes its running head.
-    await later(world, fresh, 61_000, 3);
+    // The child's first tick was lost with the process: the sweeper wakes its running head once
+    // the hold on a tick recorded as queued ends.
+    await later(world, fresh, SWEEP_QUEUED_MS + 1_000, 3);
     const c = await logOf(world, child);
     expect(c.types.filter((t) => t === 'run_started')).toHaveLength(1);
     expect(c.state.outcome?.type).toBe('completed');
