@@ -20,9 +20,11 @@ export type AgentsSource = Agents | (() => Agents | Promise<Agents>);
  * the handler factories, the CDK construct and `logbook dev` take.
  */
 export function defineAgents(spec: AgentsSpec | readonly AgentDefinition[]): Agents {
-  const { agents, models = {} } = Array.isArray(spec) ? { agents: spec as readonly AgentDefinition[] } : (spec as AgentsSpec);
+  const { agents, models = {}, appContext } = Array.isArray(spec) ? ({ agents: spec as readonly AgentDefinition[] } as AgentsSpec) : (spec as AgentsSpec);
   if (agents.length === 0) throw new ConfigError('defineAgents: no agents given');
+  if (appContext !== undefined && typeof appContext !== 'function') throw new ConfigError('defineAgents: appContext must be a function');
   const registry = new AgentRegistry();
+  registry.appContext = appContext;
   for (const agent of agents) registry.register(agent);
   const built = new Map<string, ModelClient>();
   return {

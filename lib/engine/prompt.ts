@@ -32,6 +32,7 @@ export async function buildModelRequest(state: RunState, codec: PayloadCodec, ma
     messages,
     tools: state.started.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
     maxOutputTokens,
+    ...(state.started.model.settings ? { settings: state.started.model.settings } : {}),
   };
 }
 

@@ -7,6 +7,8 @@ import type { RunHead } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../adapters/system/crypto.js';
 import { hintedTick } from './hinted-tick.js';
+import { parseRunInput } from '../authoring/run-input.js';
+import { resolveInstructions } from '../authoring/instructions.js';
 
 export interface StartRunRequest {
   tenant: string;
@@ -50,6 +52,8 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
       { path: request.version ? 'version' : 'agent', message: `not registered; known: ${registry.agentNames().join(', ')}` },
     ]);
   }
+  // Typed input: what does not fit is refused before anything is written or charged.
+  const parsedInput = parseRunInput(agent, request.input);
   const run: RunRef = { tenant: request.tenant, runId };
   const child = request.child;
   const requestHash = hashJson({
@@ -59,6 +63,16 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     budgets: request.budgets ?? null,
     ...(child ? { parent: child.parent, childBudgets: child.budgets } : {}),
   });
+  // A retried create of a run that exists is answered from its log: its instructions were built
+  // once, when it was created, and are never built again (the function may not even succeed now).
+  const dynamic = typeof agent.system.text === 'function';
+  const existing = dynamic && request.runId !== undefined ? await log.readOne(run, 1) : undefined;
+  if (existing !== undefined) {
+    const started = parseEvent(existing) as EventOf<'run_started'>;
+    if (started.requestHash !== requestHash) throw new RunConflictError(runId);
+    return finishStart(deps, run, started, false);
+  }
+  const instructions = await resolveInstructions(agent, parsedInput, { tenant: run.tenant, runId, ...(child ? { parent: { ...child.parent } } : {}) }, registry.appContext);
   const now = clock.now();
   // The agent's budgets are its defaults; the request may change them, the ceiling clamps both.
   // A child's budgets were fixed (and reserved) by its parent.
@@ -71,10 +85,16 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     runId,
     requestHash,
     agent: { name: agent.name, version: agent.version },
-    model: { id: agent.model.id, maxOutputTokens: agent.model.maxOutputTokens, price },
-    prompt: { version: agent.system.version, text: { kind: 'inline', value: agent.system.text }, sha256: agent.promptSha256 },
+    model: { id: agent.model.id, maxOutputTokens: agent.model.maxOutputTokens, price, ...(agent.model.settings ? { settings: agent.model.settings } : {}) },
+    prompt: {
+      version: agent.system.version,
+      text: { kind: 'inline', value: instructions.text },
+      sha256: instructions.sha256,
+      ...(instructions.resolved ? { resolved: true as const } : {}),
+    },
     tools: agent.pinnedTools,
     input: { kind: 'inline', value: request.input },
+    ...(agent.inputSchema ? { inputSchema: agent.inputSchema } : {}),
     budgets,
     graceMs: agent.graceMs ?? 30_000,
     expiresAt: budgets.deadlineAt + deps.config.retentionFailedMs,
@@ -93,6 +113,14 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     created = false;
   }
   const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;
+  return finishStart(deps, run, started, created);
+}
+
+/** After run_started is stored: the head, then the first tick (both redone by a retry). */
+async function finishStart(deps: EngineDeps, run: RunRef, started: EventOf<'run_started'>, created: boolean): Promise<StartRunResult> {
+  const { clock, heads, queue } = deps;
+  const runId = run.runId;
+  const now = clock.now();
   const head = initialHead(started, now);
   const headCreated = await heads.createHead(head);
   // Always (re)send the first tick: a retry after a crash between head and tick must not leave
