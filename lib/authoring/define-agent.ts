@@ -39,7 +39,8 @@ function checkSettings(spec: Pick<AgentSpec, 'name' | 'model'>, tools: ReadonlyS
   const parsed = modelSettingsSchema.safeParse(spec.model.settings);
   if (!parsed.success) throw new ConfigError(`agent ${spec.name}: invalid model.settings: ${zodIssuesText(parsed.error, { root: 'settings' })}`);
   const settings = parsed.data;
-  const problems = modelSettingsProblems(spec.model.id, settings);
+  const problems = modelSettingsProblems(spec.model.id, settings, { tools: tools.size, maxOutputTokens: spec.model.maxOutputTokens });
+  if (settings.parallelToolCalls !== undefined && tools.size === 0) problems.push('parallelToolCalls: the agent has no tools');
   const choice = settings.toolChoice;
   if (choice !== undefined && choice !== 'auto' && choice !== 'none' && tools.size === 0) problems.push(`toolChoice: the agent has no tools to choose`);
   if (typeof choice === 'object' && !tools.has(choice.tool)) problems.push(`toolChoice: the agent has no tool ${choice.tool}`);

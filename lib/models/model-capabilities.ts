@@ -10,7 +10,9 @@ import { parseModelId } from './model-selection.js';
  * - `bedrock:` (Converse): temperature, topP, stopSequences (`inferenceConfig`); toolChoice auto,
  *   required (`any`) or a named tool; Converse has no `none` and no parallel-tool-calls switch. A
  *   thinking budget (`reasoning.budgetTokens`) only for Claude models that think (3.7, 4 and later),
- *   and then, as Anthropic requires, without temperature, topP or a forced tool choice.
+ *   and then, as Anthropic requires, without temperature, topP or a forced tool choice, with a
+ *   budget below maxOutputTokens, and on an agent without tools (Claude wants its thinking blocks
+ *   back with tool results, and the log does not keep them).
  * - `openai:` (Chat Completions): every sampling field and tool choice, `parallel_tool_calls`, and
  *   `reasoning_effort` for reasoning models only (o-series, gpt-5, gpt-oss); the o-series take no
  *   temperature or topP.
@@ -39,7 +41,7 @@ const OPENAI_REASONING = /^(o\d|gpt-5|gpt-oss)/;
 const OPENAI_O_SERIES = /^o\d/;
 
 /** Every problem with `settings` for `modelId`, as `<setting>: <why>`; empty when all are supported. */
-export function modelSettingsProblems(modelId: string, settings: ModelSettings): string[] {
+export function modelSettingsProblems(modelId: string, settings: ModelSettings, context: { tools: number; maxOutputTokens: number }): string[] {
   const parsed = parseModelId(modelId);
   const problems: string[] = [];
   const refuse = (setting: string, why: string) => problems.push(`${setting}: ${why}`);
@@ -57,6 +59,10 @@ export function modelSettingsProblems(modelId: string, settings: ModelSettings):
         if (settings.topP !== undefined) refuse('topP', 'Claude does not take topP while thinking');
         if (settings.toolChoice !== undefined && settings.toolChoice !== 'auto') refuse('toolChoice', 'Claude only takes toolChoice auto while thinking');
         if (settings.providerOptions?.thinking !== undefined) refuse('providerOptions.thinking', 'set by reasoning.budgetTokens');
+        if (context.tools > 0) {
+          refuse('reasoning', "Claude's thinking blocks must go back with tool results, and Logbook's log does not keep them yet: use it on an agent without tools");
+        }
+        if (settings.reasoning.budgetTokens >= context.maxOutputTokens) refuse('reasoning', `budgetTokens must be below maxOutputTokens (${context.maxOutputTokens})`);
       }
     }
     return problems;

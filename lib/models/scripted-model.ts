@@ -1,5 +1,6 @@
 import type { JsonValue } from '../core/json.js';
 import type { ModelRequest, ModelResponse } from '../core/messages.js';
+import type { ModelSettings } from '../core/model-settings.js';
 import type { ModelClient, ModelResolver } from '../ports/model-client.js';
 
 export interface ScriptedTurn {
@@ -17,11 +18,14 @@ export type ScriptStep = ScriptedTurn | ((request: ModelRequest) => ScriptedTurn
  */
 export class ScriptedModel implements ModelClient {
   calls = 0;
+  /** The settings each call was sent (undefined: none pinned), in call order: what a test asserts. */
+  readonly settings: (ModelSettings | undefined)[] = [];
   constructor(private readonly script: ScriptStep[]) {}
 
   async complete(request: ModelRequest, options: { signal: AbortSignal }): Promise<ModelResponse> {
     if (options.signal.aborted) throw options.signal.reason;
     this.calls++;
+    this.settings.push(request.settings);
     const turn = request.messages.filter((m) => m.role === 'assistant').length;
     const step = this.script[Math.min(turn, this.script.length - 1)];
     const reply = typeof step === 'function' ? step(request) : (step ?? { text: 'done' });
