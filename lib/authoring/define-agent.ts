@@ -37,7 +37,7 @@ export function defineAgent<S extends InputSchema | undefined = undefined, C = u
 /** Valid settings the model has a switch for, or a ConfigError naming each one it has not. */
 function checkSettings(spec: Pick<AgentSpec, 'name' | 'model'>, tools: ReadonlySet<string>): ModelSettings {
   const parsed = modelSettingsSchema.safeParse(spec.model.settings);
-  if (!parsed.success) throw new ConfigError(`agent ${spec.name}: invalid model.settings: ${zodIssuesText(parsed.error, { root: 'settings' })}`);
+  if (!parsed.success) throw new ConfigError(`agent ${spec.name}: invalid model.settings: ${zodIssuesText(parsed.error)}`);
   const settings = parsed.data;
   const problems = modelSettingsProblems(spec.model.id, settings, { tools: tools.size, maxOutputTokens: spec.model.maxOutputTokens });
   if (settings.parallelToolCalls !== undefined && tools.size === 0) problems.push('parallelToolCalls: the agent has no tools');
