@@ -11,6 +11,10 @@ export { defineAgents, type Agents, type AgentsSource } from './authoring/define
 export { waitForSignal, sleepTool, type WaitForSignalSpec, type SleepToolSpec } from './authoring/waits.js';
 export { agentTool, type AgentToolSpec } from './authoring/agent-tool.js';
 export type { ToolContext, ToolDefinition, ToolSpec, VerifyOutcome, ApprovalContext, ApprovalRule, JsonSchemaInput, AgentDefinition, AgentSpec, AgentsSpec } from './authoring/types.js';
+// Typed input, instructions built per run, model settings.
+export type { InputSchema, RunInput, InstructionsFunction, InstructionsContext, AppContextLoader, AppContextRequest, JsonCompatible } from './authoring/types.js';
+export { InstructionsError } from './authoring/instructions.js';
+export type { ModelSettings, ToolChoice, ReasoningSetting } from './core/model-settings.js';
 export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js';
 // Models: scripted ones for tests and `logbook dev`, prices, and how a model id is read.
 export { ScriptedModel, StaticModelResolver, type ScriptStep, type ScriptedTurn } from './models/scripted-model.js';

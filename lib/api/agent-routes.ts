@@ -53,6 +53,8 @@ export const agentSchemaRoute = createRoute({
     400: { content: { 'application/json': { schema: ErrorSchema } }, description: 'invalid request' },
     401: { content: { 'application/json': { schema: ErrorSchema } }, description: 'no authorized caller' },
     404: { content: { 'application/json': { schema: ErrorSchema } }, description: 'no agent of this name is registered' },
+    429: { content: { 'application/json': { schema: ErrorSchema } }, description: 'throttled (the stage): retry after a pause' },
+    500: { content: { 'application/json': { schema: ErrorSchema } }, description: 'internal error' },
   },
 });
 
