@@ -56,7 +56,6 @@ function fromJsonSchema(schema: Schema, depth: number): JsonValue | undefined {
 }
 
 function exampleString(schema: Schema): string | undefined {
-  if (schema.pattern !== undefined) return undefined;
   const byFormat: Record<string, string> = {
     email: 'alice@example.com',
     uri: 'https://example.com',
@@ -65,7 +64,10 @@ function exampleString(schema: Schema): string | undefined {
     date: '2025-01-01',
     'date-time': '2025-01-01T00:00:00Z',
   };
-  const text = (typeof schema.format === 'string' ? byFormat[schema.format] : undefined) ?? 'example';
+  const formatted = typeof schema.format === 'string' ? byFormat[schema.format] : undefined;
+  // A pattern without a known format: no guess (the whole example is checked by the schema anyway).
+  if (formatted === undefined && schema.pattern !== undefined) return undefined;
+  const text = formatted ?? 'example';
   const min = typeof schema.minLength === 'number' ? schema.minLength : 0;
   return text.length >= min ? text : text.padEnd(min, 'x');
 }

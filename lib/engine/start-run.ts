@@ -40,7 +40,7 @@ const writerEpoch = 0;
  * is missing; the same id with a different request is a RunConflictError.
  */
 export async function startRun(deps: EngineDeps, request: StartRunRequest): Promise<StartRunResult> {
-  const { registry, clock, ids, log, heads, queue, codec } = deps;
+  const { registry, clock, ids, log, codec } = deps;
   if (!TENANT_PATTERN.test(request.tenant)) throw new ValidationError(`invalid tenant`);
   const runId = request.runId ?? ids.inboxId().toLowerCase();
   if (!RUN_ID_PATTERN.test(runId)) {

@@ -27,7 +27,7 @@ function refusal(make: () => unknown): string {
 }
 
 describe('model settings at definition time', () => {
-  const cases: [string, string, ModelSettings, RegExp, ReturnType<typeof defineTool>[]?][] = [
+  const cases: [string, string, ModelSettings, RegExp, (typeof lookup)[]?][] = [
     ['Bedrock has no parallel tool calls switch', 'bedrock:anthropic.claude-3-5-haiku-20241022-v1:0', { parallelToolCalls: false }, /settings\.parallelToolCalls: Bedrock/],
     ['Bedrock has no "none" tool choice', 'bedrock:amazon.nova-pro-v1:0', { toolChoice: 'none' }, /settings\.toolChoice: .*none/],
     ['a Bedrock model that does not think', 'bedrock:amazon.nova-pro-v1:0', { reasoning: { budgetTokens: 2048 } }, /settings\.reasoning: amazon\.nova-pro-v1:0 has no reasoning/],

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../../../lib/authoring/define-agent.js';
-import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { agentTool } from '../../../lib/authoring/agent-tool.js';
 import { ValidationError } from '../../../lib/core/errors.js';
 import { parseEvent } from '../../../lib/core/events.js';
