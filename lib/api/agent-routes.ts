@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AgentRegistry } from '../authoring/registry.js';
 import type { ApiEnv } from './api-env.js';
 import { ErrorSchema } from './schemas.js';
-import type { RunService } from './service.js';
+import type { Caller } from './tenant.js';
 
 /**
  * What each agent takes as input, per version: the JSON Schema POST /runs (and the EventBridge
@@ -74,7 +74,7 @@ export function agentSchemaView(registry: AgentRegistry, name: string): AgentSch
   };
 }
 
-export function registerAgentRoutes(app: OpenAPIHono<ApiEnv>, service: Pick<RunService, 'agentSchema'>): void {
+export function registerAgentRoutes(app: OpenAPIHono<ApiEnv>, service: { agentSchema?(caller: Caller, name: string): Promise<AgentSchemaView | undefined> }): void {
   app.openapi(agentSchemaRoute, async (c) => {
     const { name } = c.req.valid('param');
     const view = service.agentSchema ? await service.agentSchema(c.get('caller'), name) : undefined;
