@@ -12,6 +12,10 @@ export { waitForSignal, sleepTool, type WaitForSignalSpec, type SleepToolSpec } 
 export { agentTool, type AgentToolSpec } from './authoring/agent-tool.js';
 export type { ContextSpec } from './authoring/context-spec.js';
 export type { ToolContext, ToolDefinition, ToolSpec, VerifyOutcome, ApprovalContext, ApprovalRule, JsonSchemaInput, AgentDefinition, AgentSpec, AgentsSpec, OutputSpec } from './authoring/types.js';
+// Typed input, instructions built per run, model settings.
+export type { InputSchema, RunInput, InstructionsFunction, InstructionsContext, AppContextLoader, AppContextRequest, JsonCompatible } from './authoring/types.js';
+export { InstructionsError } from './authoring/instructions.js';
+export type { ModelSettings, ToolChoice, ReasoningSetting } from './core/model-settings.js';
 export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js';
 // Redaction: what the log, S3 payloads, the API and the model see of secrets (defineAgents({ redaction })).
 export { Redactor, DEFAULT_REDACTION_RULES, FIELD_PLACEHOLDER, type RedactionOptions, type RedactionRule } from './core/redaction.js';

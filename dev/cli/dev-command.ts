@@ -2,6 +2,7 @@ import { javaAvailable } from '../local/dynamodb-local.js';
 import { startLocalStack } from '../local/stack.js';
 import { parseCommandArgs } from './args.js';
 import { UsageError, type Output } from './output.js';
+import { startRunHint } from './example-input.js';
 export { DEV_USAGE } from './usage.js';
 
 export function parsePort(value: string | undefined): number | undefined {
@@ -58,7 +59,10 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     io.err(`Agents:   ${agents.join(', ')}`);
     io.err(`Worker:   ${stack.runner.stats.starts} local Lambda sandbox(es); logs in ${stack.workerLog}`);
     io.err(`Inspector: ${stack.uiUrl}`);
-    io.err(`\nStart a run:  npx logbook runs start ${agents[0]?.split('@')[0] ?? 'AGENT'} --input 'hello'${port !== undefined && port !== 8787 ? ` --api ${stack.apiUrl}` : ''}`);
+    const first = stack.runtime.engine.registry.list()[0];
+    const apiFlag = port !== undefined && port !== 8787 ? ` --api ${stack.apiUrl}` : '';
+    // An input that fits the agent's input schema: a misfit would be refused with a 400.
+    io.err(`\nStart a run:  ${startRunHint(first && stack.runtime.engine.registry.agent(first.name), apiFlag)}`);
     io.err('Press Ctrl-C to stop.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());

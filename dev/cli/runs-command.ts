@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { LogbookClient, DEFAULT_API } from './api-client.js';
 import { firstPositional, parseCommandArgs, type FlagSpecs, type ParsedArgs } from './args.js';
 import { CONTROL_USAGE, CONTROL_VERBS, controlCommand, waitingLines } from './control-command.js';
@@ -8,7 +9,7 @@ import { formatTime, formatUsd, keyValues, table, truncate } from './table.js';
 import { followRun } from './watch-command.js';
 
 export const RUNS_USAGE = `usage:
-  logbook runs start AGENT --input TEXT_OR_JSON [--run-id ID] [--version V] [--budgets JSON] [--watch [--until-done]]
+  logbook runs start AGENT --input TEXT_OR_JSON | --input-file PATH [--run-id ID] [--version V] [--budgets JSON] [--watch [--until-done]]
   logbook runs watch RUN_ID [--after SEQ] [--until-done]   print events as they land; exit 0 completed, 3 failed, 4 cancelled, 5 parked
   logbook runs list [--status S] [--parent RUN_ID] [--limit N] [--cursor C]   --parent: the child runs of that run
   logbook runs show RUN_ID
@@ -80,6 +81,25 @@ function parseLoose(text: string): unknown {
   }
 }
 
+/**
+ * The run's input: `--input` (JSON when it parses, else the text) or `--input-file` (a JSON file;
+ * a file that is not JSON is sent as its text). One of the two, never both.
+ */
+async function runInput(inline: string | undefined, file: string | undefined): Promise<unknown> {
+  if (inline !== undefined && file !== undefined) throw new UsageError('give --input or --input-file, not both');
+  if (inline !== undefined) return parseLoose(inline);
+  if (file === undefined) throw new UsageError('logbook runs start needs --input TEXT_OR_JSON or --input-file PATH');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--input-file ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+  }
+  // A file named .json must hold JSON: sending its text instead would hide the typo.
+  if (/\.json$/i.test(file)) return parseJsonOption(text, 'input-file', `${file} is not valid JSON`);
+  return parseLoose(text.replace(/\r?\n$/, ''));
+}
+
 function parseJsonOption(text: string, name: string, hint?: string): unknown {
   try {
     return JSON.parse(text) as unknown;
@@ -97,6 +117,7 @@ const COMMANDS = {
   start: command(
     {
       input: { type: 'string', value: 'TEXT_OR_JSON' },
+      'input-file': { type: 'string', value: 'PATH' },
       'run-id': { type: 'string', value: 'ID' },
       version: { type: 'string', value: 'V' },
       budgets: { type: 'string', value: 'JSON' },
@@ -105,10 +126,9 @@ const COMMANDS = {
     },
     async ({ client, io, json, target: agent }, values) => {
       if (!agent) throw new UsageError('logbook runs start needs an AGENT');
-      if (values.input === undefined) throw new UsageError('logbook runs start needs --input');
       const started = await client.startRun({
         agent,
-        input: parseLoose(values.input),
+        input: await runInput(values.input, values['input-file']),
         ...(values['run-id'] ? { runId: values['run-id'] } : {}),
         ...(values.version ? { version: values.version } : {}),
         ...(values.budgets ? { budgets: parseJsonOption(values.budgets, 'budgets') as Record<string, number> } : {}),

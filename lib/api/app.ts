@@ -5,6 +5,7 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import { errorCode } from '../core/errors.js';
 import { DEFAULT_BODY_LIMITS, jsonBodyGuard, payloadTooLarge, type BodyLimits } from './body-guard.js';
 import { registerControlRoutes } from './control-routes.js';
+import { registerAgentRoutes } from './agent-routes.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
 import { serveOpenApiDocument } from './openapi.js';
 import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runBlobRoute, runEventsRoute, startRunRoute } from './routes.js';
@@ -67,6 +68,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   app.use(bodyLimit({ maxSize: limits.maxBodyBytes, onError: (c) => payloadTooLarge(c, limits) }));
   app.use('/runs', authenticate(options));
   app.use('/runs/*', authenticate(options));
+  app.use('/agents/*', authenticate(options));
   app.use('/runs', jsonBodyGuard(limits));
   app.use('/runs/*', jsonBodyGuard(limits));
   // The cancel body is optional: an empty body sent as JSON means "no reason", not malformed JSON.
@@ -142,6 +144,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   });
 
   registerControlRoutes(app, service, logger);
+  registerAgentRoutes(app, service);
   serveOpenApiDocument(app, API_VERSION);
   return app;
 }

@@ -12,6 +12,7 @@ import { engineControlService, withApprovalArgs } from './control-service.js';
 import { eventView, runSummary, runView, withChildren, withOutput } from './run-views.js';
 import type { RunService } from './service.js';
 import type { RunView } from './schemas.js';
+import { agentSchemaView } from './agent-routes.js';
 
 async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<RunEvent | undefined> {
   const raw = await deps.log.readOne(run, seq);
@@ -102,6 +103,9 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
     },
     async cancel(caller, runId, reason) {
       return requestCancel(deps, { tenant: caller.tenant, runId }, caller.principal, reason);
+    },
+    async agentSchema(_caller, name) {
+      return agentSchemaView(deps.registry, name);
     },
     async resolve(caller, runId, body) {
       const run = { tenant: caller.tenant, runId };

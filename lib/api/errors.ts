@@ -38,6 +38,8 @@ const HTTP_CODES: Record<number, string> = {
 export function statusOf(error: unknown): 400 | 404 | 409 | 413 | 429 | 500 | 503 {
   switch (errorCode(error)) {
     case 'validation_error':
+    // An agent's instructions refused this run's input or context: the request cannot start a run.
+    case 'instructions_failed':
       return 400;
     // Only a request's own content makes an item too large (a resolution's result, say).
     case 'item_too_large':

@@ -26,7 +26,9 @@ export const BudgetsSchema = z
   .meta({ description: 'limits for this run; absent fields take the agent defaults, the tenant ceiling clamps all' });
 
 export const RunInputSchema = z.union([z.string().min(1), z.record(z.string(), z.unknown()), z.array(z.unknown())]).meta({
-  description: 'the task: a message for the agent, or a JSON object or array',
+  description:
+    'the task: a message for the agent, or a JSON object or array. An agent with an input schema takes only input that fits it ' +
+    '(GET /agents/{name}/schema publishes it per version); a misfit is a 400 whose issues name each field (`body.input.<path>`)',
   example: 'Customer alice@example.com says order 1001 arrived broken.',
 });
 

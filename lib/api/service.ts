@@ -1,6 +1,7 @@
 import type { ResolveBody, RunSummary, RunView, StartRunBody } from './schemas.js';
 import type { ControlService } from './control-service.js';
 import type { Caller } from './tenant.js';
+import type { AgentSchemaView } from './agent-routes.js';
 
 export interface StartRunOutcome {
   runId: string;
@@ -31,4 +32,6 @@ export interface RunService extends ControlService {
   blob(caller: Caller, runId: string, sha256: string): Promise<Uint8Array>;
   cancel(caller: Caller, runId: string, reason?: string): Promise<{ inboxId: string }>;
   resolve(caller: Caller, runId: string, body: ResolveBody): Promise<{ inboxId: string }>;
+  /** The input each registered version of an agent takes (GET /agents/{name}/schema); undefined: no such agent. */
+  agentSchema?(caller: Caller, name: string): Promise<AgentSchemaView | undefined>;
 }

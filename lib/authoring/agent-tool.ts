@@ -8,7 +8,11 @@ export interface AgentToolSpec<I> {
   /** The tool's name, as the parent's model calls it. */
   name: string;
   description: string;
-  /** What the parent's model passes; it becomes the child run's input. Default `{ task: string }`. */
+  /**
+   * What the parent's model passes; it becomes the child run's input (and must fit the child
+   * agent's `input` schema, else the call gets an error result and no child starts). Default: the
+   * child agent's `input` schema, or `{ task: string }` for an agent without one.
+   */
   input?: z.ZodType<I>;
   version?: string;
   /**
@@ -33,7 +37,8 @@ function neverRuns(name: string) {
  * answer (or its failure, as an error) is the tool result. The child agent is pinned by name and
  * version: a run pinned to one version keeps calling exactly that one.
  */
-export function agentTool<I = { task: string }>(childAgent: AgentDefinition, spec: AgentToolSpec<I>): ToolDefinition<I> {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function agentTool<I = { task: string }>(childAgent: AgentDefinition<any, any>, spec: AgentToolSpec<I>): ToolDefinition<I> {
   for (const [key, value] of Object.entries(spec.budgets ?? {})) {
     if (value !== undefined && (!(typeof value === 'number') || value <= 0 || (key !== 'maxCostUsd' && !Number.isInteger(value)))) {
       throw new ConfigError(`tool ${spec.name}: budgets.${key} must be a positive ${key === 'maxCostUsd' ? 'number' : 'integer'}`);
@@ -43,7 +48,7 @@ export function agentTool<I = { task: string }>(childAgent: AgentDefinition, spe
     name: spec.name,
     version: spec.version ?? childAgent.version,
     description: spec.description,
-    input: spec.input ?? (defaultInput as unknown as z.ZodType<I>),
+    input: spec.input ?? ((childAgent.input ?? defaultInput) as unknown as z.ZodType<I>),
     // A started child call with no child yet is repaired by re-issuing the same create.
     policy: 'rerun',
     execute: neverRuns(spec.name),

@@ -1,32 +1,11 @@
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
-import type { PinnedContext } from '../core/context-policy.js';
+import type { PinnedContext } from '../core/context-events.js';
 import type { Price } from '../core/events.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 import type { AgentSpec } from './types.js';
 
-/**
- * An agent's context policy as written (AgentSpec.context): what a long run's prompt keeps. See
- * core/context-policy.ts for what each field does to the prompt; docs/guides/context.md.
- */
-export interface ContextSpec {
-  /** Turns (a model response and its calls' results) sent verbatim at the end of the prompt. At least 1. */
-  keepTurns: number;
-  /** What older turns keep: their calls with each result's stored summary, a one-line reference, or nothing. */
-  olderToolResults: 'summary' | 'reference' | 'drop';
-  /**
-   * Fold older turns into a running summary by a model call (recorded, budgeted, a step), every
-   * `everyTurns` older turns. The summary replaces the turns it covers in the prompt.
-   */
-  summarize?: {
-    /** Default: the agent's model. Another model needs its `price`. */
-    model?: string;
-    /** Default: the agent's model price. */
-    price?: Price;
-    maxOutputTokens: number;
-    everyTurns: number;
-  };
-}
+export type { ContextSpec } from './types.js';
 
 const priceSchema = z.object({ inputPerMTokUsd: z.number().nonnegative(), outputPerMTokUsd: z.number().nonnegative() }).strict();
 
@@ -42,7 +21,7 @@ const contextSpecSchema = z
   .strict();
 
 /** Refuse a malformed policy when the agent is defined, naming the field. */
-export function checkContextSpec(spec: AgentSpec): void {
+export function checkContextSpec(spec: Pick<AgentSpec, 'name' | 'context' | 'model'>): void {
   if (spec.context === undefined) return;
   const parsed = contextSpecSchema.safeParse(spec.context);
   if (!parsed.success) throw new ConfigError(`agent ${spec.name}: context ${zodIssuesText(parsed.error)}`);

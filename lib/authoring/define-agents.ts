@@ -23,11 +23,13 @@ export type AgentsSource = Agents | (() => Agents | Promise<Agents>);
  * the handler factories, the CDK construct and `logbook dev` take.
  */
 export function defineAgents(spec: AgentsSpec | readonly AgentDefinition[]): Agents {
-  const { agents, models = {}, redaction } = Array.isArray(spec) ? { agents: spec as readonly AgentDefinition[] } : (spec as AgentsSpec);
+  const { agents, models = {}, redaction, appContext } = Array.isArray(spec) ? ({ agents: spec as readonly AgentDefinition[] } as AgentsSpec) : (spec as AgentsSpec);
   if (agents.length === 0) throw new ConfigError('defineAgents: no agents given');
   // Checked now (ConfigError on import), not on the first payload a worker writes.
   if (redaction !== undefined) new Redactor(redaction);
+  if (appContext !== undefined && typeof appContext !== 'function') throw new ConfigError('defineAgents: appContext must be a function');
   const registry = new AgentRegistry();
+  registry.appContext = appContext;
   for (const agent of agents) registry.register(agent);
   const built = new Map<string, ModelClient>();
   return {

@@ -1,6 +1,6 @@
 import { ConfigError } from '../core/errors.js';
 import { toolSchemaHash } from './define-agent.js';
-import type { AgentDefinition, ToolDefinition } from './types.js';
+import type { AgentDefinition, AppContextLoader, ToolDefinition } from './types.js';
 
 /**
  * Agents by name and version, and tool implementations by (agent, name, schema hash). Several
@@ -15,6 +15,8 @@ export class AgentRegistry {
   private readonly agentTools = new Map<string, ToolDefinition>();
   /** Implementations kept available to every agent's pinned runs (registerTool). */
   private readonly sharedTools = new Map<string, ToolDefinition>();
+  /** The application's context loader for instructions functions (defineAgents' `appContext`). */
+  appContext: AppContextLoader | undefined;
 
   register(agent: AgentDefinition): this {
     const list = this.agents.get(agent.name) ?? [];

@@ -8,8 +8,8 @@ import type { BudgetRequest } from '../core/budgets.js';
 import type { PinnedOutput, PinnedTool, Policy, Price } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { RedactionOptions } from '../core/redaction.js';
+import type { ModelSettings } from '../core/model-settings.js';
 import type { ModelClient } from '../ports/model-client.js';
-import type { ContextSpec } from './context-spec.js';
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
@@ -74,9 +74,25 @@ export type ApprovalRule<I> = 'always' | { predicate(args: I, ctx: ApprovalConte
 export type ToolWait =
   | { kind: 'signal'; signal: string; payload: z.ZodType; timeoutMs: number }
   | { kind: 'timer'; maxMs: number; durationMs(args: unknown): number }
-  | { kind: 'child'; agent: AgentDefinition; budgets: BudgetRequest };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  | { kind: 'child'; agent: AgentDefinition<any, any>; budgets: BudgetRequest };
 
-export interface ToolSpec<I> {
+/**
+ * A value JSON keeps as it is: plain data, including objects of an `interface` type (which
+ * JsonValue refuses, having no index signature), but no functions, Dates, Maps or class
+ * instances with methods, which JSON.stringify would change or drop.
+ */
+export type JsonCompatible<T> = T extends string | number | boolean | null | undefined
+  ? T
+  : T extends (...args: never[]) => unknown
+    ? never
+    : T extends readonly (infer U)[]
+      ? readonly JsonCompatible<U>[]
+      : T extends object
+        ? { [K in keyof T]: JsonCompatible<T[K]> }
+        : never;
+
+export interface ToolSpec<I, O = JsonValue> {
   name: string;
   version: string;
   description: string;
@@ -85,7 +101,8 @@ export interface ToolSpec<I> {
   policy?: Policy;
   /** Default DEFAULT_TOOL_TIMEOUT_MS; at most MAX_TOOL_TIMEOUT_MS (engine/limits.ts). */
   timeoutMs?: number;
-  execute(args: I, ctx: ToolContext): Promise<JsonValue>;
+  /** Returns the result the model reads: any JSON-compatible value (see JsonCompatible). */
+  execute(args: I, ctx: ToolContext): Promise<O>;
   /** Required for policy `verify`: look whether the side effect of this call landed. */
   verify?(args: I, ctx: ToolContext): Promise<VerifyOutcome>;
   /**
@@ -120,11 +137,71 @@ export interface OutputSpec<O = unknown> {
   maxRepairs?: number;
 }
 
-export interface AgentSpec {
+/** What an instructions function knows about the run it builds the system prompt for. */
+export interface InstructionsContext<C = unknown> {
+  tenant: string;
+  runId: string;
+  agent: { name: string; version: string };
+  /** Set for a child run (agentTool): the parent run and its call. */
+  parent?: { runId: string; callId: string };
+  /** What defineAgents' `appContext` loader returned for this run (undefined without one). */
+  app: C;
+}
+
+/**
+ * The system prompt as a function of the run's typed input and context, sync or async. Called
+ * once, when the run starts (before anything is written); its text is pinned in run_started and a
+ * resume, fork or replay never calls it again. A throw refuses the start (InstructionsError).
+ */
+// Method syntax keeps the parameter bivariant, so an agent with a typed input is still an AgentDefinition.
+export type InstructionsFunction<I, C = unknown> = { build(input: I, ctx: InstructionsContext<C>): string | Promise<string> }['build'];
+
+/** An agent's input schema: zod, whose JSON Schema is pinned and published per agent. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type InputSchema = z.ZodType<any>;
+
+/** The run input an agent's functions see: the schema's output, or any JSON without a schema. */
+export type RunInput<S extends InputSchema | undefined> = S extends z.ZodType<infer O> ? O : JsonValue;
+
+/**
+ * An agent's context policy as written (AgentSpec.context): what a long run's prompt keeps. See
+ * core/context-policy.ts for what each field does to the prompt; docs/guides/context.md.
+ */
+export interface ContextSpec {
+  /** Turns (a model response and its calls' results) sent verbatim at the end of the prompt. At least 1. */
+  keepTurns: number;
+  /** What older turns keep: their calls with each result's stored summary, a one-line reference, or nothing. */
+  olderToolResults: 'summary' | 'reference' | 'drop';
+  /**
+   * Fold older turns into a running summary by a model call (recorded, budgeted, a step), every
+   * `everyTurns` older turns. The summary replaces the turns it covers in the prompt.
+   */
+  summarize?: {
+    /** Default: the agent's model. Another model needs its `price`. */
+    model?: string;
+    /** Default: the agent's model price. */
+    price?: Price;
+    maxOutputTokens: number;
+    everyTurns: number;
+  };
+}
+
+export interface AgentSpec<S extends InputSchema | undefined = undefined, C = unknown> {
   name: string;
   version: string;
-  model: { id: string; maxOutputTokens: number; price?: Price };
-  system: { version: string; text: string };
+  /**
+   * The model and how to sample it. `settings` are pinned; one the model has no switch for is
+   * refused here (ConfigError), see lib/models/model-capabilities.ts.
+   */
+  model: { id: string; maxOutputTokens: number; price?: Price; settings?: ModelSettings };
+  /**
+   * The input a run takes. POST /runs, the EventBridge trigger, child runs, forks with a new input
+   * and follow-up messages are validated against it (400 with the paths of what is wrong, nothing
+   * written). Without it, a run takes any non-empty text, object or array.
+   */
+  input?: S;
+  /** Fixed text, or a function of the run's input and context resolved once when a run starts. */
+  system: { version: string; text: string | InstructionsFunction<RunInput<S>, C> };
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   tools: ToolDefinition<any>[];
   budgets?: BudgetRequest;
@@ -139,18 +216,32 @@ export interface AgentSpec {
   context?: ContextSpec;
 }
 
-export interface AgentDefinition extends AgentSpec {
+export interface AgentDefinition<S extends InputSchema | undefined = InputSchema | undefined, C = unknown> extends AgentSpec<S, C> {
   pinnedTools: PinnedTool[];
+  /** sha256 of the fixed system text; for an instructions function, of its version (the text is hashed per run). */
   promptSha256: string;
   /** The output schema as pinned in run_started (JSON Schema, hash, repairs), with the zod schema that checks answers. */
   pinnedOutput?: PinnedOutput;
   outputSchema?: z.ZodType;
+  /** The input's JSON Schema (draft 2020-12, as the API publishes it) and its hash, pinned in run_started. */
+  inputSchema?: { jsonSchema: Record<string, unknown>; sha256: string };
 }
+
+/** What defineAgents' `appContext` loader is told about the run whose instructions it serves. */
+export interface AppContextRequest {
+  tenant: string;
+  runId: string;
+  agent: { name: string; version: string };
+}
+
+/** Loads what instructions functions need (a database handle, the tenant's policy), once per run start. */
+export type AppContextLoader<C = unknown> = (request: AppContextRequest) => C | Promise<C>;
 
 /** What an agents module passes to defineAgents(). */
 export interface AgentsSpec {
   /** Every agent (and every version still serving pinned runs) this deployment runs. */
-  agents: readonly AgentDefinition[];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  agents: readonly AgentDefinition<any, any>[];
   /**
    * Model clients the application builds itself, by the model id its agents pin: scripted models
    * for tests and `logbook dev`, or a custom provider. Built once per process, on first use. Ids
@@ -162,4 +253,9 @@ export interface AgentsSpec {
    * to redact. Here, with the agents, so the API, the trigger and the worker redact alike.
    */
   redaction?: RedactionOptions;
+  /**
+   * Loads the application's context for instructions functions (`system.text` as a function),
+   * called once per run start of such an agent, never on resume. A throw refuses the start.
+   */
+  appContext?: AppContextLoader;
 }

@@ -4,7 +4,8 @@ import { CorruptLogError } from './errors.js';
 import { zodIssuesText } from './zod-issues.js';
 import { approvalDecidedSchema, approvalRequestedSchema, callWaitSchema, pinnedWaitSchema, userMessageSchema } from './control-events.js';
 import { EVENT_SCHEMA_VERSION, eventBase as base } from './event-base.js';
-import { pinnedContextSchema } from './context-policy.js';
+import { pinnedContextSchema } from './context-events.js';
+import { modelSettingsSchema } from './model-settings.js';
 
 export { EVENT_SCHEMA_VERSION, writerSchema, type Writer } from './event-base.js';
 export * from './control-events.js';
@@ -70,10 +71,22 @@ export const runStartedSchema = z.object({
   /** sha256 of the canonical create request: the same id with another request is a conflict. */
   requestHash: z.string(),
   agent: z.object({ name: z.string(), version: z.string() }),
-  model: z.object({ id: z.string(), maxOutputTokens: z.number().int().positive(), price: priceSchema }),
-  prompt: z.object({ version: z.string(), text: bodySchema, sha256: z.string() }),
+  model: z.object({
+    id: z.string(),
+    maxOutputTokens: z.number().int().positive(),
+    price: priceSchema,
+    /** The agent's sampling settings, as every call of this run sends them (absent: the provider's defaults). */
+    settings: modelSettingsSchema.optional(),
+  }),
+  /**
+   * The system prompt as the model reads it. `resolved` marks text an instructions function built
+   * from the run's input when the run started: it is never built again (resume, fork, replay).
+   */
+  prompt: z.object({ version: z.string(), text: bodySchema, sha256: z.string(), resolved: z.literal(true).optional() }),
   tools: z.array(pinnedToolSchema),
   input: bodySchema,
+  /** The JSON Schema the input was validated against when the run started, and its hash (agents with `input`). */
+  inputSchema: z.object({ jsonSchema: z.record(z.string(), z.unknown()), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
   budgets: budgetsSchema,
   /** How long the engine waits past a call's notAfter before applying its policy. */
   graceMs: z.number().int().nonnegative(),

@@ -1,5 +1,6 @@
 import type { Body } from './body.js';
 import type { JsonValue } from './json.js';
+import type { ModelSettings } from './model-settings.js';
 
 /**
  * The provider-neutral conversation as the log holds it. Adapters map it to and from each
@@ -46,6 +47,8 @@ export interface ModelRequest {
   tools: ModelToolSpec[];
   /** Always set: the engine reserved budget for exactly this many output tokens. */
   maxOutputTokens: number;
+  /** The agent's pinned sampling settings; adapters map each one to their wire (absent: none set). */
+  settings?: ModelSettings;
   /**
    * Set when a context policy is pinned: the model responses the whole conversation holds, those
    * the policy left out of `messages` included (a scripted model picks its reply by it).

@@ -1,7 +1,7 @@
 import type { Body } from './body.js';
 import type { AttentionReason, CallWait, EventOf } from './events.js';
 import type { LoggedMessage } from './messages.js';
-import type { ContextSummaryState } from './context-policy.js';
+import type { ContextSummaryState } from './context-events.js';
 
 /** Bumped whenever fold's output shape or meaning changes: older snapshots are then ignored. */
 export const FOLD_VERSION = 3;

@@ -1,5 +1,7 @@
 import { resolveBudgets } from '../core/budgets.js';
-import { RunConflictError, RunNotFoundError } from '../core/errors.js';
+import { RunConflictError, RunNotFoundError, ValidationError } from '../core/errors.js';
+import { InstructionsError } from '../authoring/instructions.js';
+import { parseRunInput } from '../authoring/run-input.js';
 import type { CallWait, PinnedTool } from '../core/events.js';
 import type { InboxItem } from '../core/inbox.js';
 import type { JsonValue } from '../core/json.js';
@@ -99,7 +101,7 @@ function openChildren(state: RunState): CallState[] {
  * log alone (the call's arguments and the wait's budgets), so every retry has the same hash.
  * Returns an error message when the id is taken by another request (a client chose it).
  */
-export async function startChild(session: RunSession, call: CallState): Promise<string | undefined> {
+export async function startChild(session: RunSession, call: CallState): Promise<string | { refused: { code: string; message: string } } | undefined> {
   const wait = call.wait;
   const pinned = session.state.started.tools.find((t) => t.name === call.name);
   if (wait?.kind !== 'child' || pinned?.wait?.kind !== 'child') return undefined;
@@ -124,10 +126,34 @@ export async function startChild(session: RunSession, call: CallState): Promise<
     });
   } catch (error) {
     if (error instanceof RunConflictError) return `run id ${wait.runId} is taken by another run`;
+    // The child refused to start (its input or its instructions): nothing ran, nothing to charge.
+    if (error instanceof ValidationError || error instanceof InstructionsError) return { refused: childRefusal(pinned.wait.agent, error) };
     throw error;
   }
   ensuredOf(session).add(wait.runId);
   return undefined;
+}
+
+function childRefusal(agent: { name: string; version: string }, error: ValidationError | InstructionsError): { code: string; message: string } {
+  const issues = error instanceof ValidationError && error.issues.length > 0 ? `: ${error.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}` : '';
+  return { code: error.code === 'instructions_failed' ? 'child_instructions_failed' : 'child_input_invalid', message: `child ${agent.name}@${agent.version} refused to start: ${error.message}${issues}` };
+}
+
+/**
+ * The arguments of a child call are the child run's input: a call that does not fit the child
+ * agent's input schema gets an error result before anything is reserved or started.
+ */
+async function childInputProblem(session: RunSession, call: CallState, pinned: PinnedTool): Promise<{ code: string; message: string } | undefined> {
+  if (pinned.wait?.kind !== 'child') return undefined;
+  const agent = session.deps.registry.agent(pinned.wait.agent.name, pinned.wait.agent.version);
+  if (!agent?.input) return undefined;
+  try {
+    parseRunInput(agent, await session.deps.codec.resolve(call.args));
+    return undefined;
+  } catch (error) {
+    if (error instanceof ValidationError) return childRefusal(pinned.wait.agent, error);
+    throw error;
+  }
 }
 
 /**
@@ -135,7 +161,8 @@ export async function startChild(session: RunSession, call: CallState): Promise<
  * call the parent cannot afford gets an error result instead, and no child.
  */
 export async function startChildCall(session: RunSession, call: CallState, attempt: number, pinned: PinnedTool): Promise<void> {
-  const start = childWait(session.deps, session.state, call, pinned, session.deps.clock.now());
+  const invalid = await childInputProblem(session, call, pinned);
+  const start = invalid ? { error: invalid } : childWait(session.deps, session.state, call, pinned, session.deps.clock.now());
   if ('error' in start) {
     const { code, message } = start.error;
     await session.append({ type: 'tool_result', callId: call.callId, ok: false, output: { kind: 'inline', value: { error: code, message } }, source: 'validation', errorCode: code });
@@ -147,7 +174,22 @@ export async function startChildCall(session: RunSession, call: CallState, attem
   if (conflict) await appendConflict(session, call.callId, conflict);
 }
 
-async function appendConflict(session: RunSession, callId: string, message: string): Promise<void> {
+async function appendConflict(session: RunSession, callId: string, conflict: string | { refused: { code: string; message: string } }): Promise<void> {
+  if (typeof conflict !== 'string') {
+    // As a child result that spent nothing: the reservation made at tool_started is given back.
+    const { code, message } = conflict.refused;
+    await session.append({
+      type: 'tool_result',
+      callId,
+      ok: false,
+      output: { kind: 'inline', value: { error: code, message } },
+      source: 'child',
+      errorCode: code,
+      childUsage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+    });
+    return;
+  }
+  const message = conflict;
   await session.append({
     type: 'tool_result',
     callId,

@@ -8,6 +8,7 @@ import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalC
 import type { EngineDeps } from './engine.js';
 import { hintedTick } from './hinted-tick.js';
 import { zodIssues } from '../core/zod-issues.js';
+import { parseRunInput } from '../authoring/run-input.js';
 
 /**
  * Approvals, signals and follow-up messages, as the API and the CLI send them. Like cancel and
@@ -142,11 +143,30 @@ function budgetLeft(head: RunHead, now: number): string | undefined {
  * A follow-up message: continues a completed run (same pins, what is left of its budgets), or waits
  * in the inbox of an active one for its next model call. `messageId` makes a retry harmless.
  */
+/**
+ * A follow-up message is the run's input again: it must fit the pinned agent's input schema. A run
+ * whose version is not registered here is checked only if it pinned no schema (nothing to check).
+ */
+async function checkMessageInput(deps: EngineDeps, run: RunRef, head: RunHead, input: JsonValue): Promise<void> {
+  const agent = deps.registry.agent(head.agent.name, head.agent.version);
+  if (agent) {
+    parseRunInput(agent, input);
+    return;
+  }
+  const started = await deps.log.readOne(run, 1);
+  if (started !== undefined && (parseEvent(started) as EventOf<'run_started'>).inputSchema) {
+    throw new ValidationError(`${head.agent.name}@${head.agent.version} is not registered here: its input schema cannot be checked`, [
+      { path: 'input', message: 'cannot be checked against the pinned input schema' },
+    ]);
+  }
+}
+
 export async function requestMessage(deps: EngineDeps, run: RunRef, request: { input: JsonValue; messageId?: string }, by: string): Promise<{ inboxId: string }> {
   if (request.messageId !== undefined && !RUN_ID_PATTERN.test(request.messageId)) {
     throw new ValidationError('invalid messageId', [{ path: 'messageId', message: `must match ${RUN_ID_PATTERN}` }]);
   }
   const head = await requireHead(deps, run);
+  await checkMessageInput(deps, run, head, request.input);
   if (head.status === 'failed' || head.status === 'cancelled') {
     throw new MessageConflictError(`run ${run.runId} is ${head.status}: only a completed or active run takes messages (fork it to continue)`);
   }

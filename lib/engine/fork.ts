@@ -11,6 +11,8 @@ import { hashJson } from '../adapters/system/crypto.js';
 import { projectHead } from './head-projection.js';
 import { contextPin, initialHead } from './start-run.js';
 import { zodIssuesText } from '../core/zod-issues.js';
+import { parseRunInput } from '../authoring/run-input.js';
+import { resolveInstructions, type ResolvedInstructions } from '../authoring/instructions.js';
 
 export interface ForkRequest {
   tenant: string;
@@ -68,7 +70,10 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
   // after a crash recognises the copies it already made as its own writes.
   const writer = { epoch: 0, nonce: `fork:${deps.ids.nonce()}` };
   const replaceAt = request.input === undefined ? undefined : lastUserMessageSeq(prefix);
-  const started = await forkStarted(deps, fork, sourceStarted, agent, { requestHash, atSeq: request.atSeq, now, replaceInput: replaceAt === 1 ? request.input : undefined });
+  if (request.input !== undefined) checkForkInput(deps, sourceStarted, agent, request.input);
+  const replaceInput = replaceAt === 1 ? request.input : undefined;
+  const instructions = agent ? await repinnedInstructions(deps, fork, sourceStarted, agent, replaceInput) : undefined;
+  const started = await forkStarted(deps, fork, sourceStarted, agent, { requestHash, atSeq: request.atSeq, now, replaceInput, instructions });
   const first = parseEvent({ ...started, v: 1, seq: 1, at: now, by: writer }) as EventOf<'run_started'>;
 
   // 3. Append run_started, then the copied events; a retry of this request finds its own writes.
@@ -173,6 +178,46 @@ async function repinnable(deps: EngineDeps, started: EventOf<'run_started'>, sta
   return agent;
 }
 
+/**
+ * A fork's new input (the run's input or a follow-up) must fit the input schema of the agent the
+ * fork pins: the re-pinned version, or the source's own version as registered here.
+ */
+function checkForkInput(deps: EngineDeps, source: EventOf<'run_started'>, repinned: AgentDefinition | undefined, input: JsonValue): void {
+  const agent = repinned ?? deps.registry.agent(source.agent.name, source.agent.version);
+  if (agent) {
+    parseRunInput(agent, input);
+    return;
+  }
+  if (source.inputSchema) {
+    throw new ValidationError(`${source.agent.name}@${source.agent.version} is not registered here: its input schema cannot be checked`, [
+      { path: 'input', message: 'cannot be checked against the pinned input schema' },
+    ]);
+  }
+}
+
+/**
+ * The system text a re-pinned fork pins: the new version's fixed text, or what its instructions
+ * function builds for the fork's input (the new version has no text pinned for this run yet). A
+ * fork that keeps its version keeps the source's text and never calls the function again.
+ */
+async function repinnedInstructions(
+  deps: EngineDeps,
+  fork: RunRef,
+  source: EventOf<'run_started'>,
+  agent: AgentDefinition,
+  replaceInput: JsonValue | undefined,
+): Promise<ResolvedInstructions> {
+  const input = replaceInput ?? (await deps.codec.resolve(source.input));
+  let parsed: unknown;
+  try {
+    parsed = parseRunInput(agent, input);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    throw new ForkConflictError(`the run's input does not fit the input schema of ${agent.name}@${agent.version}: ${error.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  }
+  return resolveInstructions(agent, parsed, { tenant: fork.tenant, runId: fork.runId, ...(source.parent ? { parent: { ...source.parent } } : {}) }, deps.registry.appContext);
+}
+
 /** seq of the event holding the last user message of the prefix: run_started (1) or a user_message. */
 function lastUserMessageSeq(prefix: RunEvent[]): number {
   for (let i = prefix.length - 1; i > 0; i--) if (prefix[i]?.type === 'user_message') return prefix[i]?.seq ?? 1;
@@ -184,29 +229,43 @@ async function forkStarted(
   fork: RunRef,
   source: EventOf<'run_started'>,
   agent: AgentDefinition | undefined,
-  o: { requestHash: string; atSeq: number; now: number; replaceInput: JsonValue | undefined },
+  o: { requestHash: string; atSeq: number; now: number; replaceInput: JsonValue | undefined; instructions: ResolvedInstructions | undefined },
 ) {
   const duration = Math.max(1, source.budgets.deadlineAt - source.at);
   const budgets = { ...source.budgets, deadlineAt: o.now + duration };
-  const pins = agent
-    ? {
-        agent: { name: agent.name, version: agent.version },
-        model: { id: agent.model.id, maxOutputTokens: agent.model.maxOutputTokens, price: agent.model.price ?? source.model.price },
-        prompt: { version: agent.system.version, text: { kind: 'inline' as const, value: agent.system.text }, sha256: agent.promptSha256 },
-        tools: agent.pinnedTools,
-        graceMs: agent.graceMs ?? source.graceMs,
-        ...(agent.pinnedOutput ? { output: agent.pinnedOutput } : {}),
-        ...contextPin(agent, agent.model.price ?? source.model.price),
-      }
-    : {
-        agent: source.agent,
-        model: source.model,
-        prompt: source.prompt,
-        tools: source.tools,
-        graceMs: source.graceMs,
-        ...(source.output ? { output: source.output } : {}),
-        ...(source.context ? { context: source.context } : {}),
-      };
+  const text = o.instructions;
+  const pins =
+    agent && text
+      ? {
+          agent: { name: agent.name, version: agent.version },
+          model: {
+            id: agent.model.id,
+            maxOutputTokens: agent.model.maxOutputTokens,
+            price: agent.model.price ?? source.model.price,
+            ...(agent.model.settings ? { settings: agent.model.settings } : {}),
+          },
+          prompt: {
+            version: agent.system.version,
+            text: { kind: 'inline' as const, value: text.text },
+            sha256: text.sha256,
+            ...(text.resolved ? { resolved: true as const } : {}),
+          },
+          tools: agent.pinnedTools,
+          graceMs: agent.graceMs ?? source.graceMs,
+          ...(agent.inputSchema ? { inputSchema: agent.inputSchema } : {}),
+          ...(agent.pinnedOutput ? { output: agent.pinnedOutput } : {}),
+          ...contextPin(agent, agent.model.price ?? source.model.price),
+        }
+      : {
+          agent: source.agent,
+          model: source.model,
+          prompt: source.prompt,
+          tools: source.tools,
+          graceMs: source.graceMs,
+          ...(source.inputSchema ? { inputSchema: source.inputSchema } : {}),
+          ...(source.output ? { output: source.output } : {}),
+          ...(source.context ? { context: source.context } : {}),
+        };
   return deps.codec.encodeDraft(
     fork,
     {

@@ -39,9 +39,12 @@ export async function buildModelRequest(state: RunState, codec: PayloadCodec, ma
   };
 }
 
-/** The pinned output schema, as the request asks the provider for it. */
-function outputFormat(state: RunState): Pick<ModelRequest, 'output'> {
-  return state.started.output ? { output: { name: OUTPUT_FORMAT_NAME, schema: state.started.output.schema } } : {};
+/** What the request asks of the provider besides the conversation: the pinned output schema and settings. */
+function outputFormat(state: RunState): Pick<ModelRequest, 'output' | 'settings'> {
+  return {
+    ...(state.started.output ? { output: { name: OUTPUT_FORMAT_NAME, schema: state.started.output.schema } } : {}),
+    ...(state.started.model.settings ? { settings: state.started.model.settings } : {}),
+  };
 }
 
 /** The name the output format goes by on the wire (OpenAI's json_schema.name, Bedrock's jsonSchema.name). */

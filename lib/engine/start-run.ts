@@ -8,6 +8,8 @@ import type { EngineDeps } from './engine.js';
 import { hashJson } from '../adapters/system/crypto.js';
 import { hintedTick } from './hinted-tick.js';
 import { pinContext } from '../authoring/context-spec.js';
+import { parseRunInput } from '../authoring/run-input.js';
+import { resolveInstructions } from '../authoring/instructions.js';
 
 export interface StartRunRequest {
   tenant: string;
@@ -39,7 +41,7 @@ const writerEpoch = 0;
  * is missing; the same id with a different request is a RunConflictError.
  */
 export async function startRun(deps: EngineDeps, request: StartRunRequest): Promise<StartRunResult> {
-  const { registry, clock, ids, log, heads, queue, codec } = deps;
+  const { registry, clock, ids, log, codec } = deps;
   if (!TENANT_PATTERN.test(request.tenant)) throw new ValidationError(`invalid tenant`);
   const runId = request.runId ?? ids.inboxId().toLowerCase();
   if (!RUN_ID_PATTERN.test(runId)) {
@@ -51,6 +53,8 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
       { path: request.version ? 'version' : 'agent', message: `not registered; known: ${registry.agentNames().join(', ')}` },
     ]);
   }
+  // Typed input: what does not fit is refused before anything is written or charged.
+  const parsedInput = parseRunInput(agent, request.input);
   const run: RunRef = { tenant: request.tenant, runId };
   const child = request.child;
   // Admission before anything is written (an offloaded input included), so a refused start
@@ -65,6 +69,23 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     budgets: request.budgets ?? null,
     ...(child ? { parent: child.parent, childBudgets: child.budgets } : {}),
   });
+  // A retried create of a run that exists is answered from its log: its instructions were built
+  // once, when it was created, and are never built again (the function may not even succeed now).
+  const dynamic = typeof agent.system.text === 'function';
+  const existing = dynamic && request.runId !== undefined ? await log.readOne(run, 1) : undefined;
+  if (existing !== undefined) {
+    const started = parseEvent(existing) as EventOf<'run_started'>;
+    if (started.requestHash !== requestHash) throw new RunConflictError(runId);
+    return finishStart(deps, run, started, false, admitted);
+  }
+  let instructions: Awaited<ReturnType<typeof resolveInstructions>>;
+  try {
+    instructions = await resolveInstructions(agent, parsedInput, { tenant: run.tenant, runId, ...(child ? { parent: { ...child.parent } } : {}) }, registry.appContext);
+  } catch (error) {
+    // A refused start holds no slot (nothing of this run exists: a retry was answered above).
+    if (admitted) await deps.admission?.release(run);
+    throw error;
+  }
   const now = clock.now();
   // The agent's budgets are its defaults; the request may change them, the ceiling clamps both.
   // A child's budgets were fixed (and reserved) by its parent.
@@ -77,10 +98,16 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     runId,
     requestHash,
     agent: { name: agent.name, version: agent.version },
-    model: { id: agent.model.id, maxOutputTokens: agent.model.maxOutputTokens, price },
-    prompt: { version: agent.system.version, text: { kind: 'inline', value: agent.system.text }, sha256: agent.promptSha256 },
+    model: { id: agent.model.id, maxOutputTokens: agent.model.maxOutputTokens, price, ...(agent.model.settings ? { settings: agent.model.settings } : {}) },
+    prompt: {
+      version: agent.system.version,
+      text: { kind: 'inline', value: instructions.text },
+      sha256: instructions.sha256,
+      ...(instructions.resolved ? { resolved: true as const } : {}),
+    },
     tools: agent.pinnedTools,
     input: { kind: 'inline', value: request.input },
+    ...(agent.inputSchema ? { inputSchema: agent.inputSchema } : {}),
     budgets,
     graceMs: agent.graceMs ?? 30_000,
     expiresAt: budgets.deadlineAt + deps.config.retentionFailedMs,
@@ -102,6 +129,14 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     created = false;
   }
   const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;
+  return finishStart(deps, run, started, created, admitted);
+}
+
+/** After run_started is stored: the head, then the first tick (both redone by a retry). */
+async function finishStart(deps: EngineDeps, run: RunRef, started: EventOf<'run_started'>, created: boolean, admitted: boolean | undefined): Promise<StartRunResult> {
+  const { clock, heads, queue } = deps;
+  const runId = run.runId;
+  const now = clock.now();
   // The head records the tick sent right after it (queuedAt): under a flood that tick may wait in
   // the queue's backlog for minutes, and the sweeper must not add another one meanwhile.
   const head: RunHead = { ...initialHead(started, now), queuedAt: now };

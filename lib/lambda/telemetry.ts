@@ -21,6 +21,8 @@ export const METRIC = {
   RunsParked: 'RunsParked',
   MalformedTicks: 'MalformedTicks',
   RunsStarted: 'RunsStarted',
+  /** Agent Run Requested events dropped because they can never start a run (bad detail or input, instructions that threw). */
+  RunRequestsRejected: 'RunRequestsRejected',
   SweepWakeUps: 'SweepWakeUps',
 } as const;
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EventBridgeEvent } from 'aws-lambda';
-import { LogbookError, errorCode, errorMessage } from '../core/errors.js';
+import { LogbookError, ValidationError, errorCode, errorMessage } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import { zodIssues } from '../core/zod-issues.js';
 import { RunRequestSchema } from '../api/run-request.js';
@@ -50,6 +50,7 @@ export function triggerHandlerFor(getRuntime: () => Promise<Runtime>) {
       if (!parsed.success) {
         const issues = zodIssues(parsed.error, { prefix: 'detail' });
         logger.error('event dropped: invalid detail', { eventId: event.id, tenant, issues });
+        addCount(metrics, METRIC.RunRequestsRejected);
         return { dropped: 'detail' };
       }
       const runId = runIdForEvent(tenant, event.id);
@@ -68,9 +69,13 @@ export function triggerHandlerFor(getRuntime: () => Promise<Runtime>) {
         logger.info(out.created ? 'run started from event' : 'run already started for this event', { eventId: event.id, source: event.source });
         return { runId, created: out.created };
       } catch (error) {
-        if (error instanceof LogbookError && !error.retryable && (errorCode(error) === 'validation_error' || errorCode(error) === 'run_conflict')) {
-          logger.error('event dropped: run cannot start', { eventId: event.id, code: errorCode(error), message: errorMessage(error) });
-          return { runId, dropped: errorCode(error) };
+        const code = errorCode(error);
+        if (error instanceof LogbookError && !error.retryable && (code === 'validation_error' || code === 'run_conflict' || code === 'instructions_failed')) {
+          // The issues name fields (input.customer.email), never their values: the input stays out of the log.
+          const issues = error instanceof ValidationError ? error.issues : undefined;
+          logger.error('event dropped: run cannot start', { eventId: event.id, code, message: errorMessage(error), ...(issues ? { issues } : {}) });
+          if (code !== 'run_conflict') addCount(metrics, METRIC.RunRequestsRejected);
+          return { runId, dropped: code };
         }
         if (errorCode(error) === 'too_many_runs') {
           // The tenant is at its limit of unfinished runs: nothing was written, and the thrown

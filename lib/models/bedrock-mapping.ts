@@ -72,11 +72,19 @@ export function toConverseInput(
     }
   }
 
+  const settings = request.settings ?? {};
   const input: ConverseCommandInput = {
     modelId,
     messages,
-    inferenceConfig: { maxTokens: request.maxOutputTokens },
+    inferenceConfig: {
+      maxTokens: request.maxOutputTokens,
+      ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
+      ...(settings.topP !== undefined ? { topP: settings.topP } : {}),
+      ...(settings.stopSequences ? { stopSequences: [...settings.stopSequences] } : {}),
+    },
   };
+  const additional = additionalFields(request);
+  if (additional) input.additionalModelRequestFields = additional as never;
   if (request.system.trim() !== '') input.system = [{ text: request.system }];
   if (request.tools.length > 0) {
     const tools: Tool[] = request.tools.map((t) => ({
@@ -87,6 +95,11 @@ export function toConverseInput(
       },
     }));
     input.toolConfig = { tools };
+    const choice = settings.toolChoice;
+    // `none` never gets here: Converse has no such choice and defineAgent refuses it for Bedrock.
+    if (choice === 'auto') input.toolConfig.toolChoice = { auto: {} };
+    else if (choice === 'required') input.toolConfig.toolChoice = { any: {} };
+    else if (typeof choice === 'object') input.toolConfig.toolChoice = { tool: { name: choice.tool } };
   }
   // Converse's own structured output (outputConfig.textFormat, a JSON Schema as a string): the
   // answer stays text, tools stay callable; the engine still checks the answer and repairs.
@@ -99,6 +112,16 @@ export function toConverseInput(
     };
   }
   return input;
+}
+
+/** The model-specific fields: Claude's thinking budget, then the agent's provider options. */
+function additionalFields(request: ModelRequest): Record<string, unknown> | undefined {
+  const settings = request.settings;
+  if (!settings) return undefined;
+  const out: Record<string, unknown> = { ...settings.providerOptions };
+  const reasoning = settings.reasoning;
+  if (reasoning && 'budgetTokens' in reasoning) out.thinking = { type: 'enabled', budget_tokens: reasoning.budgetTokens };
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 const STOP_REASONS: Record<string, StopReason> = {

@@ -65,12 +65,22 @@ export function toChatCompletionsBody(
       });
     }
   }
-  const body: Record<string, unknown> = { model, messages, [maxTokensParam]: request.maxOutputTokens, stream: false };
+  const settings = request.settings ?? {};
+  // Provider options first: every field Logbook names below wins (defineAgent refuses the overlap anyway).
+  const body: Record<string, unknown> = { ...settings.providerOptions, model, messages, [maxTokensParam]: request.maxOutputTokens, stream: false };
+  if (settings.temperature !== undefined) body.temperature = settings.temperature;
+  if (settings.topP !== undefined) body.top_p = settings.topP;
+  if (settings.stopSequences) body.stop = [...settings.stopSequences];
+  if (settings.reasoning && 'effort' in settings.reasoning) body.reasoning_effort = settings.reasoning.effort;
   if (request.tools.length > 0) {
     body.tools = request.tools.map((t) => ({
       type: 'function',
       function: { name: t.name, description: t.description, parameters: wireSchema(t.inputSchema) },
     }));
+    // Both fields are refused by the API without tools, so they go only with them.
+    const choice = settings.toolChoice;
+    if (choice !== undefined) body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.tool } };
+    if (settings.parallelToolCalls !== undefined) body.parallel_tool_calls = settings.parallelToolCalls;
   }
   // Structured output as a response format, not a forced tool: the model may still call tools
   // before it answers, and its answer is text as for any agent. Not `strict`: strict mode refuses

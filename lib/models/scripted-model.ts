@@ -1,5 +1,6 @@
 import type { JsonValue } from '../core/json.js';
 import type { ModelRequest, ModelResponse } from '../core/messages.js';
+import type { ModelSettings } from '../core/model-settings.js';
 import type { ModelClient, ModelResolver } from '../ports/model-client.js';
 
 export interface ScriptedTurn {
@@ -26,6 +27,8 @@ export interface ScriptedModelOptions {
  */
 export class ScriptedModel implements ModelClient {
   calls = 0;
+  /** The settings each call was sent (undefined: none pinned), in call order: what a test asserts. */
+  readonly settings: (ModelSettings | undefined)[] = [];
   constructor(
     private readonly script: ScriptStep[],
     private readonly options: ScriptedModelOptions = {},
@@ -34,6 +37,7 @@ export class ScriptedModel implements ModelClient {
   async complete(request: ModelRequest, options: { signal: AbortSignal }): Promise<ModelResponse> {
     if (options.signal.aborted) throw options.signal.reason;
     this.calls++;
+    this.settings.push(request.settings);
     const turn = request.turns ?? request.messages.filter((m) => m.role === 'assistant').length;
     const step = this.script[Math.min(turn, this.script.length - 1)];
     const reply =

@@ -199,6 +199,7 @@ describe('GET /openapi.json', () => {
     const res = await app().request('/openapi.json');
     const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>> };
     expect(Object.keys(doc.paths).sort()).toEqual([
+      '/agents/{name}/schema',
       '/runs',
       '/runs/{runId}',
       '/runs/{runId}/approve',

@@ -65,6 +65,7 @@ describe('the OpenAPI document', () => {
     const { doc } = await documentFile();
     const ids = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
     expect(ids.sort()).toEqual([
+      'GET /agents/{name}/schema getAgentSchema',
       'GET /runs listRuns',
       'GET /runs/{runId} getRun',
       'GET /runs/{runId}/blobs/{sha256} getRunBlob',

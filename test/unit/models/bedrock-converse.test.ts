@@ -101,6 +101,27 @@ describe('BedrockConverseClient', () => {
     expect(costUsd(response.usage, defaultPrices.require(`bedrock:${MODEL}`))).toBeCloseTo(0.0011256, 12);
   });
 
+  it('carries the pinned model settings on the wire: inferenceConfig, toolChoice and additionalModelRequestFields', async () => {
+    const { server, client } = await setup([loadFixture('bedrock/text-answer.json'), loadFixture('bedrock/text-answer.json'), loadFixture('bedrock/text-answer.json')]);
+    await run(client, {
+      ...firstTurn,
+      settings: { temperature: 0.2, topP: 0.9, stopSequences: ['END'], toolChoice: { tool: 'get_invoice' }, providerOptions: { top_k: 40 } },
+    });
+    const sent = body(server);
+    expect(sent.inferenceConfig).toEqual({ maxTokens: 1024, temperature: 0.2, topP: 0.9, stopSequences: ['END'] });
+    expect((sent.toolConfig as { toolChoice: unknown }).toolChoice).toEqual({ tool: { name: 'get_invoice' } });
+    expect(sent.additionalModelRequestFields).toEqual({ top_k: 40 });
+
+    await run(client, { ...firstTurn, settings: { toolChoice: 'required' } });
+    expect((body(server, 1).toolConfig as { toolChoice: unknown }).toolChoice).toEqual({ any: {} });
+    expect(body(server, 1).additionalModelRequestFields).toBeUndefined();
+
+    // A thinking budget (Claude 3.7 / 4, an agent without tools) goes as Anthropic's `thinking` field.
+    await run(client, { ...firstTurn, tools: [], settings: { reasoning: { budgetTokens: 2048 } } });
+    expect(body(server, 2).additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 2048 } });
+    expect(body(server, 2).inferenceConfig).toEqual({ maxTokens: 1024 });
+  });
+
   it('maps a multi-tool answer and sends its provider ids back with the results', async () => {
     const { server, client } = await setup([loadFixture('bedrock/multi-tool.json'), loadFixture('bedrock/text-answer.json')]);
     const response = await run(client);

@@ -55,6 +55,40 @@ function body(s: FixtureServer, n = 0): Record<string, unknown> {
 const text = () => loadFixture('openai/text-answer.json');
 
 describe('OpenAiCompatibleClient', () => {
+  it('carries the pinned model settings on the wire: sampling, tool choice, parallel calls, reasoning effort, provider options', async () => {
+    const { server, client } = await setup([text(), text(), text()]);
+    await run(client, {
+      ...firstTurn,
+      settings: {
+        temperature: 0.3,
+        topP: 0.8,
+        stopSequences: ['END', 'STOP'],
+        toolChoice: { tool: 'get_invoice' },
+        parallelToolCalls: false,
+        reasoning: { effort: 'low' },
+        providerOptions: { seed: 7, user: 'tenant-1' },
+      },
+    });
+    expect(body(server)).toMatchObject({
+      temperature: 0.3,
+      top_p: 0.8,
+      stop: ['END', 'STOP'],
+      tool_choice: { type: 'function', function: { name: 'get_invoice' } },
+      parallel_tool_calls: false,
+      reasoning_effort: 'low',
+      seed: 7,
+      user: 'tenant-1',
+      model: 'gpt-4.1-mini',
+    });
+    await run(client, { ...firstTurn, settings: { toolChoice: 'none', parallelToolCalls: true } });
+    expect(body(server, 1)).toMatchObject({ tool_choice: 'none', parallel_tool_calls: true });
+    // Without tools the API refuses tool_choice and parallel_tool_calls: neither is sent.
+    await run(client, { ...firstTurn, tools: [], settings: { toolChoice: 'auto', temperature: 0 } });
+    expect(body(server, 2)).not.toHaveProperty('tool_choice');
+    expect(body(server, 2)).not.toHaveProperty('parallel_tool_calls');
+    expect(body(server, 2)).toMatchObject({ temperature: 0 });
+  });
+
   it('posts Chat Completions with auth, tools and max_tokens, and maps a text answer with cost', async () => {
     const { server, client } = await setup([text()]);
     const response = await run(client);

@@ -1,0 +1,83 @@
+import type { ModelSettings } from '../core/model-settings.js';
+import { parseModelId } from './model-selection.js';
+
+/**
+ * Which model settings each built-in provider has a switch for, by the model id's prefix. An agent
+ * that sets one its model lacks is refused when it is defined (defineAgent throws ConfigError
+ * naming the setting): a setting silently dropped would make a run behave unlike its pin says.
+ *
+ * - `scripted`: every setting (the scripted model records them, so tests can assert them).
+ * - `bedrock:` (Converse): temperature, topP, stopSequences (`inferenceConfig`); toolChoice auto,
+ *   required (`any`) or a named tool; Converse has no `none` and no parallel-tool-calls switch. A
+ *   thinking budget (`reasoning.budgetTokens`) only for Claude models that think (3.7, 4 and later),
+ *   and then, as Anthropic requires, without temperature, topP or a forced tool choice, with a
+ *   budget below maxOutputTokens, and on an agent without tools (Claude wants its thinking blocks
+ *   back with tool results, and the log does not keep them).
+ * - `openai:` (Chat Completions): every sampling field and tool choice, `parallel_tool_calls`, and
+ *   `reasoning_effort` for reasoning models only (o-series, gpt-5, gpt-oss); the o-series take no
+ *   temperature or topP.
+ * - any other id (a client the application supplies through defineAgents' `models`): every
+ *   setting; the client receives them in `ModelRequest.settings` and is responsible for them.
+ */
+
+/** Top-level Chat Completions fields Logbook writes itself: providerOptions may not replace them. */
+const OPENAI_OWN_FIELDS = [
+  'model',
+  'messages',
+  'tools',
+  'stream',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'tool_choice',
+  'parallel_tool_calls',
+  'reasoning_effort',
+];
+
+const CLAUDE_THINKING = /(^|[.:/])anthropic\.claude-(3-7-|(sonnet|opus|haiku)-[4-9])/;
+const OPENAI_REASONING = /^(o\d|gpt-5|gpt-oss)/;
+const OPENAI_O_SERIES = /^o\d/;
+
+/** Every problem with `settings` for `modelId`, as `<setting>: <why>`; empty when all are supported. */
+export function modelSettingsProblems(modelId: string, settings: ModelSettings, context: { tools: number; maxOutputTokens: number }): string[] {
+  const parsed = parseModelId(modelId);
+  const problems: string[] = [];
+  const refuse = (setting: string, why: string) => problems.push(`${setting}: ${why}`);
+  if (settings.toolChoice !== undefined && typeof settings.toolChoice === 'object' && settings.toolChoice.tool.trim() === '') refuse('toolChoice', 'names no tool');
+  if (!parsed || parsed.provider === 'scripted') return problems;
+  const name = parsed.name;
+  if (parsed.provider === 'bedrock') {
+    if (settings.parallelToolCalls !== undefined) refuse('parallelToolCalls', 'Bedrock Converse has no parallel tool calls switch');
+    if (settings.toolChoice === 'none') refuse('toolChoice', 'Bedrock Converse has no "none" tool choice (give the agent no tools instead)');
+    if (settings.reasoning !== undefined) {
+      if (!CLAUDE_THINKING.test(name)) refuse('reasoning', `${name} has no reasoning setting on Bedrock (Claude 3.7 and 4+ take a thinking budget)`);
+      else if ('effort' in settings.reasoning) refuse('reasoning', 'Claude on Bedrock takes a thinking budget ({ budgetTokens }), not an effort');
+      else {
+        if (settings.temperature !== undefined) refuse('temperature', 'Claude does not take a temperature while thinking');
+        if (settings.topP !== undefined) refuse('topP', 'Claude does not take topP while thinking');
+        if (settings.toolChoice !== undefined && settings.toolChoice !== 'auto') refuse('toolChoice', 'Claude only takes toolChoice auto while thinking');
+        if (settings.providerOptions?.thinking !== undefined) refuse('providerOptions.thinking', 'set by reasoning.budgetTokens');
+        if (context.tools > 0) {
+          refuse('reasoning', "Claude's thinking blocks must go back with tool results, and Logbook's log does not keep them yet: use it on an agent without tools");
+        }
+        if (settings.reasoning.budgetTokens >= context.maxOutputTokens) refuse('reasoning', `budgetTokens must be below maxOutputTokens (${context.maxOutputTokens})`);
+      }
+    }
+    return problems;
+  }
+  // openai
+  if (settings.reasoning !== undefined) {
+    if (!OPENAI_REASONING.test(name)) refuse('reasoning', `${name} is not a reasoning model (o-series, gpt-5, gpt-oss take an effort)`);
+    else if ('budgetTokens' in settings.reasoning) refuse('reasoning', 'OpenAI reasoning models take an effort ({ effort }), not a token budget');
+  }
+  if (OPENAI_O_SERIES.test(name)) {
+    if (settings.temperature !== undefined) refuse('temperature', `${name} takes no temperature`);
+    if (settings.topP !== undefined) refuse('topP', `${name} takes no topP`);
+  }
+  for (const key of Object.keys(settings.providerOptions ?? {})) {
+    if (OPENAI_OWN_FIELDS.includes(key)) refuse(`providerOptions.${key}`, 'Logbook sets this field itself (use the named setting)');
+  }
+  return problems;
+}
