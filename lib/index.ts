@@ -11,9 +11,29 @@ export { defineAgents, type Agents, type AgentsSource } from './authoring/define
 export { waitForSignal, sleepTool, type WaitForSignalSpec, type SleepToolSpec } from './authoring/waits.js';
 export { agentTool, type AgentToolSpec } from './authoring/agent-tool.js';
 export type { ContextSpec } from './authoring/context-spec.js';
-export type { ToolContext, ToolDefinition, ToolSpec, VerifyOutcome, ApprovalContext, ApprovalRule, JsonSchemaInput, AgentDefinition, AgentSpec, AgentsSpec, OutputSpec } from './authoring/types.js';
+export type {
+  ToolContext,
+  ToolDefinition,
+  ToolSpec,
+  VerifyOutcome,
+  ApprovalContext,
+  ApprovalRule,
+  JsonSchemaInput,
+  AgentDefinition,
+  AgentSpec,
+  AgentsSpec,
+  OutputSpec,
+} from './authoring/types.js';
 // Typed input, instructions built per run, model settings.
-export type { InputSchema, RunInput, InstructionsFunction, InstructionsContext, AppContextLoader, AppContextRequest, JsonCompatible } from './authoring/types.js';
+export type {
+  InputSchema,
+  RunInput,
+  InstructionsFunction,
+  InstructionsContext,
+  AppContextLoader,
+  AppContextRequest,
+  JsonCompatible,
+} from './authoring/types.js';
 export { InstructionsError } from './authoring/instructions.js';
 export type { ModelSettings, ToolChoice, ReasoningSetting } from './core/model-settings.js';
 export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js';
@@ -29,7 +49,17 @@ export type { ModelClient, ModelResolver } from './ports/model-client.js';
 export type { ModelRequest, ModelResponse, ModelMessage, ModelUsage, ModelToolSpec, ModelOutputSpec } from './core/messages.js';
 // Tools from MCP servers (the SDK is loaded on first use, not by importing this module).
 export { mcpTools, connectMcpServer, type McpServerTools } from './tools/mcp/mcp-tools.js';
-export { MCP_META_KEYS, type McpToolsOptions, type McpTransport, type McpHttpTransport, type McpStdioTransport, type McpPolicyOverride, type McpCaller, type McpListedTool, type McpApprovalOptions } from './tools/mcp/options.js';
+export {
+  MCP_META_KEYS,
+  type McpToolsOptions,
+  type McpTransport,
+  type McpHttpTransport,
+  type McpStdioTransport,
+  type McpPolicyOverride,
+  type McpCaller,
+  type McpListedTool,
+  type McpApprovalOptions,
+} from './tools/mcp/options.js';
 export { McpServerUnavailableError, McpToolError, McpRequestError, McpResultTooLargeError, McpConnectionClosedError } from './tools/mcp/errors.js';
 // What tools and tests see of a run, and the errors they may catch.
 export * from './core/errors.js';

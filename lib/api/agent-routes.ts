@@ -74,7 +74,10 @@ export function agentSchemaView(registry: AgentRegistry, name: string): AgentSch
   };
 }
 
-export function registerAgentRoutes(app: OpenAPIHono<ApiEnv>, service: { agentSchema?(caller: Caller, name: string): Promise<AgentSchemaView | undefined> }): void {
+export function registerAgentRoutes(
+  app: OpenAPIHono<ApiEnv>,
+  service: { agentSchema?(caller: Caller, name: string): Promise<AgentSchemaView | undefined> },
+): void {
   app.openapi(agentSchemaRoute, async (c) => {
     const { name } = c.req.valid('param');
     const view = service.agentSchema ? await service.agentSchema(c.get('caller'), name) : undefined;
@@ -82,4 +85,3 @@ export function registerAgentRoutes(app: OpenAPIHono<ApiEnv>, service: { agentSc
     return c.json(view, 200);
   });
 }
-

@@ -61,7 +61,9 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
     methodNotAllowed({
       app,
       onMethodNotAllowed: (c, methods) =>
-        c.json<ApiErrorBody>({ error: { code: 'method_not_allowed', message: `${c.req.method} is not allowed here; use ${methods.join(', ')}` } }, 405, { Allow: methods.join(', ') }),
+        c.json<ApiErrorBody>({ error: { code: 'method_not_allowed', message: `${c.req.method} is not allowed here; use ${methods.join(', ')}` } }, 405, {
+          Allow: methods.join(', '),
+        }),
     }),
   );
   // Before anything reads a body: stops at the limit while streaming, never buffering more.

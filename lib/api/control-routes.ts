@@ -1,13 +1,6 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { ApiEnv, ApiLogger } from './api-env.js';
-import {
-  AcceptedCallSchema,
-  ApproveBodySchema,
-  ForkBodySchema,
-  ForkResponseSchema,
-  MessageBodySchema,
-  SignalBodySchema,
-} from './control-schemas.js';
+import { AcceptedCallSchema, ApproveBodySchema, ForkBodySchema, ForkResponseSchema, MessageBodySchema, SignalBodySchema } from './control-schemas.js';
 import { ErrorSchema, RunParamsSchema } from './schemas.js';
 import type { RunService } from './service.js';
 

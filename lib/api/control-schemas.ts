@@ -5,7 +5,10 @@ import { z } from '@hono/zod-openapi';
  * schemas.ts (which imports WaitViewSchema for the run view) so the two evolve separately.
  */
 
-const CallIdSchema = z.string().regex(/^\d+-\d+$/, 'call ids look like <seq>-<index>').openapi({ example: '9-0' });
+const CallIdSchema = z
+  .string()
+  .regex(/^\d+-\d+$/, 'call ids look like <seq>-<index>')
+  .openapi({ example: '9-0' });
 const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
 
 export const WaitViewSchema = z
@@ -27,8 +30,15 @@ export const ApproveBodySchema = z
   .object({
     callId: CallIdSchema,
     decision: z.enum(['approve', 'reject', 'edit']),
-    args: z.record(z.string(), z.unknown()).optional().openapi({ description: 'for edit: the arguments that replace the model\'s, validated against the pinned schema' }),
-    argsHash: z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 in hex').optional().openapi({ description: 'the argsHash you looked at: refused (409) if the call asks about other arguments' }),
+    args: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .openapi({ description: "for edit: the arguments that replace the model's, validated against the pinned schema" }),
+    argsHash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'a sha256 in hex')
+      .optional()
+      .openapi({ description: 'the argsHash you looked at: refused (409) if the call asks about other arguments' }),
     comment: z.string().max(2000).optional().openapi({ description: 'kept in the log; for a rejection, also what the model sees' }),
   })
   .strict()
@@ -42,7 +52,7 @@ export type ApproveBody = z.infer<typeof ApproveBodySchema>;
 export const SignalBodySchema = z
   .object({
     signal: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'signal names match [A-Za-z0-9_.:-]{1,64}'),
-    payload: JsonSchema.openapi({ description: 'validated against the waiting tool\'s payload schema' }),
+    payload: JsonSchema.openapi({ description: "validated against the waiting tool's payload schema" }),
   })
   .strict()
   .openapi('SignalRequest');
@@ -67,8 +77,15 @@ export type MessageBody = z.infer<typeof MessageBodySchema>;
 export const ForkBodySchema = z
   .object({
     atSeq: z.number().int().positive().openapi({ description: 'a turn boundary: 1, or a seq after which every call of the turn has its result' }),
-    runId: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, 'run ids match [A-Za-z0-9_-]{1,80}').optional().openapi({ description: 'the fork\'s id: creating it again is a no-op' }),
-    input: z.union([z.string().min(1), z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional().openapi({ description: 'replaces the last user message' }),
+    runId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,80}$/, 'run ids match [A-Za-z0-9_-]{1,80}')
+      .optional()
+      .openapi({ description: "the fork's id: creating it again is a no-op" }),
+    input: z
+      .union([z.string().min(1), z.record(z.string(), z.unknown()), z.array(z.unknown())])
+      .optional()
+      .openapi({ description: 'replaces the last user message' }),
     version: z.string().min(1).max(64).optional().openapi({ description: 're-pin this agent version (every copied call must fit its schemas)' }),
   })
   .strict()

@@ -23,7 +23,10 @@ async function inBody<T>(work: Promise<T>): Promise<T> {
     return await work;
   } catch (error) {
     if (error instanceof ValidationError) {
-      throw new ValidationError(error.message, error.issues.map((i) => ({ path: `body.${i.path}`, message: i.message })));
+      throw new ValidationError(
+        error.message,
+        error.issues.map((i) => ({ path: `body.${i.path}`, message: i.message })),
+      );
     }
     throw error;
   }

@@ -49,7 +49,10 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
       }).catch((error: unknown) => {
         // Name fields as the API does: `body.agent`, not `agent`.
         if (error instanceof ValidationError) {
-          throw new ValidationError(error.message, error.issues.map((i) => ({ path: `body.${i.path}`, message: i.message })));
+          throw new ValidationError(
+            error.message,
+            error.issues.map((i) => ({ path: `body.${i.path}`, message: i.message })),
+          );
         }
         throw error;
       });
@@ -66,7 +69,10 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
         .catch((error: unknown) => {
           // The store names the option (`cursor`); the API names the request part (`query.cursor`).
           if (error instanceof ValidationError) {
-            throw new ValidationError(error.message, error.issues.map((i) => ({ path: `query.${i.path}`, message: i.message })));
+            throw new ValidationError(
+              error.message,
+              error.issues.map((i) => ({ path: `query.${i.path}`, message: i.message })),
+            );
           }
           throw error;
         });

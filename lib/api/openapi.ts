@@ -13,17 +13,14 @@ const SECURITY_SCHEMES = {
     name: 'Authorization',
     in: 'header',
     'x-amazon-apigateway-authtype': 'awsSigv4',
-    description:
-      'IAM authorization: sign each request with AWS Signature Version 4 (service `execute-api`). ' +
-      "The tenant is the caller's AWS account id.",
+    description: 'IAM authorization: sign each request with AWS Signature Version 4 (service `execute-api`). ' + "The tenant is the caller's AWS account id.",
   },
   jwt: {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
     description:
-      "API Gateway JWT authorizer with the deployment's issuer and audience. The tenant is the claim named by " +
-      'LOGBOOK_TENANT_CLAIM (default `sub`).',
+      "API Gateway JWT authorizer with the deployment's issuer and audience. The tenant is the claim named by " + 'LOGBOOK_TENANT_CLAIM (default `sub`).',
   },
 } as const;
 

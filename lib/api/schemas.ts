@@ -4,14 +4,9 @@ import { BudgetsSchema, RunRequestSchema } from './run-request.js';
 import { WaitViewSchema } from './control-schemas.js';
 
 /** Run ids are scoped by tenant and double as the SQS MessageGroupId. */
-export const RunIdSchema = z
-  .string()
-  .regex(RUN_ID_PATTERN, 'run ids match [A-Za-z0-9_-]{1,80}')
-  .openapi({ example: 'order-4711-refund' });
+export const RunIdSchema = z.string().regex(RUN_ID_PATTERN, 'run ids match [A-Za-z0-9_-]{1,80}').openapi({ example: 'order-4711-refund' });
 
-export const RunStatusSchema = z
-  .enum(['running', 'waiting', 'awaiting_approval', 'parked', 'completed', 'failed', 'cancelled'])
-  .openapi('RunStatus');
+export const RunStatusSchema = z.enum(['running', 'waiting', 'awaiting_approval', 'parked', 'completed', 'failed', 'cancelled']).openapi('RunStatus');
 
 /** Any JSON value; the body parser already guarantees it is JSON. */
 const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
@@ -45,15 +40,14 @@ export const ResolveBodySchema = z
   .openapi('ResolveRequest');
 export type ResolveBody = z.infer<typeof ResolveBodySchema>;
 
-export const CancelBodySchema = z.object({ reason: z.string().max(500).optional() }).strict().openapi('CancelRequest');
+export const CancelBodySchema = z
+  .object({ reason: z.string().max(500).optional() })
+  .strict()
+  .openapi('CancelRequest');
 
-export const AcceptedSchema = z
-  .object({ runId: z.string(), accepted: z.literal(true), inboxId: z.string() })
-  .openapi('Accepted');
+export const AcceptedSchema = z.object({ runId: z.string(), accepted: z.literal(true), inboxId: z.string() }).openapi('Accepted');
 
-export const UsageSchema = z
-  .object({ steps: z.number(), inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() })
-  .openapi('Usage');
+export const UsageSchema = z.object({ steps: z.number(), inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }).openapi('Usage');
 
 export const AttentionSchema = z
   .object({
@@ -93,9 +87,7 @@ export const RunSummarySchema = z
   })
   .openapi('RunSummary');
 
-export const ChildRunSchema = z
-  .object({ runId: z.string(), callId: z.string(), status: RunStatusSchema, summary: z.string().optional() })
-  .openapi('ChildRun');
+export const ChildRunSchema = z.object({ runId: z.string(), callId: z.string(), status: RunStatusSchema, summary: z.string().optional() }).openapi('ChildRun');
 
 export const RunViewSchema = RunSummarySchema.extend({
   pinned: z
@@ -115,7 +107,9 @@ export const RunViewSchema = RunSummarySchema.extend({
       output: z
         .object({ schema: z.record(z.string(), z.unknown()), schemaHash: z.string(), maxRepairs: z.number().int() })
         .optional()
-        .openapi({ description: "the agent's output schema (JSON Schema) the run's answer must fit, and how many invalid answers are fed back before it fails" }),
+        .openapi({
+          description: "the agent's output schema (JSON Schema) the run's answer must fit, and how many invalid answers are fed back before it fails",
+        }),
     })
     .optional(),
   budgets: RunBudgetsSchema.optional(),

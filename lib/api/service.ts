@@ -16,7 +16,10 @@ export interface StartRunOutcome {
  */
 export interface RunService extends ControlService {
   start(caller: Caller, body: StartRunBody): Promise<StartRunOutcome>;
-  list(caller: Caller, query: { status?: RunView['status']; parent?: string; limit: number; cursor?: string }): Promise<{ runs: RunSummary[]; cursor?: string }>;
+  list(
+    caller: Caller,
+    query: { status?: RunView['status']; parent?: string; limit: number; cursor?: string },
+  ): Promise<{ runs: RunSummary[]; cursor?: string }>;
   get(caller: Caller, runId: string): Promise<RunView>;
   /**
    * Events after `after`. With `waitSeconds` > 0 and none there yet, polls the log until one lands,

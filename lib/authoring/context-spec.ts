@@ -14,7 +14,12 @@ const contextSpecSchema = z
     keepTurns: z.number().int().positive(),
     olderToolResults: z.enum(['summary', 'reference', 'drop']),
     summarize: z
-      .object({ model: z.string().min(1).optional(), price: priceSchema.optional(), maxOutputTokens: z.number().int().positive(), everyTurns: z.number().int().positive() })
+      .object({
+        model: z.string().min(1).optional(),
+        price: priceSchema.optional(),
+        maxOutputTokens: z.number().int().positive(),
+        everyTurns: z.number().int().positive(),
+      })
       .strict()
       .optional(),
   })
@@ -42,8 +47,6 @@ export function pinContext(spec: Pick<AgentSpec, 'context' | 'model'>, price: Pr
   return {
     keepTurns: c.keepTurns,
     olderToolResults: c.olderToolResults,
-    ...(s
-      ? { summarize: { model: s.model ?? spec.model.id, price: s.price ?? price, maxOutputTokens: s.maxOutputTokens, everyTurns: s.everyTurns } }
-      : {}),
+    ...(s ? { summarize: { model: s.model ?? spec.model.id, price: s.price ?? price, maxOutputTokens: s.maxOutputTokens, everyTurns: s.everyTurns } } : {}),
   };
 }

@@ -77,4 +77,3 @@ export function pinTool(tool: ToolDefinition): PinnedTool {
     ...(tool.wait ? { wait: pinnedWait(tool.wait) } : {}),
   };
 }
-

@@ -23,7 +23,12 @@ export type AgentsSource = Agents | (() => Agents | Promise<Agents>);
  * the handler factories, the CDK construct and `logbook dev` take.
  */
 export function defineAgents(spec: AgentsSpec | readonly AgentDefinition[]): Agents {
-  const { agents, models = {}, redaction, appContext } = Array.isArray(spec) ? ({ agents: spec as readonly AgentDefinition[] } as AgentsSpec) : (spec as AgentsSpec);
+  const {
+    agents,
+    models = {},
+    redaction,
+    appContext,
+  } = Array.isArray(spec) ? ({ agents: spec as readonly AgentDefinition[] } as AgentsSpec) : (spec as AgentsSpec);
   if (agents.length === 0) throw new ConfigError('defineAgents: no agents given');
   // Checked now (ConfigError on import), not on the first payload a worker writes.
   if (redaction !== undefined) new Redactor(redaction);
@@ -49,7 +54,6 @@ export function defineAgents(spec: AgentsSpec | readonly AgentDefinition[]): Age
     },
   };
 }
-
 
 export async function resolveAgents(source: AgentsSource | undefined): Promise<Agents | undefined> {
   if (source === undefined) return undefined;

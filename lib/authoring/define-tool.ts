@@ -14,7 +14,9 @@ type NotJson = { execute: 'execute() must return JSON-compatible data: no Date, 
  * `interface` compiles as well as one typed by a `type` alias (JsonValue needs an index signature).
  * A result typed `unknown` (a promise that never settles, say) is not checked.
  */
-export function defineTool<I, O = JsonValue>(spec: ToolSpec<I, O> & (unknown extends O ? unknown : [O] extends [JsonCompatible<O>] ? unknown : NotJson)): ToolDefinition<I> {
+export function defineTool<I, O = JsonValue>(
+  spec: ToolSpec<I, O> & (unknown extends O ? unknown : [O] extends [JsonCompatible<O>] ? unknown : NotJson),
+): ToolDefinition<I> {
   if (!NAME.test(spec.name)) throw new ConfigError(`tool name "${spec.name}" must match ${NAME}`);
   const policy = spec.policy ?? 'escalate';
   if (policy === 'verify' && !spec.verify) throw new ConfigError(`tool ${spec.name} has policy verify but no verify()`);

@@ -90,4 +90,3 @@ export function pinnedWait(wait: ToolWait | undefined): PinnedWait | undefined {
   delete payloadSchema.$schema;
   return { kind: 'signal', signal: wait.signal, payloadSchema, timeoutMs: wait.timeoutMs };
 }
-

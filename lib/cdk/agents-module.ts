@@ -24,7 +24,10 @@ const FACTORY: Record<HandlerKind, string> = {
 
 /** `a/b/agents.ts` → `a-b-agents-ts-<hash>`: readable, and distinct for every agents module. */
 function entryDirName(relativePath: string): string {
-  const slug = relativePath.replace(/[^A-Za-z0-9]+/g, '-').slice(-40).replace(/^-+|-+$/g, '');
+  const slug = relativePath
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .slice(-40)
+    .replace(/^-+|-+$/g, '');
   return `${slug}-${createHash('sha256').update(relativePath).digest('hex').slice(0, 8)}`;
 }
 
@@ -102,11 +105,7 @@ function discoveryScript(moduleUrl: string): string {
  * The model ids the application's agents pin, read by loading its agents module once in a child
  * process at synth time (with the functions' environment), so IAM can name exactly those models.
  */
-export function discoverModelIds(
-  agentsModule: string,
-  environment: Readonly<Record<string, string>> = {},
-  cwd: string = process.cwd(),
-): string[] {
+export function discoverModelIds(agentsModule: string, environment: Readonly<Record<string, string>> = {}, cwd: string = process.cwd()): string[] {
   const execArgv = [...(LOGBOOK_FROM_SOURCE ? ['--conditions=logbook-source'] : []), '--import', import.meta.resolve('tsx')];
   let stdout: string;
   try {
@@ -122,7 +121,10 @@ export function discoverModelIds(
     const stderr = (error as { stderr?: string }).stderr?.trim().split('\n').slice(-3).join(' ');
     throw new AgentsModuleLoadError(agentsModule, stderr || String(error));
   }
-  const line = stdout.split('\n').reverse().find((l) => l.startsWith(ANSWER));
+  const line = stdout
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith(ANSWER));
   if (line === undefined) throw new AgentsModuleLoadError(agentsModule, 'the loader gave no answer');
   const result = JSON.parse(line.slice(ANSWER.length)) as Discovery;
   if ('loadFailed' in result) throw new AgentsModuleLoadError(agentsModule, result.loadFailed);

@@ -112,13 +112,20 @@ export function configFromContext(get: (key: string) => unknown): Partial<Logboo
     const tenantClaim = str('jwtTenantClaim');
     out.jwt = {
       issuer,
-      audience: audience.split(',').map((a) => a.trim()).filter(Boolean),
+      audience: audience
+        .split(',')
+        .map((a) => a.trim())
+        .filter(Boolean),
       ...(tenantClaim ? { tenantClaim } : {}),
     };
   }
   if (str('useDefaultEventBus') !== undefined) out.useDefaultEventBus = str('useDefaultEventBus') === 'true';
   const sources = str('triggerSources');
-  if (sources !== undefined) out.triggerSources = sources.split(',').map((s) => s.trim()).filter(Boolean);
+  if (sources !== undefined)
+    out.triggerSources = sources
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   const concurrency = num('workerMaxConcurrency');
   if (concurrency !== undefined) out.workerMaxConcurrency = concurrency;
   const triggerConcurrency = num('triggerReservedConcurrency');

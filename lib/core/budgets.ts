@@ -143,7 +143,11 @@ export type BudgetCheck =
 
 /** Whether one more model call fits every budget, and what it reserves if it does. */
 export function checkModelBudget(state: RunState, now: number): BudgetCheck {
-  return checkCallBudget(state, now, { maxOutputTokens: state.started.model.maxOutputTokens, price: state.started.model.price, estimate: () => estimateInputTokens(state) });
+  return checkCallBudget(state, now, {
+    maxOutputTokens: state.started.model.maxOutputTokens,
+    price: state.started.model.price,
+    estimate: () => estimateInputTokens(state),
+  });
 }
 
 /**
@@ -154,7 +158,11 @@ export function checkSummaryBudget(state: RunState, now: number): (BudgetCheck &
   const summarize = state.started.context?.summarize;
   const due = summaryDue(state);
   if (!summarize || !due) return undefined;
-  const check = checkCallBudget(state, now, { maxOutputTokens: summarize.maxOutputTokens, price: summarize.price, estimate: () => estimateSummaryTokens(state, due) });
+  const check = checkCallBudget(state, now, {
+    maxOutputTokens: summarize.maxOutputTokens,
+    price: summarize.price,
+    estimate: () => estimateSummaryTokens(state, due),
+  });
   return { ...check, turns: due.turns };
 }
 

@@ -98,7 +98,7 @@ export function summaryDue(state: RunState): { turns: number; from: number; to: 
 
 /** The instructions of a summary call. */
 export const SUMMARY_SYSTEM =
-  'You keep the running summary of an AI agent\'s conversation, which replaces its oldest turns in the agent\'s prompt. ' +
+  "You keep the running summary of an AI agent's conversation, which replaces its oldest turns in the agent's prompt. " +
   'Merge the summary so far with the turns given: keep facts, identifiers, numbers, decisions, results of tool calls and what is still to do; ' +
   'drop chatter. Answer with the new summary only.';
 

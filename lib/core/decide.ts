@@ -205,7 +205,11 @@ export function decide(state: RunState, ctx: DecideContext): Action {
       return {
         kind: 'fail',
         code: OUTPUT_INVALID,
-        message: `the answer does not match the output schema after ${max} repair${max === 1 ? '' : 's'} (the last answer is the model_response at seq ${checked.seq}): ${checked.error}`.slice(0, 1000),
+        message:
+          `the answer does not match the output schema after ${max} repair${max === 1 ? '' : 's'} (the last answer is the model_response at seq ${checked.seq}): ${checked.error}`.slice(
+            0,
+            1000,
+          ),
       };
     }
   }
@@ -228,7 +232,8 @@ export function decide(state: RunState, ctx: DecideContext): Action {
   if (summary) {
     const model = state.started.context?.summarize?.model ?? '';
     if (!ctx.hasModel(model)) return { kind: 'attention', reason: 'missing_model', detail: `summary model ${model} is not available` };
-    if (summary.ok) return { kind: 'summarize', step: state.usage.steps + 1, turns: summary.turns, maxOutputTokens: summary.maxOutputTokens, reserved: summary.reserved };
+    if (summary.ok)
+      return { kind: 'summarize', step: state.usage.steps + 1, turns: summary.turns, maxOutputTokens: summary.maxOutputTokens, reserved: summary.reserved };
   }
   const budget = checkModelBudget(state, ctx.now);
   if (!budget.ok) return { kind: 'fail', code: budget.code, message: budget.message };

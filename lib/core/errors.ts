@@ -96,7 +96,6 @@ export class CorruptLogError extends LogbookError {
   }
 }
 
-
 export class BlobNotFoundError extends LogbookError {
   readonly code = 'blob_not_found';
   constructor(readonly key: string) {

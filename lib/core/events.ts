@@ -292,11 +292,7 @@ export type RunEvent = z.infer<typeof eventSchema>;
 export type EventType = RunEvent['type'];
 export type EventOf<T extends EventType> = Extract<RunEvent, { type: T }>;
 /** An event before the writer assigns seq, time and writer identity. */
-export type EventDraft = RunEvent extends infer E
-  ? E extends RunEvent
-    ? Omit<E, 'v' | 'seq' | 'at' | 'by'>
-    : never
-  : never;
+export type EventDraft = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'v' | 'seq' | 'at' | 'by'> : never) : never;
 
 /**
  * The model reservation an event records, whether as its own model_started or carried by the

@@ -132,7 +132,8 @@ function apply(s: RunState, e: RunEvent): void {
     case 'model_response': {
       const open = s.openModel;
       if (!open) fail(e, 'response without model_started');
-      if ((e.purpose === 'summary') !== (open.summary !== undefined)) fail(e, `purpose ${e.purpose ?? 'turn'} answers a ${open.summary ? 'summary' : 'turn'} call`);
+      if ((e.purpose === 'summary') !== (open.summary !== undefined))
+        fail(e, `purpose ${e.purpose ?? 'turn'} answers a ${open.summary ? 'summary' : 'turn'} call`);
       // Replace the reservation with what was actually used.
       s.usage.inputTokens += e.usage.inputTokens - open.reserved.inputTokens;
       s.usage.outputTokens += e.usage.outputTokens - open.reserved.outputTokens;

@@ -45,7 +45,9 @@ export const inboxItemSchema = z.discriminatedUnion('kind', [
     /** For a child: its run id (a completion from another run is ignored). */
     childRunId: z.string().optional(),
     /** For a child: what it spent. */
-    usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative(), costUsd: z.number().nonnegative() }).optional(),
+    usage: z
+      .object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative(), costUsd: z.number().nonnegative() })
+      .optional(),
     ok: z.boolean(),
     output: z.json(),
     /**

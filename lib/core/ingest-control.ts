@@ -32,7 +32,13 @@ export function ingestControlItem(state: RunState, item: ControlItem, ctx: Inges
       if (item.argsHash !== undefined && item.argsHash !== approval.argsHash) {
         return { ignored: `decision about arguments ${item.argsHash.slice(0, 12)}, but ${item.callId} asks about ${approval.argsHash.slice(0, 12)}` };
       }
-      const base = { type: 'approval_decided' as const, callId: item.callId, decidedBy: item.by, inboxId: item.id, ...(item.comment ? { comment: item.comment } : {}) };
+      const base = {
+        type: 'approval_decided' as const,
+        callId: item.callId,
+        decidedBy: item.by,
+        inboxId: item.id,
+        ...(item.comment ? { comment: item.comment } : {}),
+      };
       if (item.decision !== 'edit') return { event: { ...base, decision: item.decision, argsHash: approval.argsHash } };
       if (item.args === undefined) return { ignored: `edit of ${item.callId} without arguments` };
       const pinned = state.started.tools.find((t) => t.name === call.name);
@@ -68,7 +74,15 @@ export function ingestControlItem(state: RunState, item: ControlItem, ctx: Inges
       const problem = pinned && item.ok ? ctx.checkPayload(pinned, item.output) : undefined;
       if (problem) return { ignored: `payload does not fit signal ${item.signal}: ${problem}` };
       return {
-        event: { type: 'tool_result', callId: item.callId, ok: item.ok, output: { kind: 'inline', value: item.output }, source: 'signal', inboxId: item.id, sentBy: item.by },
+        event: {
+          type: 'tool_result',
+          callId: item.callId,
+          ok: item.ok,
+          output: { kind: 'inline', value: item.output },
+          source: 'signal',
+          inboxId: item.id,
+          sentBy: item.by,
+        },
       };
     }
     case 'message':

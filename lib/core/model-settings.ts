@@ -11,10 +11,7 @@ import type { JsonValue } from './json.js';
 
 const jsonValue = z.json() as unknown as z.ZodType<JsonValue>;
 
-export const toolChoiceSchema = z.union([
-  z.enum(['auto', 'required', 'none']),
-  z.object({ tool: z.string().min(1) }).strict(),
-]);
+export const toolChoiceSchema = z.union([z.enum(['auto', 'required', 'none']), z.object({ tool: z.string().min(1) }).strict()]);
 export type ToolChoice = z.infer<typeof toolChoiceSchema>;
 
 export const reasoningSchema = z.union([

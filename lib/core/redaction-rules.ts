@@ -109,9 +109,21 @@ export function keyedTextRules(isSecretName: (name: string) => boolean, stems: r
     return !(/token$/i.test(name) && /^\d+$/.test(secret));
   };
   return [
-    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<q>["'])${NAME}\k<q>\s*:\s*(?<v>["'])(?<secret>(?:\\.|(?!\k<v>)[^\\\r\n])*)(?:\k<v>|(?=[\r\n])|$)`, 'i'), accept },
-    { name: 'secret_assignment', pattern: new RegExp(String.raw`\\(?<q>["'])${NAME}\\\k<q>\s*:\s*\\(?<v>["'])(?<secret>(?:(?!\\\k<v>)[^\r\n])*)\\\k<v>`, 'i'), accept },
-    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*[:=][ \t]*(?<v>["'])(?<secret>(?:(?!\k<v>)[^\r\n])*)(?:\k<v>|(?=[\r\n])|$)`, 'i'), accept },
+    {
+      name: 'secret_assignment',
+      pattern: new RegExp(String.raw`(?<q>["'])${NAME}\k<q>\s*:\s*(?<v>["'])(?<secret>(?:\\.|(?!\k<v>)[^\\\r\n])*)(?:\k<v>|(?=[\r\n])|$)`, 'i'),
+      accept,
+    },
+    {
+      name: 'secret_assignment',
+      pattern: new RegExp(String.raw`\\(?<q>["'])${NAME}\\\k<q>\s*:\s*\\(?<v>["'])(?<secret>(?:(?!\\\k<v>)[^\r\n])*)\\\k<v>`, 'i'),
+      accept,
+    },
+    {
+      name: 'secret_assignment',
+      pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*[:=][ \t]*(?<v>["'])(?<secret>(?:(?!\k<v>)[^\r\n])*)(?:\k<v>|(?=[\r\n])|$)`, 'i'),
+      accept,
+    },
     { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*(?:=|:[ \t])[ \t]*(?<secret>[^\s"'\\,;&<>]+)`, 'i'), accept },
   ];
 }

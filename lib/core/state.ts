@@ -121,4 +121,3 @@ export interface RunState {
   answerOutput?: { ok: true; output: Body } | { ok: false; error: string; seq: number };
   outputRepairs?: number;
 }
-

@@ -17,7 +17,14 @@ import type { ToolDefinition } from '../authoring/types.js';
 export type ApprovalGate = 'run' | 'requested' | 'refused';
 
 /** The approval rule for one call about to start: run it, ask for approval, or refuse it. */
-export async function approvalGate(session: RunSession, call: CallState, pinned: PinnedTool, impl: ToolDefinition, rawArgs: JsonValue, args: unknown): Promise<ApprovalGate> {
+export async function approvalGate(
+  session: RunSession,
+  call: CallState,
+  pinned: PinnedTool,
+  impl: ToolDefinition,
+  rawArgs: JsonValue,
+  args: unknown,
+): Promise<ApprovalGate> {
   // The pinned rule decides, so a deploy cannot add or remove approval under a running run.
   if (!pinned.approval) return 'run';
   const argsHash = hashJson(rawArgs);

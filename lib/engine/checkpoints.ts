@@ -71,7 +71,7 @@ export const CRASH_POINTS: Readonly<Record<CheckpointName, CrashRule>> = {
     recovery:
       'the next worker folds the event and continues from it; any lease holder that folds a finished or parked log projects the head and publishes the owed notice (notifiedSeq); ' +
       'an inbox item read again after its event is ignored by fold; a missing tick is made up by the sweeper, which wakes running runs whose head went quiet; ' +
-      "a model_response whose answer does not fit the output schema carries its outputError: fold adds the repair message and counts the repair from the log, so a resumed run asks for the same repair and never gets more than the pinned number",
+      'a model_response whose answer does not fit the output schema carries its outputError: fold adds the repair message and counts the repair from the log, so a resumed run asks for the same repair and never gets more than the pinned number',
   },
   'before-model': {
     leaves: 'model_started (the budget reservation) with no model_response',
@@ -117,7 +117,7 @@ export const CRASH_POINTS: Readonly<Record<CheckpointName, CrashRule>> = {
   },
   'after-inbox': {
     leaves: 'the inbox item stored, its wake-up tick perhaps not sent',
-    recovery: 'the head\'s inboxVersion moved, so the sweeper wakes the run; a retried request finds its item and re-sends the tick',
+    recovery: "the head's inboxVersion moved, so the sweeper wakes the run; a retried request finds its item and re-sends the tick",
   },
 };
 
@@ -129,7 +129,20 @@ export const CRASH_POINTS: Readonly<Record<CheckpointName, CrashRule>> = {
  */
 export const WRITE_METHODS = {
   log: ['append'],
-  heads: ['createHead', 'claimLease', 'renewLease', 'releaseLease', 'resetAttempts', 'markLoaded', 'project', 'projectAndRelease', 'setPark', 'setSnapshot', 'markNotified', 'markSwept'],
+  heads: [
+    'createHead',
+    'claimLease',
+    'renewLease',
+    'releaseLease',
+    'resetAttempts',
+    'markLoaded',
+    'project',
+    'projectAndRelease',
+    'setPark',
+    'setSnapshot',
+    'markNotified',
+    'markSwept',
+  ],
   inbox: ['put', 'delete'],
   blobs: ['put'],
   queue: ['enqueue'],
@@ -158,7 +171,8 @@ export const WRITE_CRASH_POINTS: Readonly<Record<WriteLabel, CrashRule>> = {
   },
   'heads.claimLease': {
     leaves: 'nothing (before), or a lease held by a dead owner with epoch and attempts raised (after)',
-    recovery: 'the tick comes back when its visibility ends; the next claim waits for the lease to expire, and attempts past the limit park the run as poisoned without loading it',
+    recovery:
+      'the tick comes back when its visibility ends; the next claim waits for the lease to expire, and attempts past the limit park the run as poisoned without loading it',
   },
   'heads.renewLease': {
     leaves: 'a lease that lapses at the last renewal that landed',
@@ -166,7 +180,8 @@ export const WRITE_CRASH_POINTS: Readonly<Record<WriteLabel, CrashRule>> = {
   },
   'heads.releaseLease': {
     leaves: 'a projected head whose lease is still held (before), or a released run whose next tick is not sent (after)',
-    recovery: 'the lease expires; a release after a finished step is followed by the tick only when the run has more to do, and the sweeper wakes a running run whose head went quiet',
+    recovery:
+      'the lease expires; a release after a finished step is followed by the tick only when the run has more to do, and the sweeper wakes a running run whose head went quiet',
   },
   'heads.resetAttempts': {
     leaves: 'a failure streak still counted after progress',
@@ -194,7 +209,8 @@ export const WRITE_CRASH_POINTS: Readonly<Record<WriteLabel, CrashRule>> = {
   },
   'heads.markNotified': {
     leaves: 'an outcome published and not marked (after), or not published (before)',
-    recovery: 'the head still owes the notice, so the sweeper wakes the run and the holder publishes again under the same id (runId:seq), which consumers dedupe',
+    recovery:
+      'the head still owes the notice, so the sweeper wakes the run and the holder publishes again under the same id (runId:seq), which consumers dedupe',
   },
   'heads.markSwept': {
     leaves: 'a sweeper wake not recorded (its tick may or may not follow)',
@@ -202,7 +218,8 @@ export const WRITE_CRASH_POINTS: Readonly<Record<WriteLabel, CrashRule>> = {
   },
   'inbox.put': {
     leaves: 'a control request not stored (before), or stored with inboxVersion raised and no wake-up sent (after)',
-    recovery: 'as the before-inbox and after-inbox checkpoints: the caller retries with an id derived from the request; the moved inboxVersion keeps the release from landing and makes the sweeper wake the run',
+    recovery:
+      'as the before-inbox and after-inbox checkpoints: the caller retries with an id derived from the request; the moved inboxVersion keeps the release from landing and makes the sweeper wake the run',
   },
   'inbox.delete': {
     leaves: 'an inbox item already turned into an event, still in the inbox',
@@ -214,7 +231,8 @@ export const WRITE_CRASH_POINTS: Readonly<Record<WriteLabel, CrashRule>> = {
   },
   'queue.enqueue': {
     leaves: 'a step or start finished with its next tick unsent',
-    recovery: 'the head records the tick as queued (queuedAt) before it is sent, so the sweeper wakes the run once that hold ends; a duplicate tick finds nothing to do or a held lease',
+    recovery:
+      'the head records the tick as queued (queuedAt) before it is sent, so the sweeper wakes the run once that hold ends; a duplicate tick finds nothing to do or a held lease',
   },
   'publisher.publish': {
     leaves: 'an outcome event not published',

@@ -136,7 +136,10 @@ export async function startChild(session: RunSession, call: CallState): Promise<
 
 function childRefusal(agent: { name: string; version: string }, error: ValidationError | InstructionsError): { code: string; message: string } {
   const issues = error instanceof ValidationError && error.issues.length > 0 ? `: ${error.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}` : '';
-  return { code: error.code === 'instructions_failed' ? 'child_instructions_failed' : 'child_input_invalid', message: `child ${agent.name}@${agent.version} refused to start: ${error.message}${issues}` };
+  return {
+    code: error.code === 'instructions_failed' ? 'child_instructions_failed' : 'child_input_invalid',
+    message: `child ${agent.name}@${agent.version} refused to start: ${error.message}${issues}`,
+  };
 }
 
 /**
@@ -165,7 +168,14 @@ export async function startChildCall(session: RunSession, call: CallState, attem
   const start = invalid ? { error: invalid } : childWait(session.deps, session.state, call, pinned, session.deps.clock.now());
   if ('error' in start) {
     const { code, message } = start.error;
-    await session.append({ type: 'tool_result', callId: call.callId, ok: false, output: { kind: 'inline', value: { error: code, message } }, source: 'validation', errorCode: code });
+    await session.append({
+      type: 'tool_result',
+      callId: call.callId,
+      ok: false,
+      output: { kind: 'inline', value: { error: code, message } },
+      source: 'validation',
+      errorCode: code,
+    });
     return;
   }
   await session.append({ type: 'tool_started', callId: call.callId, attempt, notAfter: start.wait.until, wait: start.wait });

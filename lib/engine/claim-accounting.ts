@@ -23,7 +23,8 @@ export function stallsAfterLoad(grant: LeaseGrant): number {
  * loaded it and died before making progress, each counted apart (the arithmetic is in limits.ts).
  */
 export function poisonDetail(grant: LeaseGrant, maxClaimAttempts: number): string | undefined {
-  if (grant.attempts > maxClaimAttempts) return `${grant.attempts - 1} claims in a row died before the run was loaded (${grant.attempts} claims without progress)`;
+  if (grant.attempts > maxClaimAttempts)
+    return `${grant.attempts - 1} claims in a row died before the run was loaded (${grant.attempts} claims without progress)`;
   const stalls = grant.head.stalls ?? 0;
   if (stalls >= MAX_STALLED_CLAIMS) return `${stalls} claims in a row loaded the run and died before appending anything (claims without progress)`;
   return undefined;

@@ -40,7 +40,15 @@ export async function summarizeContext(session: RunSession, action: Extract<Acti
     const usage = { inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens };
     const costUsd = costOf(summarize.price, usage.inputTokens, usage.outputTokens);
     // Tool calls in a summary answer are ignored: the summary is text, and no call may run from it.
-    draft = { type: 'model_response', purpose: 'summary', text: { kind: 'inline', value: response.text }, calls: [], usage, costUsd, stopReason: response.stopReason };
+    draft = {
+      type: 'model_response',
+      purpose: 'summary',
+      text: { kind: 'inline', value: response.text },
+      calls: [],
+      usage,
+      costUsd,
+      stopReason: response.stopReason,
+    };
     metrics?.count('InputTokens', usage.inputTokens);
     metrics?.count('OutputTokens', usage.outputTokens);
     metrics?.cost(costUsd);

@@ -78,7 +78,9 @@ export async function requestApproval(deps: EngineDeps, run: RunRef, request: Ap
   const pending = waitsOf(head).find((w) => w.kind === 'approval' && w.callId === request.callId);
   if (!pending) throw new ApprovalConflictError(`call ${request.callId} (${call.name}) awaits no approval; run ${run.runId} is ${head.status}`);
   if (request.argsHash !== undefined && request.argsHash !== pending.argsHash) {
-    throw new ApprovalConflictError(`call ${request.callId} asks about arguments ${pending.argsHash?.slice(0, 12)}, not ${request.argsHash.slice(0, 12)}: look again`);
+    throw new ApprovalConflictError(
+      `call ${request.callId} asks about arguments ${pending.argsHash?.slice(0, 12)}, not ${request.argsHash.slice(0, 12)}: look again`,
+    );
   }
   if (request.decision === 'edit') {
     if (request.args === undefined) throw new ValidationError('an edit needs args', [{ path: 'args', message: 'required when decision is edit' }]);
@@ -103,12 +105,19 @@ export async function requestApproval(deps: EngineDeps, run: RunRef, request: Ap
 }
 
 /** Deliver a signal to the oldest call waiting for it; its payload must fit the pinned schema. */
-export async function requestSignal(deps: EngineDeps, run: RunRef, request: { signal: string; payload: JsonValue }, by: string): Promise<{ inboxId: string; callId: string }> {
+export async function requestSignal(
+  deps: EngineDeps,
+  run: RunRef,
+  request: { signal: string; payload: JsonValue },
+  by: string,
+): Promise<{ inboxId: string; callId: string }> {
   const head = await requireHead(deps, run);
   const waiting = waitsOf(head).filter((w) => w.kind === 'signal' && w.signal === request.signal);
   const target = waiting[0];
   if (!target) {
-    const others = waitsOf(head).filter((w) => w.kind === 'signal').map((w) => `"${w.signal}"`);
+    const others = waitsOf(head)
+      .filter((w) => w.kind === 'signal')
+      .map((w) => `"${w.signal}"`);
     const what = others.length > 0 ? `it waits for ${others.join(', ')}` : `it is ${head.status}`;
     throw new SignalConflictError(`no call of run ${run.runId} waits for signal "${request.signal}": ${what}`);
   }
@@ -118,10 +127,20 @@ export async function requestSignal(deps: EngineDeps, run: RunRef, request: { si
   const started = await pinnedContent(deps, run);
   const pinned = started.tools.find((t) => t.name === target.tool);
   const wait = pinned && deps.registry.tool(pinned.name, pinned.schemaHash, started.agent.name)?.wait;
-  if (wait?.kind !== 'signal') throw new SignalConflictError(`no implementation of ${target.tool} for its pinned schema is registered here to check the payload against`);
+  if (wait?.kind !== 'signal')
+    throw new SignalConflictError(`no implementation of ${target.tool} for its pinned schema is registered here to check the payload against`);
   const parsed = wait.payload.safeParse(request.payload);
   if (!parsed.success) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, zodIssues(parsed.error, { prefix: 'payload' }));
-  const item: InboxItem = { id: `signal-${target.callId}`, kind: 'complete_call', by, callId: target.callId, via: 'signal', signal: request.signal, ok: true, output: request.payload };
+  const item: InboxItem = {
+    id: `signal-${target.callId}`,
+    kind: 'complete_call',
+    by,
+    callId: target.callId,
+    via: 'signal',
+    signal: request.signal,
+    ok: true,
+    output: request.payload,
+  };
   const out = await submitOnce(deps, run, head, item, () => new SignalConflictError(`call ${target.callId} already received signal "${request.signal}"`));
   return { ...out, callId: target.callId };
 }
@@ -161,7 +180,12 @@ async function checkMessageInput(deps: EngineDeps, run: RunRef, head: RunHead, i
   }
 }
 
-export async function requestMessage(deps: EngineDeps, run: RunRef, request: { input: JsonValue; messageId?: string }, by: string): Promise<{ inboxId: string }> {
+export async function requestMessage(
+  deps: EngineDeps,
+  run: RunRef,
+  request: { input: JsonValue; messageId?: string },
+  by: string,
+): Promise<{ inboxId: string }> {
   if (request.messageId !== undefined && !RUN_ID_PATTERN.test(request.messageId)) {
     throw new ValidationError('invalid messageId', [{ path: 'messageId', message: `must match ${RUN_ID_PATTERN}` }]);
   }

@@ -63,7 +63,12 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
   const runId = request.runId ?? deps.ids.inboxId().toLowerCase();
   if (!RUN_ID_PATTERN.test(runId)) throw new ValidationError('invalid runId', [{ path: 'runId', message: `must match ${RUN_ID_PATTERN}` }]);
   const fork: RunRef = { tenant: request.tenant, runId };
-  const requestHash = hashJson({ forkOf: request.from, atSeq: request.atSeq, input: request.input === undefined ? null : deps.codec.redactJson(request.input), version: request.version ?? null });
+  const requestHash = hashJson({
+    forkOf: request.from,
+    atSeq: request.atSeq,
+    input: request.input === undefined ? null : deps.codec.redactJson(request.input),
+    version: request.version ?? null,
+  });
   const now = deps.clock.now();
   // run_started gets this attempt's own nonce (a second request is then a conflict, answered from
   // the stored request hash); every copied event carries the stored run_started's writer, so a retry
@@ -94,7 +99,11 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
   for (const event of prefix.slice(1)) {
     let copy = { ...event, by: stored.by } as RunEvent;
     if (copy.seq === replaceAt && copy.type === 'user_message' && request.input !== undefined) {
-      const draft = await deps.codec.encodeDraft(fork, { type: 'user_message', input: { kind: 'inline', value: request.input }, sentBy: copy.sentBy, inboxId: copy.inboxId }, cp);
+      const draft = await deps.codec.encodeDraft(
+        fork,
+        { type: 'user_message', input: { kind: 'inline', value: request.input }, sentBy: copy.sentBy, inboxId: copy.inboxId },
+        cp,
+      );
       copy = parseEvent({ ...draft, v: 1, seq: copy.seq, at: copy.at, by: stored.by });
     }
     await appendChecked(deps, fork, copy);
@@ -157,7 +166,8 @@ function checkBoundary(state: RunState, prefix: RunEvent[], atSeq: number): void
   }
   if (open.length > 0) throw new ForkConflictError(`seq ${atSeq} is not a turn boundary: call ${open[0]} has no result there`);
   if (state.openModel) throw new ForkConflictError(`seq ${atSeq} is not a turn boundary: the model call at seq ${state.openModel.seq} has no response there`);
-  if (state.attention.length > 0 || state.cancel) throw new ForkConflictError(`seq ${atSeq} is not a turn boundary: the run is ${state.cancel ? 'cancelling' : 'parked'} there`);
+  if (state.attention.length > 0 || state.cancel)
+    throw new ForkConflictError(`seq ${atSeq} is not a turn boundary: the run is ${state.cancel ? 'cancelling' : 'parked'} there`);
   if (!prefix.some((e) => e.type === 'model_response')) throw new ForkConflictError(`seq ${atSeq} is not a turn boundary: no model response yet (fork at 1)`);
 }
 
@@ -172,7 +182,9 @@ async function repinnable(deps: EngineDeps, started: EventOf<'run_started'>, sta
     if (!tool) throw new ForkConflictError(`call ${call.callId} (${call.name}) has no tool in ${agent.name}@${version}`);
     const parsed = tool.input.safeParse(await deps.codec.resolve(call.args));
     if (!parsed.success) {
-      throw new ForkConflictError(`call ${call.callId} (${call.name}) does not fit ${call.name}@${tool.version} of ${agent.name}@${version}: ${zodIssuesText(parsed.error)}`);
+      throw new ForkConflictError(
+        `call ${call.callId} (${call.name}) does not fit ${call.name}@${tool.version} of ${agent.name}@${version}: ${zodIssuesText(parsed.error)}`,
+      );
     }
   }
   return agent;
@@ -213,9 +225,16 @@ async function repinnedInstructions(
     parsed = parseRunInput(agent, input);
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
-    throw new ForkConflictError(`the run's input does not fit the input schema of ${agent.name}@${agent.version}: ${error.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+    throw new ForkConflictError(
+      `the run's input does not fit the input schema of ${agent.name}@${agent.version}: ${error.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+    );
   }
-  return resolveInstructions(agent, parsed, { tenant: fork.tenant, runId: fork.runId, ...(source.parent ? { parent: { ...source.parent } } : {}) }, deps.registry.appContext);
+  return resolveInstructions(
+    agent,
+    parsed,
+    { tenant: fork.tenant, runId: fork.runId, ...(source.parent ? { parent: { ...source.parent } } : {}) },
+    deps.registry.appContext,
+  );
 }
 
 /** seq of the event holding the last user message of the prefix: run_started (1) or a user_message. */

@@ -43,7 +43,12 @@ export function projectHead(
     outcome = { status: 'awaiting_approval', seq: last.seq, summary: `awaits approval: ${summary}`.slice(0, 200), code: 'approval_required' };
   } else if (status === 'parked') {
     const first = state.attention[0];
-    outcome = { status: 'parked', seq: first?.seq ?? state.lastSeq, summary: (first?.detail ?? 'needs attention').slice(0, 200), code: first?.reason ?? 'attention' };
+    outcome = {
+      status: 'parked',
+      seq: first?.seq ?? state.lastSeq,
+      summary: (first?.detail ?? 'needs attention').slice(0, 200),
+      code: first?.reason ?? 'attention',
+    };
   }
   const completedKeep = o?.type === 'completed' ? config.retentionCompletedMs : config.retentionFailedMs;
   const expiresAt = o || status === 'parked' ? now + completedKeep : Math.max(state.started.expiresAt, now + config.retentionFailedMs);

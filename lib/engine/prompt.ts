@@ -91,7 +91,11 @@ function messageNow(m: LoggedMessage, codec: PayloadCodec): ModelMessage | undef
   for (const c of m.calls) if (c.args.kind !== 'inline') return undefined;
   // map, not push: an array of exactly its length (push grows one to 17 slots), and a cold
   // container copies its whole history here.
-  return frozen(m, text, m.calls.map((c) => modelCall(c, (c.args as Extract<LoggedCall['args'], { kind: 'inline' }>).value)));
+  return frozen(
+    m,
+    text,
+    m.calls.map((c) => modelCall(c, (c.args as Extract<LoggedCall['args'], { kind: 'inline' }>).value)),
+  );
 }
 
 async function resolveMessage(m: LoggedMessage, codec: PayloadCodec): Promise<ModelMessage> {

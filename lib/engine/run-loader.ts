@@ -45,12 +45,7 @@ export class RunLoader {
     private readonly options: { snapshotEvery?: number; cacheRuns?: number } = {},
   ) {}
 
-  async load(
-    run: RunRef,
-    head: RunHead | undefined,
-    epoch?: number,
-    prefetched?: Prefetched,
-  ): Promise<{ state: RunState; stats: LoadStats }> {
+  async load(run: RunRef, head: RunHead | undefined, epoch?: number, prefetched?: Prefetched): Promise<{ state: RunState; stats: LoadStats }> {
     const cached = this.cache.get(runKey(run));
     if (cached && epoch !== undefined && cached.epoch !== undefined && epoch === cached.epoch + 1 && (head?.lastSeq ?? 0) <= cached.state.lastSeq) {
       return { state: cached.state, stats: { source: 'cache', tailEvents: 0 } };

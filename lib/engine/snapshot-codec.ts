@@ -93,7 +93,13 @@ export function encodeSnapshot(state: RunState): Uint8Array {
   for (const call of Object.values(calls)) {
     if (!settled.has(call.callId)) encodedCalls.push(encodeCall(call, asked.get(call.callId), answered.get(call.callId)));
   }
-  const encoded: Encoded = { encoding: ENCODING, state: rest, messages: encodedMessages, calls: encodedCalls, chars: [messages.length, conversationChars(messages)] };
+  const encoded: Encoded = {
+    encoding: ENCODING,
+    state: rest,
+    messages: encodedMessages,
+    calls: encodedCalls,
+    chars: [messages.length, conversationChars(messages)],
+  };
   return new TextEncoder().encode(JSON.stringify(encoded));
 }
 
@@ -160,7 +166,19 @@ function encodeTurn(messages: readonly LoggedMessage[], i: number, asked: Map<st
     if (!t || t.role !== 'tool' || t.callId !== c.callId || t.providerId !== c.providerId || t.name !== c.name) return undefined;
     if (!isInline(t.content) || Object.keys(t).join() !== TOOL_KEYS || seen.answered.get(c.callId) !== t.content) return undefined;
     if (!isInline(c.args) || Object.keys(c).join() !== CALL_KEYS || !call || !isPlainSettled(call, c, t.content)) return undefined;
-    tuple.push([c.callId, c.providerId, c.name, c.args.value, call.modelSeq, call.attempt, call.notAfter!, call.result!.ok, call.result!.source, t.isError, t.content.value]);
+    tuple.push([
+      c.callId,
+      c.providerId,
+      c.name,
+      c.args.value,
+      call.modelSeq,
+      call.attempt,
+      call.notAfter!,
+      call.result!.ok,
+      call.result!.source,
+      t.isError,
+      t.content.value,
+    ]);
   }
   for (const c of m.calls) {
     asked.set(c.callId, c);
@@ -326,7 +344,8 @@ function decodeTurn(e: TurnTuple, pass: DecodePass, messages: LoggedMessage[], a
   messages[at] = { role: 'assistant', text: e[1], calls };
   for (let k = 2; k < e.length; k++) {
     const entry = e[k] as TurnEntry;
-    if (!Array.isArray(entry) || entry.length !== 11 || typeof entry[1] !== 'string' || typeof entry[2] !== 'string' || typeof entry[9] !== 'boolean') return false;
+    if (!Array.isArray(entry) || entry.length !== 11 || typeof entry[1] !== 'string' || typeof entry[2] !== 'string' || typeof entry[9] !== 'boolean')
+      return false;
     const [callId, providerId, name, args, , , , , , isError, output] = entry;
     const call: LoggedCall = { callId, providerId, name, args: { kind: 'inline', value: args } };
     const content: Body = { kind: 'inline', value: output };
@@ -341,7 +360,8 @@ function decodeTurn(e: TurnTuple, pass: DecodePass, messages: LoggedMessage[], a
 function plainSettled(entry: SettledEntry, asked: LoggedCall, output: Body | undefined, pass: DecodePass): CallState | undefined {
   const [callId, , , , modelSeq, attempt, notAfter, ok, source] = entry;
   if (typeof callId !== 'string' || pass.apart.has(callId) || callId in pass.calls) return undefined;
-  if (typeof modelSeq !== 'number' || typeof attempt !== 'number' || typeof notAfter !== 'number' || typeof ok !== 'boolean' || typeof source !== 'string') return undefined;
+  if (typeof modelSeq !== 'number' || typeof attempt !== 'number' || typeof notAfter !== 'number' || typeof ok !== 'boolean' || typeof source !== 'string')
+    return undefined;
   const call: CallState = {
     callId,
     providerId: asked.providerId,

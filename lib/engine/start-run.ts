@@ -80,7 +80,12 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   }
   let instructions: Awaited<ReturnType<typeof resolveInstructions>>;
   try {
-    instructions = await resolveInstructions(agent, parsedInput, { tenant: run.tenant, runId, ...(child ? { parent: { ...child.parent } } : {}) }, registry.appContext);
+    instructions = await resolveInstructions(
+      agent,
+      parsedInput,
+      { tenant: run.tenant, runId, ...(child ? { parent: { ...child.parent } } : {}) },
+      registry.appContext,
+    );
   } catch (error) {
     // A refused start holds no slot (nothing of this run exists: a retry was answered above).
     if (admitted) await deps.admission?.release(run);
@@ -133,7 +138,13 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
 }
 
 /** After run_started is stored: the head, then the first tick (both redone by a retry). */
-async function finishStart(deps: EngineDeps, run: RunRef, started: EventOf<'run_started'>, created: boolean, admitted: boolean | undefined): Promise<StartRunResult> {
+async function finishStart(
+  deps: EngineDeps,
+  run: RunRef,
+  started: EventOf<'run_started'>,
+  created: boolean,
+  admitted: boolean | undefined,
+): Promise<StartRunResult> {
   const { clock, heads, queue } = deps;
   const runId = run.runId;
   const now = clock.now();
@@ -200,7 +211,10 @@ export function initialHead(
 }
 
 /** The agent's context policy as run_started pins it, or nothing (old runs fold without it). */
-export function contextPin(agent: Parameters<typeof pinContext>[0], price: Parameters<typeof pinContext>[1]): { context?: NonNullable<ReturnType<typeof pinContext>> } {
+export function contextPin(
+  agent: Parameters<typeof pinContext>[0],
+  price: Parameters<typeof pinContext>[1],
+): { context?: NonNullable<ReturnType<typeof pinContext>> } {
   const context = pinContext(agent, price);
   return context ? { context } : {};
 }

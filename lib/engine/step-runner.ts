@@ -15,17 +15,7 @@ import { publishOutcome } from './outcomes.js';
 import { RunSession } from './run-session.js';
 import { runTurn, type TurnOutcome } from './turn-runner.js';
 
-export type StepOutcome =
-  | 'continued'
-  | 'waiting'
-  | 'parked'
-  | 'ended'
-  | 'busy'
-  | 'fenced'
-  | 'lease_lost'
-  | 'poisoned'
-  | 'not_found'
-  | 'corrupt';
+export type StepOutcome = 'continued' | 'waiting' | 'parked' | 'ended' | 'busy' | 'fenced' | 'lease_lost' | 'poisoned' | 'not_found' | 'corrupt';
 
 export interface StepResult {
   outcome: StepOutcome;
@@ -207,7 +197,13 @@ async function loadOrPark(
 }
 
 /** Phase 5: ingest, turns, project, release; again while new inbox items keep the release from landing. */
-async function ingestTurnsAndRelease(session: RunSession, claimedHead: RunHead, options: StepOptions, progress: Progress, release: Release): Promise<TurnOutcome> {
+async function ingestTurnsAndRelease(
+  session: RunSession,
+  claimedHead: RunHead,
+  options: StepOptions,
+  progress: Progress,
+  release: Release,
+): Promise<TurnOutcome> {
   const { deps, run } = session;
   const countTurn = () => ++progress.turns;
   let head = claimedHead;

@@ -174,7 +174,13 @@ async function settleOrAbort<T>(session: RunSession, work: Promise<T>, signal: A
   } finally {
     if (!settled) {
       const grace = session.deps.clock.sleep(ABORT_GRACE_MS).then(() => 'timeout' as const);
-      const outcome = await Promise.race([tracked.then(() => 'settled' as const, () => 'settled' as const), grace]);
+      const outcome = await Promise.race([
+        tracked.then(
+          () => 'settled' as const,
+          () => 'settled' as const,
+        ),
+        grace,
+      ]);
       if (outcome === 'timeout') session.dangling = true;
     }
   }

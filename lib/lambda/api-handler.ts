@@ -47,5 +47,10 @@ function asJsonError(result: AdapterResult): AdapterResult {
   if (result.statusCode < 400 || type.includes('json')) return result;
   const code = result.statusCode === 400 ? 'invalid_request' : 'internal_error';
   const message = result.statusCode === 400 ? 'the request could not be read' : 'internal error';
-  return { statusCode: result.statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: { code, message } }), isBase64Encoded: false };
+  return {
+    statusCode: result.statusCode,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ error: { code, message } }),
+    isBase64Encoded: false,
+  };
 }

@@ -70,7 +70,12 @@ async function handleRecord(runtime: Runtime, record: SQSRecord, context: Contex
   // without the hint the claim and the head gate (which parks such a run) come before any read.
   const hint = receiveCount === 1 ? parseTickHint(record.messageAttributes?.[HINT_ATTRIBUTE]?.stringValue) : undefined;
   if (hint) tick = { ...tick, hint };
-  const visibilitySeconds = tickVisibilitySeconds(engine.config.leaseMs, runtime.env.LOGBOOK_VISIBILITY_MARGIN_S, receiveCount, runtime.env.LOGBOOK_BACKOFF_BASE_S);
+  const visibilitySeconds = tickVisibilitySeconds(
+    engine.config.leaseMs,
+    runtime.env.LOGBOOK_VISIBILITY_MARGIN_S,
+    receiveCount,
+    runtime.env.LOGBOOK_BACKOFF_BASE_S,
+  );
   if (receiveCount > 1) logger.info('tick redelivered; backing off before the next delivery', { receiveCount, visibilitySeconds });
   const setVisibility = async (seconds: number) => {
     try {

@@ -70,15 +70,13 @@ export function toAiSdkCallOptions(request: ModelRequest, signal?: AbortSignal):
         role: 'assistant',
         content: [
           ...(m.text === '' ? [] : [{ type: 'text' as const, text: m.text }]),
-          ...m.calls.map(
-            (c): AiSdkToolCallPart => ({
-              type: 'tool-call',
-              toolCallId: wireId(c.callId, c.providerId),
-              toolName: c.name,
-              // A copy: messages are frozen and a provider may normalise what it is given.
-              input: structuredClone(c.args),
-            }),
-          ),
+          ...m.calls.map((c): AiSdkToolCallPart => ({
+            type: 'tool-call',
+            toolCallId: wireId(c.callId, c.providerId),
+            toolName: c.name,
+            // A copy: messages are frozen and a provider may normalise what it is given.
+            input: structuredClone(c.args),
+          })),
         ],
       });
     } else {

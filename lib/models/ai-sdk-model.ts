@@ -31,7 +31,7 @@ function checkLanguageModel(model: unknown): AiSdkLanguageModel {
   if (typeof model !== 'object' || model === null) {
     throw new ConfigError(
       `aiSdkModel: expected an AI SDK language model object (e.g. createOpenAI(...)('gpt-4.1-mini')), got ${model === null ? 'null' : typeof model}` +
-        (typeof model === 'string' ? ': a model id string needs the AI SDK gateway, which Logbook does not load; pass the provider\'s model object' : ''),
+        (typeof model === 'string' ? ": a model id string needs the AI SDK gateway, which Logbook does not load; pass the provider's model object" : ''),
     );
   }
   const m = model as Record<string, unknown>;

@@ -70,12 +70,7 @@ interface SdkErrorShape {
   $response?: { statusCode?: number; headers?: Record<string, string | undefined> };
 }
 
-const RATE_LIMITED = new Set([
-  'ThrottlingException',
-  'TooManyRequestsException',
-  'ModelNotReadyException',
-  'ServiceQuotaExceededException',
-]);
+const RATE_LIMITED = new Set(['ThrottlingException', 'TooManyRequestsException', 'ModelNotReadyException', 'ServiceQuotaExceededException']);
 const UNAVAILABLE = new Set([
   'InternalServerException',
   'ServiceUnavailableException',

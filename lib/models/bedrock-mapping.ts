@@ -1,10 +1,4 @@
-import type {
-  ContentBlock,
-  ConverseCommandInput,
-  ConverseCommandOutput,
-  Message,
-  Tool,
-} from '@aws-sdk/client-bedrock-runtime';
+import type { ContentBlock, ConverseCommandInput, ConverseCommandOutput, Message, Tool } from '@aws-sdk/client-bedrock-runtime';
 import type { JsonValue } from '../core/json.js';
 import type { ModelRequest, ModelResponse, ModelResponseCall, StopReason } from '../core/messages.js';
 import { MODEL_ERROR, modelError } from './model-errors.js';
@@ -33,11 +27,7 @@ function nonBlank(text: string, placeholder: string): string {
  * Builds the Converse request. Consecutive messages of one role are merged into one message
  * (Converse requires user/assistant alternation, and all results of one turn in one user message).
  */
-export function toConverseInput(
-  modelId: string,
-  request: ModelRequest,
-  options: ConverseMappingOptions,
-): ConverseCommandInput {
+export function toConverseInput(modelId: string, request: ModelRequest, options: ConverseMappingOptions): ConverseCommandInput {
   const wireId = assignWireIds(request.messages);
   const messages: Message[] = [];
   const push = (role: 'user' | 'assistant', blocks: ContentBlock[]) => {

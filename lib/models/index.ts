@@ -1,26 +1,11 @@
 export { BedrockConverseClient, classifyBedrockError, type BedrockConverseOptions } from './bedrock-converse.js';
 export { fromConverseOutput, toConverseInput, supportsToolResultStatus } from './bedrock-mapping.js';
-export {
-  OpenAiCompatibleClient,
-  chatCompletionsUrl,
-  classifyHttpError,
-  type ApiKeyHeader,
-  type OpenAiCompatibleOptions,
-} from './openai-compatible.js';
+export { OpenAiCompatibleClient, chatCompletionsUrl, classifyHttpError, type ApiKeyHeader, type OpenAiCompatibleOptions } from './openai-compatible.js';
 export { fromChatCompletion, toChatCompletionsBody, parseArguments, type MaxTokensParam } from './openai-wire.js';
 export { MODEL_ERROR, modelError, looksLikeContextLength, type ModelErrorCode } from './model-errors.js';
 export { DEFAULT_RETRY, backoffMs, parseRetryAfter, withRetry, type RetryDeps, type RetryOptions } from './retry.js';
 export { assignWireIds, type WireIds } from './wire-ids.js';
-export {
-  BUILT_IN_PRICES,
-  PriceTable,
-  UnknownModelPriceError,
-  ZERO_PRICE,
-  costUsd,
-  defaultPrices,
-  registerPrice,
-  type Price,
-} from './prices.js';
+export { BUILT_IN_PRICES, PriceTable, UnknownModelPriceError, ZERO_PRICE, costUsd, defaultPrices, registerPrice, type Price } from './prices.js';
 export {
   modelEnvSchema,
   modelsFromEnv,

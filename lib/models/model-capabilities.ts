@@ -45,7 +45,8 @@ export function modelSettingsProblems(modelId: string, settings: ModelSettings, 
   const parsed = parseModelId(modelId);
   const problems: string[] = [];
   const refuse = (setting: string, why: string) => problems.push(`${setting}: ${why}`);
-  if (settings.toolChoice !== undefined && typeof settings.toolChoice === 'object' && settings.toolChoice.tool.trim() === '') refuse('toolChoice', 'names no tool');
+  if (settings.toolChoice !== undefined && typeof settings.toolChoice === 'object' && settings.toolChoice.tool.trim() === '')
+    refuse('toolChoice', 'names no tool');
   if (!parsed || parsed.provider === 'scripted') return problems;
   const name = parsed.name;
   if (parsed.provider === 'bedrock') {
@@ -60,9 +61,13 @@ export function modelSettingsProblems(modelId: string, settings: ModelSettings, 
         if (settings.toolChoice !== undefined && settings.toolChoice !== 'auto') refuse('toolChoice', 'Claude only takes toolChoice auto while thinking');
         if (settings.providerOptions?.thinking !== undefined) refuse('providerOptions.thinking', 'set by reasoning.budgetTokens');
         if (context.tools > 0) {
-          refuse('reasoning', "Claude's thinking blocks must go back with tool results, and Logbook's log does not keep them yet: use it on an agent without tools");
+          refuse(
+            'reasoning',
+            "Claude's thinking blocks must go back with tool results, and Logbook's log does not keep them yet: use it on an agent without tools",
+          );
         }
-        if (settings.reasoning.budgetTokens >= context.maxOutputTokens) refuse('reasoning', `budgetTokens must be below maxOutputTokens (${context.maxOutputTokens})`);
+        if (settings.reasoning.budgetTokens >= context.maxOutputTokens)
+          refuse('reasoning', `budgetTokens must be below maxOutputTokens (${context.maxOutputTokens})`);
       }
     }
     return problems;

@@ -44,10 +44,7 @@ const needsKey = (url: URL) => url.hostname === 'api.openai.com' || /\.azure\.co
  * needs only a region and the caller's IAM permissions); any `openai:` id when OPENAI_BASE_URL or
  * OPENAI_API_KEY is set. Anything else resolves to undefined, and the run parks.
  */
-export function modelsFromEnv(
-  env: Record<string, string | undefined> = process.env,
-  options: ModelConfigOptions = {},
-): ModelSelection {
+export function modelsFromEnv(env: Record<string, string | undefined> = process.env, options: ModelConfigOptions = {}): ModelSelection {
   const config = parseModelEnv(env);
   const { modelId, price, provider } = selectModel(config, options.prices ?? defaultPrices);
   const openaiConfigured = config.OPENAI_BASE_URL !== undefined || config.OPENAI_API_KEY !== undefined;

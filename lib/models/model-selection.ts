@@ -50,10 +50,7 @@ export function parseModelEnv(env: Record<string, string | undefined>): ModelEnv
  * what run creation (API, trigger) needs. Throws ConfigError for a malformed id or a model with
  * no price.
  */
-export function selectedModel(
-  env: Record<string, string | undefined> = process.env,
-  options: { prices?: PriceTable } = {},
-): { modelId: string; price: Price } {
+export function selectedModel(env: Record<string, string | undefined> = process.env, options: { prices?: PriceTable } = {}): { modelId: string; price: Price } {
   const { modelId, price } = selectModel(parseModelEnv(env), options.prices ?? defaultPrices);
   return { modelId, price };
 }
@@ -64,8 +61,7 @@ export function selectModel(config: ModelEnv, prices: PriceTable): { modelId: st
   if (!selected) {
     throw new ConfigError(`LOGBOOK_MODEL must be "scripted", "bedrock:<modelId>" or "openai:<model>", got "${modelId}"`);
   }
-  const price =
-    config.LOGBOOK_MODEL_PRICE ?? prices.lookup(modelId) ?? (selected.provider === 'scripted' ? { ...ZERO_PRICE } : undefined);
+  const price = config.LOGBOOK_MODEL_PRICE ?? prices.lookup(modelId) ?? (selected.provider === 'scripted' ? { ...ZERO_PRICE } : undefined);
   if (!price) {
     throw new ConfigError(
       `no price is known for ${modelId}: set LOGBOOK_MODEL_PRICE=<input>,<output> in USD per million tokens ` +
@@ -74,4 +70,3 @@ export function selectModel(config: ModelEnv, prices: PriceTable): { modelId: st
   }
   return { modelId, price, provider: selected.provider };
 }
-

@@ -68,14 +68,9 @@ export class OpenAiCompatibleClient implements ModelClient {
       'content-type': 'application/json',
       accept: 'application/json',
       ...options.headers,
-      ...(options.apiKey === undefined
-        ? {}
-        : keyHeader === 'api-key'
-          ? { 'api-key': options.apiKey }
-          : { authorization: `Bearer ${options.apiKey}` }),
+      ...(options.apiKey === undefined ? {} : keyHeader === 'api-key' ? { 'api-key': options.apiKey } : { authorization: `Bearer ${options.apiKey}` }),
     };
-    this.maxTokensParam =
-      options.maxTokensParam ?? (this.url.hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens');
+    this.maxTokensParam = options.maxTokensParam ?? (this.url.hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens');
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.clock = options.clock ?? new SystemClock();
     this.random = options.random ?? Math.random;
@@ -113,10 +108,7 @@ export class OpenAiCompatibleClient implements ModelClient {
         try {
           json = JSON.parse(text);
         } catch {
-          throw modelError(
-            MODEL_ERROR.invalidResponse,
-            `openai-compatible: HTTP ${status} body is not JSON: ${text.slice(0, 200)}`,
-          );
+          throw modelError(MODEL_ERROR.invalidResponse, `openai-compatible: HTTP ${status} body is not JSON: ${text.slice(0, 200)}`);
         }
         return fromChatCompletion(json);
       },
@@ -144,20 +136,13 @@ function readErrorBody(text: string): { message: string; code?: string } {
   const root = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
   const inner = root.error;
   const obj = (typeof inner === 'object' && inner !== null ? inner : root) as Record<string, unknown>;
-  const message =
-    typeof obj.message === 'string' ? obj.message : typeof inner === 'string' ? inner : text.slice(0, 500);
+  const message = typeof obj.message === 'string' ? obj.message : typeof inner === 'string' ? inner : text.slice(0, 500);
   const code = typeof obj.code === 'string' ? obj.code : typeof obj.type === 'string' ? obj.type : undefined;
   return code === undefined ? { message } : { message, code };
 }
 
 /** Maps a non-2xx answer to a TransientModelFailure (retried) or a final ModelError. */
-export function classifyHttpError(
-  status: number,
-  text: string,
-  header: (name: string) => string | null,
-  nowMs: number,
-  maxTokensParam: MaxTokensParam,
-): Error {
+export function classifyHttpError(status: number, text: string, header: (name: string) => string | null, nowMs: number, maxTokensParam: MaxTokensParam): Error {
   const { message, code } = readErrorBody(text);
   const summary = `HTTP ${status}${code ? ` (${code})` : ''}: ${message}`;
   const final = (c: Parameters<typeof modelError>[0], m = summary) => modelError(c, `openai-compatible: ${m}`);

@@ -34,11 +34,7 @@ function toolResultText(content: string, isError: boolean): string {
   return `Error: ${content}`;
 }
 
-export function toChatCompletionsBody(
-  model: string,
-  request: ModelRequest,
-  maxTokensParam: MaxTokensParam,
-): Record<string, unknown> {
+export function toChatCompletionsBody(model: string, request: ModelRequest, maxTokensParam: MaxTokensParam): Record<string, unknown> {
   const wireId = assignWireIds(request.messages);
   const messages: WireMessage[] = [];
   if (request.system !== '') messages.push({ role: 'system', content: request.system });

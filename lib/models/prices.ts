@@ -44,7 +44,7 @@ export const BUILT_IN_PRICES: Readonly<Record<string, Price>> = Object.freeze({
   'gpt-4.1-mini': p(0.4, 1.6),
   'gpt-4.1-nano': p(0.1, 0.4),
   'o4-mini': p(1.1, 4.4),
-  'o3': p(2, 8),
+  o3: p(2, 8),
   'gpt-5': p(1.25, 10),
   'gpt-5-mini': p(0.25, 2),
   'gpt-5-nano': p(0.05, 0.4),

@@ -54,6 +54,9 @@ function safeJson(value: unknown): string {
 export class ResolverAnswerRefusedError extends LogbookError {
   readonly code = 'harness_resolver_refused';
   constructor(attention: string, answer: string, options: { cause: unknown }) {
-    super(`the scenario resolver answered ${answer} to ${attention}, and the run refused it: ${(options.cause as Error)?.message ?? String(options.cause)}`, options);
+    super(
+      `the scenario resolver answered ${answer} to ${attention}, and the run refused it: ${(options.cause as Error)?.message ?? String(options.cause)}`,
+      options,
+    );
   }
 }

@@ -56,8 +56,10 @@ export function describeParks(head: RunHead): string[] {
 export async function endingOf(world: World, run: RunRef, drive: DriveResult | { error: unknown }): Promise<Ending> {
   if ('error' in drive) {
     const head = await world.storage.heads.getHead(run);
-    const last = head ? (await world.storage.log.readOne(run, head.lastSeq)) as { type?: string; callId?: string } | undefined : undefined;
-    const where = head ? `; the run is ${head.status} at seq ${head.lastSeq}${last?.type ? ` (last event ${last.type}${last.callId ? ` ${last.callId}` : ''})` : ''}` : '';
+    const last = head ? ((await world.storage.log.readOne(run, head.lastSeq)) as { type?: string; callId?: string } | undefined) : undefined;
+    const where = head
+      ? `; the run is ${head.status} at seq ${head.lastSeq}${last?.type ? ` (last event ${last.type}${last.callId ? ` ${last.callId}` : ''})` : ''}`
+      : '';
     const refused = drive.error instanceof ResolverAnswerRefusedError;
     return { kind: 'unfinished', detail: `${errorMessage(drive.error)}${where}`, ...(refused ? { refused } : {}) };
   }
@@ -152,7 +154,8 @@ export async function checkInvariants(
   // answered, its reservation when it did not (a crash never refunds it).
   const expected = usageFromLog(page.events);
   for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) {
-    if (Math.abs(state.usage[k] - expected[k]) > 1e-9) failures.push(`${k} ${state.usage[k]} != ${expected[k]} recomputed from the log (budget refunded or reset)`);
+    if (Math.abs(state.usage[k] - expected[k]) > 1e-9)
+      failures.push(`${k} ${state.usage[k]} != ${expected[k]} recomputed from the log (budget refunded or reset)`);
   }
   // A crash can only add spend (an orphaned reservation stays spent), never take it back: when the
   // run ended as the baseline did and the model saw what it saw uninterrupted. (After a crash a
@@ -197,7 +200,13 @@ export function answerDiffers(answer: string, baseline: string, run: RunRef): st
   const ids = (text: string) => text.match(CALL_ID) ?? [];
   const same = answer.replace(CALL_ID, '<callId>') === baseline.replace(CALL_ID, '<callId>');
   if (!same || ids(answer).length === 0) return base;
-  const pairs = [...new Set(ids(baseline).map((id, i) => `${id} → ${ids(answer)[i]}`).filter((p) => !/^(\S+) → \1$/.test(p)))];
+  const pairs = [
+    ...new Set(
+      ids(baseline)
+        .map((id, i) => `${id} → ${ids(answer)[i]}`)
+        .filter((p) => !/^(\S+) → \1$/.test(p)),
+    ),
+  ];
   return (
     `${base}: they differ only in call ids (${pairs.join(', ')}). A call id is <seq of the model response>-<index>, and ` +
     `the idempotency key is ${run.tenant}:${run.runId}:<callId>; a crash after a model call was reserved and before its ` +
@@ -222,7 +231,8 @@ function duplicateFailure(dup: { key: string; count: number }, state: RunState):
   if (!call) return `${base} (repeated side effects)`;
   const policy = state.started.tools.find((t) => t.name === call.name)?.policy ?? 'escalate';
   const why: Record<string, string> = {
-    rerun: 'rerun runs a call again after a crash, so only read-only tools may have it: use idempotency_key (with a service that dedupes by ctx.idempotencyKey), verify or escalate',
+    rerun:
+      'rerun runs a call again after a crash, so only read-only tools may have it: use idempotency_key (with a service that dedupes by ctx.idempotencyKey), verify or escalate',
     idempotency_key: 'the call ran again with the same ctx.idempotencyKey: the service must deduplicate by it',
     verify: 'its verify() said not_landed for a write that had landed',
     escalate: 'the resolver approved a rerun of a write that had landed',
@@ -329,13 +339,15 @@ async function checkChildren(world: World, run: RunRef, state: RunState, failure
     }
     const child = foldLog(childPage.events);
     if (!child.outcome || call.result?.source !== 'child') {
-      if (state.outcome?.type === 'completed') failures.push(`call ${call.callId}: child ${childRef.runId} is ${child.status} and the parent completed without its answer`);
+      if (state.outcome?.type === 'completed')
+        failures.push(`call ${call.callId}: child ${childRef.runId} is ${child.status} and the parent completed without its answer`);
       continue;
     }
     // A child with an output schema answers with its output (JSON), any other with its answer.
     const given = child.outcome.type === 'completed' ? (child.outcome.output ?? child.outcome.answer) : undefined;
     const answer = given?.kind === 'inline' ? canonicalJson(given.value) : undefined;
     const got = call.result.output.kind === 'inline' ? canonicalJson(call.result.output.value) : undefined;
-    if (answer !== undefined && got !== answer) failures.push(`call ${call.callId}: result ${got} is not child ${childRef.runId}'s answer ${answer} (lost answer)`);
+    if (answer !== undefined && got !== answer)
+      failures.push(`call ${call.callId}: result ${got} is not child ${childRef.runId}'s answer ${answer} (lost answer)`);
   }
 }

@@ -145,7 +145,14 @@ export async function crashScenario(
 }
 
 /** Freeze a worker at checkpoint `index`, let its lease lapse, let another finish, then thaw it. */
-export async function pauseScenario(scenario: AnyScenario, request: StartRunRequest, run: RunRef, baseline: Baseline, index: number, label: string): Promise<PointReport> {
+export async function pauseScenario(
+  scenario: AnyScenario,
+  request: StartRunRequest,
+  run: RunRef,
+  baseline: Baseline,
+  index: number,
+  label: string,
+): Promise<PointReport> {
   const world: World = scenario.world();
   const rec = recorder();
   let release!: () => void;
@@ -195,7 +202,15 @@ export async function pauseScenario(scenario: AnyScenario, request: StartRunRequ
   } else {
     outcome = await firstDrive;
   }
-  await checkInvariants(scenario, world, run, baseline, rec.folds.filter((f) => f.state.lastSeq > 0), outcome.ending, failures);
+  await checkInvariants(
+    scenario,
+    world,
+    run,
+    baseline,
+    rec.folds.filter((f) => f.state.lastSeq > 0),
+    outcome.ending,
+    failures,
+  );
   return {
     kind: 'pause',
     at: [{ index, label }],

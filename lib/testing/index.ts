@@ -6,24 +6,10 @@
  * - toolTestContext: the context the engine hands one tool, with an abort the test triggers.
  * - checkReplay: will the agents about to be deployed still serve these recorded runs?
  */
-export {
-  runCrashHarness,
-  formatHarnessReport,
-  type HarnessScenario,
-  type HarnessOptions,
-  type HarnessReport,
-  type PointReport,
-} from './crash-harness.js';
+export { runCrashHarness, formatHarnessReport, type HarnessScenario, type HarnessOptions, type HarnessReport, type PointReport } from './crash-harness.js';
 export type { Baseline } from './harness-invariants.js';
 export { BaselineParkedError, BaselineUnfinishedError, ResolverAnswerRefusedError, SideEffectShapeError } from './harness-errors.js';
-export {
-  effectLog,
-  repeatedEffects,
-  resolveFromEffects,
-  type EffectRecorder,
-  type RecordedEffect,
-  type SideEffectRecord,
-} from './side-effects.js';
+export { effectLog, repeatedEffects, resolveFromEffects, type EffectRecorder, type RecordedEffect, type SideEffectRecord } from './side-effects.js';
 export { driveRun, type DriveOptions, type DriveResult, type Outside, type Resolver } from './driver.js';
 export { agentsWorld, memoryStorage, spawnWorker, guard, type World, type WorldStorage, type WorkerProcess } from './world.js';
 export { scriptedWorld, type ScriptedWorldOptions } from './scripted-world.js';

@@ -77,7 +77,10 @@ export function missingTools(state: RunState, agents: Agents): StrandReason[] {
   const reasons: StrandReason[] = [];
   for (const pinned of state.started.tools) {
     if (agents.registry.tool(pinned.name, pinned.schemaHash, state.started.agent.name)) continue;
-    const sameName = uniqueBy(registered.filter((t) => t.name === pinned.name), (t) => t.schemaHash);
+    const sameName = uniqueBy(
+      registered.filter((t) => t.name === pinned.name),
+      (t) => t.schemaHash,
+    );
     const openCalls = Object.values(state.calls)
       .filter((c) => c.name === pinned.name && c.status !== 'done')
       .map((c) => c.callId);
@@ -123,17 +126,18 @@ export function missingModel(modelId: string, serving: ModelServing): StrandReas
       if (serving.deployedModelIds.includes(modelId)) return undefined;
       return gone(
         `the worker may invoke only ${serving.deployedModelIds.filter((id) => id.startsWith('bedrock:')).join(', ') || 'no Bedrock model'} ` +
-          '(bedrock:InvokeModel is granted on the models the agents pin): keep an agent version that pins it, or list it in the construct\'s `models`',
+          "(bedrock:InvokeModel is granted on the models the agents pin): keep an agent version that pins it, or list it in the construct's `models`",
       );
     case 'openai':
       if (set('OPENAI_BASE_URL') || set('OPENAI_API_KEY')) return undefined;
       return gone("the worker's environment sets neither OPENAI_BASE_URL nor OPENAI_API_KEY");
     case 'scripted':
-      return gone('it is not among the application\'s models (defineAgents({ models: { ... } }))');
+      return gone("it is not among the application's models (defineAgents({ models: { ... } }))");
     default:
       // An AI SDK model object can only come from the agents module: there is no built-in one.
-      if (modelId.startsWith('aisdk:')) return gone('it is an AI SDK model the application no longer lists (defineAgents({ models: { [model.id]: () => model } }))');
-      return gone('it is neither one of the application\'s models nor a built-in provider id (bedrock:<id>, openai:<model>)');
+      if (modelId.startsWith('aisdk:'))
+        return gone('it is an AI SDK model the application no longer lists (defineAgents({ models: { [model.id]: () => model } }))');
+      return gone("it is neither one of the application's models nor a built-in provider id (bedrock:<id>, openai:<model>)");
   }
 }
 
@@ -145,8 +149,12 @@ export function schemaChange(from: Pick<PinnedTool, 'inputSchema'>, to: Pick<Pin
   const parts = [
     ...diff(props(to.inputSchema), props(from.inputSchema)).map((p) => `adds ${required(to.inputSchema).includes(p) ? 'required ' : ''}"${p}"`),
     ...diff(props(from.inputSchema), props(to.inputSchema)).map((p) => `drops "${p}"`),
-    ...diff(required(to.inputSchema), required(from.inputSchema)).filter((p) => props(from.inputSchema).includes(p)).map((p) => `now requires "${p}"`),
-    ...diff(required(from.inputSchema), required(to.inputSchema)).filter((p) => props(to.inputSchema).includes(p)).map((p) => `no longer requires "${p}"`),
+    ...diff(required(to.inputSchema), required(from.inputSchema))
+      .filter((p) => props(from.inputSchema).includes(p))
+      .map((p) => `now requires "${p}"`),
+    ...diff(required(from.inputSchema), required(to.inputSchema))
+      .filter((p) => props(to.inputSchema).includes(p))
+      .map((p) => `no longer requires "${p}"`),
   ];
   return parts.length > 0 ? parts.join(', ') : 'a property type or constraint changed';
 }

@@ -33,7 +33,8 @@ export async function checkSettled(world: World, run: RunRef, submitted: readonl
   // 1. Inbox: nothing left behind, nothing applied twice, nothing accepted and lost.
   const left = await storage.inbox.list(run);
   if (left.length > 0) failures.push(`inbox items left unprocessed: ${left.map((i) => `${i.kind} ${i.id}`).join(', ')}`);
-  if (head.inboxVersion > head.ingestedInboxVersion && left.length > 0) failures.push(`head says inbox items are pending (${head.inboxVersion} > ${head.ingestedInboxVersion})`);
+  if (head.inboxVersion > head.ingestedInboxVersion && left.length > 0)
+    failures.push(`head says inbox items are pending (${head.inboxVersion} > ${head.ingestedInboxVersion})`);
   const byInbox = new Map<string, number>();
   for (const e of events) if (e.inboxId) byInbox.set(e.inboxId, (byInbox.get(e.inboxId) ?? 0) + 1);
   for (const [id, n] of byInbox) if (n > 1) failures.push(`inbox item ${id} applied ${n} times`);

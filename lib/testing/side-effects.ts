@@ -53,8 +53,7 @@ export function effectLog<D = unknown>(): EffectRecorder<D> {
     effects.push(copy);
     return structuredClone(copy);
   };
-  const find = (key: string, op?: string) =>
-    effects.find((e) => e.key === key && (op === undefined || e.op === op) && e.applied && !e.readOnly);
+  const find = (key: string, op?: string) => effects.find((e) => e.key === key && (op === undefined || e.op === op) && e.applied && !e.readOnly);
   const withDetail = (detail: D | undefined) => (detail === undefined ? {} : { detail });
   return {
     write: (op, key, detail) => push({ op, key, applied: true, readOnly: false, ...withDetail(detail) }),

@@ -103,7 +103,13 @@ function writeHooks(points: WritePoints | undefined, mutation: WriteMutation | u
 
 /** What a skipped or held-back write reports to its caller: that it went through. */
 function mutationResult(label: string): unknown {
-  return label === 'heads.releaseLease' || label === 'heads.project' || label === 'heads.projectAndRelease' || label === 'heads.createHead' || label === 'heads.setSnapshot' ? true : undefined;
+  return label === 'heads.releaseLease' ||
+    label === 'heads.project' ||
+    label === 'heads.projectAndRelease' ||
+    label === 'heads.createHead' ||
+    label === 'heads.setSnapshot'
+    ? true
+    : undefined;
 }
 
 /** The checkpoints of a harness process: the engine's, plus the write points of its ports. */
@@ -177,5 +183,11 @@ export function spawnWorker(
  * Build the agents inside the scenario's world() so each point gets fresh fake services.
  */
 export function agentsWorld(agents: Agents, storage: WorldStorage = memoryStorage()): World {
-  return { storage, clock: new ManualClock(), registry: agents.registry, models: { resolve: (id) => agents.model(id) }, ...(agents.redaction ? { redaction: agents.redaction } : {}) };
+  return {
+    storage,
+    clock: new ManualClock(),
+    registry: agents.registry,
+    models: { resolve: (id) => agents.model(id) },
+    ...(agents.redaction ? { redaction: agents.redaction } : {}),
+  };
 }

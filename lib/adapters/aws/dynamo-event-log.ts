@@ -88,9 +88,7 @@ export class DynamoEventLog implements EventLog {
 
   async readOne(run: RunRef, seq: number): Promise<unknown | undefined> {
     const out = await this.ctx.send('readOne', () =>
-      this.ctx.doc.send(
-        new GetCommand({ TableName: this.ctx.table, Key: { [PK]: pk(run), [SK]: eventSk(seq) }, ConsistentRead: true }),
-      ),
+      this.ctx.doc.send(new GetCommand({ TableName: this.ctx.table, Key: { [PK]: pk(run), [SK]: eventSk(seq) }, ConsistentRead: true })),
     );
     if (!out.Item) return undefined;
     this.ctx.countRead(1);

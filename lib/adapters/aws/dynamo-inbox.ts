@@ -87,9 +87,7 @@ export class DynamoInbox implements Inbox {
   }
 
   async delete(run: RunRef, id: string): Promise<void> {
-    await this.ctx.send('inboxDelete', () =>
-      this.ctx.doc.send(new DeleteCommand({ TableName: this.ctx.table, Key: { [PK]: pk(run), [SK]: inboxSk(id) } })),
-    );
+    await this.ctx.send('inboxDelete', () => this.ctx.doc.send(new DeleteCommand({ TableName: this.ctx.table, Key: { [PK]: pk(run), [SK]: inboxSk(id) } })));
   }
 }
 

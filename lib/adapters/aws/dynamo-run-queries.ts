@@ -14,11 +14,7 @@ import { TABLE } from './table-definition.js';
  * cursor names only a position (see list-cursor.ts): the start key is rebuilt here from the
  * caller's tenant and status, so no client-made key ever reaches DynamoDB.
  */
-export async function listRuns(
-  ctx: DynamoContext,
-  tenant: string,
-  options: ListRunsOptions,
-): Promise<{ runs: RunHead[]; cursor?: string }> {
+export async function listRuns(ctx: DynamoContext, tenant: string, options: ListRunsOptions): Promise<{ runs: RunHead[]; cursor?: string }> {
   // Children of one parent: its own sparse index (a status filter then applies to the heads read).
   const index = options.parent !== undefined ? TABLE.gsi.byParent : options.status === undefined ? TABLE.gsi.byTenant : TABLE.gsi.byTenantStatus;
   const partition =
@@ -50,7 +46,8 @@ export async function listRuns(
       )
       .catch((error: unknown) => {
         // Only the cursor is the caller's: a key DynamoDB refuses is a bad cursor, not a 500.
-        if (position && errorName(error) === 'ValidationException') throw new ValidationError('invalid cursor', [{ path: 'cursor', message: 'not a cursor this API issued' }]);
+        if (position && errorName(error) === 'ValidationException')
+          throw new ValidationError('invalid cursor', [{ path: 'cursor', message: 'not a cursor this API issued' }]);
         throw error;
       });
     ctx.countRead(page.ScannedCount ?? page.Items?.length);

@@ -69,8 +69,7 @@ async function applyFix(ctx: DynamoContext, item: Item, fix: SweepFix): Promise<
           UpdateExpression: 'set' in fix ? 'SET #p = :p, #w = :w' : 'REMOVE #p, #w',
           ConditionExpression: '#rev = :rev',
           ExpressionAttributeNames: names,
-          ExpressionAttributeValues:
-            'set' in fix ? { ':p': fix.set.sweepPk, ':w': fix.set.wakeAt, ':rev': item[A.rev] } : { ':rev': item[A.rev] },
+          ExpressionAttributeValues: 'set' in fix ? { ':p': fix.set.sweepPk, ':w': fix.set.wakeAt, ':rev': item[A.rev] } : { ':rev': item[A.rev] },
         }),
       ),
     );

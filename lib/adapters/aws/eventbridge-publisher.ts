@@ -65,9 +65,7 @@ export class EventBridgeOutcomePublisher implements OutcomePublisher {
     }
     if ((response.FailedEntryCount ?? 0) > 0) {
       const entry = response.Entries?.[0];
-      throw new TransientStoreError(
-        `PutEvents rejected ${notice.runId}:${notice.seq}: ${entry?.ErrorCode ?? 'unknown'} ${entry?.ErrorMessage ?? ''}`.trim(),
-      );
+      throw new TransientStoreError(`PutEvents rejected ${notice.runId}:${notice.seq}: ${entry?.ErrorCode ?? 'unknown'} ${entry?.ErrorMessage ?? ''}`.trim());
     }
   }
 }

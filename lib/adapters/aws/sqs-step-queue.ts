@@ -1,11 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  ChangeMessageVisibilityCommand,
-  DeleteMessageCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { ValidationError } from '../../core/errors.js';
 import type { StepQueue, Tick, TickVisibility } from '../../ports/step-queue.js';
 import { DEFAULT_RETRY, errorName, withRetry, type RetryOptions } from './aws-errors.js';

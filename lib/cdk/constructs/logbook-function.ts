@@ -113,8 +113,7 @@ export class LogbookFunction extends Construct {
         sourcesContent: false,
         mainFields: ['module', 'main'],
         // Bundled CommonJS dependencies call require(); ESM output has none unless we define it.
-        banner:
-          "import { createRequire as __logbookCreateRequire } from 'node:module'; const require = __logbookCreateRequire(import.meta.url);",
+        banner: "import { createRequire as __logbookCreateRequire } from 'node:module'; const require = __logbookCreateRequire(import.meta.url);",
         // The AWS SDK v3 is bundled, not taken from the runtime: the deployed code then runs the
         // exact SDK versions package-lock.json pins and the tests exercised, rather than whatever
         // version the Lambda runtime ships this month; tree shaking keeps the added size small.
@@ -126,7 +125,8 @@ export class LogbookFunction extends Construct {
     });
     Validations.of(this.fn).acknowledge({
       id: 'AwsSolutions-L1',
-      reason: 'Logbook targets nodejs22.x on purpose: its pinned dependencies are built and tested on Node 20/22; moving to a newer runtime is a deliberate, tested change.',
+      reason:
+        'Logbook targets nodejs22.x on purpose: its pinned dependencies are built and tested on Node 20/22; moving to a newer runtime is a deliberate, tested change.',
     });
   }
 
@@ -175,9 +175,7 @@ export class LogbookFunction extends Construct {
    * failure reporting, and a concurrency cap. CDK adds receive/delete/visibility on the queue.
    */
   consumeQueue(queue: StepQueue, maxConcurrency: number): this {
-    this.fn.addEventSource(
-      new SqsEventSource(queue.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency }),
-    );
+    this.fn.addEventSource(new SqsEventSource(queue.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency }));
     return this;
   }
 

@@ -83,9 +83,7 @@ export class PayloadBucket extends Construct {
     const objectActions = [...(access.read ? ['s3:GetObject'] : []), ...(access.write ? ['s3:PutObject'] : [])];
     if (objectActions.length === 0) return [];
     const principal = grantee.grantPrincipal;
-    principal.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: objectActions, resources: [this.bucket.arnForObjects('*')] }),
-    );
+    principal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: objectActions, resources: [this.bucket.arnForObjects('*')] }));
     if (access.read) {
       principal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }));
     }

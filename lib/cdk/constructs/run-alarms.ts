@@ -79,7 +79,8 @@ export class RunAlarms extends Construct {
     this.add('TriggerFailures', {
       metric: props.triggerFailureQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       threshold: 1,
-      description: 'Agent Run Requested events the trigger threw on after its retries, or that waited throttled past their maximum age: those runs never started. Re-put requestPayload on the bus.',
+      description:
+        'Agent Run Requested events the trigger threw on after its retries, or that waited throttled past their maximum age: those runs never started. Re-put requestPayload on the bus.',
     });
     this.add('StepBacklog', {
       metric: props.stepQueue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
@@ -111,10 +112,7 @@ export class RunAlarms extends Construct {
     });
   }
 
-  private add(
-    id: string,
-    options: { metric: cloudwatch.IMetric; threshold: number; description: string; evaluationPeriods?: number },
-  ): void {
+  private add(id: string, options: { metric: cloudwatch.IMetric; threshold: number; description: string; evaluationPeriods?: number }): void {
     const alarm = new cloudwatch.Alarm(this, id, {
       metric: options.metric,
       threshold: options.threshold,

@@ -46,9 +46,7 @@ export class RunApi extends Construct {
 
   constructor(scope: Construct, id: string, props: RunApiProps) {
     super(scope, id);
-    const authorizer = props.jwt
-      ? new HttpJwtAuthorizer('JwtAuthorizer', props.jwt.issuer, { jwtAudience: [...props.jwt.audience] })
-      : new HttpIamAuthorizer();
+    const authorizer = props.jwt ? new HttpJwtAuthorizer('JwtAuthorizer', props.jwt.issuer, { jwtAudience: [...props.jwt.audience] }) : new HttpIamAuthorizer();
     this.httpApi = new apigw.HttpApi(this, 'HttpApi', {
       description: 'Logbook runs API',
       // Every path goes to the api handler, which routes itself; the authorizer guards them all.

@@ -82,7 +82,7 @@ export class RunEvents extends Construct {
     });
     Validations.of(this.triggerFailureQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: 'This queue is itself a dead-letter queue: the on-failure destination of the trigger function\'s asynchronous invocations.',
+      reason: "This queue is itself a dead-letter queue: the on-failure destination of the trigger function's asynchronous invocations.",
     });
     props.trigger.configureAsyncInvoke({
       // Not lambda-destinations' SqsDestination: its grant adds kms:ReEncrypt* and

@@ -87,15 +87,11 @@ export class RunTable extends Construct {
       ...(access.delete ? ['dynamodb:DeleteItem'] : []),
     ];
     if (tableActions.length > 0) {
-      grantee.grantPrincipal.addToPrincipalPolicy(
-        new iam.PolicyStatement({ actions: tableActions, resources: [this.table.tableArn] }),
-      );
+      grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: tableActions, resources: [this.table.tableArn] }));
     }
     const indexes = access.queryIndexes ?? [];
     if (indexes.length > 0) {
-      grantee.grantPrincipal.addToPrincipalPolicy(
-        new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: indexes.map((i) => this.indexArn(i)) }),
-      );
+      grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: indexes.map((i) => this.indexArn(i)) }));
     }
     if (tableActions.length === 0 && indexes.length === 0) return [];
     // DynamoDB uses the table's key under the caller's identity. Exact actions: CDK's own grants

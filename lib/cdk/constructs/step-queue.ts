@@ -71,10 +71,7 @@ export class StepQueue extends Construct {
    * returns the actions the grantee needs on the queue's KMS key.
    */
   grant(grantee: iam.IGrantable, access: QueueAccess): string[] {
-    const actions = [
-      ...(access.send ? ['sqs:SendMessage'] : []),
-      ...(access.changeVisibility ? ['sqs:ChangeMessageVisibility'] : []),
-    ];
+    const actions = [...(access.send ? ['sqs:SendMessage'] : []), ...(access.changeVisibility ? ['sqs:ChangeMessageVisibility'] : [])];
     if (actions.length === 0) return [];
     grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: [this.queue.queueArn] }));
     // SSE-KMS producers make a data key and may decrypt a cached one.

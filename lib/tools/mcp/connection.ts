@@ -69,7 +69,12 @@ export class McpConnection {
    * fresh connection (a restarted server, an expired HTTP session); after that the server is
    * unavailable. Everything else that is not a result says the tool may have run.
    */
-  async callTool(name: string, args: Record<string, unknown>, meta: Record<string, unknown>, options: { signal?: AbortSignal; timeoutMs: number }): Promise<CallToolResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    meta: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs: number },
+  ): Promise<CallToolResult> {
     // A reconnect must fail before the call's own timeout does: refused in time is an error
     // result, while the engine's timeout would leave an unsent call "unknown".
     const connectTimeoutMs = Math.max(1, Math.min(this.options.connectTimeoutMs, Math.floor(options.timeoutMs / 2)));
@@ -169,7 +174,8 @@ export class McpConnection {
   private transport(): Transport {
     const t = this.options.transport;
     const max = this.options.maxResultBytes;
-    if (isHttpTransport(t)) return new StreamableHTTPClientTransport(new URL(String(t.url)), { requestInit: { headers: { ...t.headers } }, fetch: cappedFetch(max) });
+    if (isHttpTransport(t))
+      return new StreamableHTTPClientTransport(new URL(String(t.url)), { requestInit: { headers: { ...t.headers } }, fetch: cappedFetch(max) });
     const stdio = new StdioClientTransport({
       command: t.command,
       args: [...(t.args ?? [])],

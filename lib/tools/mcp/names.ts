@@ -14,10 +14,13 @@ export function logbookToolNames(mcpNames: readonly string[], prefix: string, se
   for (const mcpName of mcpNames) {
     const name = `${prefix}${mcpName.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
     if (!NAME.test(name)) {
-      throw new ConfigError(`MCP server ${server}: tool "${mcpName}" becomes "${name}", which does not match ${NAME}: leave it out with \`include\`, or use another prefix`);
+      throw new ConfigError(
+        `MCP server ${server}: tool "${mcpName}" becomes "${name}", which does not match ${NAME}: leave it out with \`include\`, or use another prefix`,
+      );
     }
     const clash = byLogbookName.get(name);
-    if (clash !== undefined) throw new ConfigError(`MCP server ${server}: tools "${clash}" and "${mcpName}" both become "${name}": leave one out with \`include\``);
+    if (clash !== undefined)
+      throw new ConfigError(`MCP server ${server}: tools "${clash}" and "${mcpName}" both become "${name}": leave one out with \`include\``);
     byLogbookName.set(name, mcpName);
     out.set(mcpName, name);
   }

@@ -164,10 +164,16 @@ export function checkOptions(options: McpToolsOptions): void {
       throw new ConfigError(`mcpTools: policies.${name} is verify but has no verify()`);
     }
   }
-  for (const [key, value] of [['timeoutMs', options.timeoutMs], ['connectTimeoutMs', options.connectTimeoutMs]] as const) {
+  for (const [key, value] of [
+    ['timeoutMs', options.timeoutMs],
+    ['connectTimeoutMs', options.connectTimeoutMs],
+  ] as const) {
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new ConfigError(`mcpTools: ${key} must be a positive integer of milliseconds`);
   }
-  for (const [key, value] of [['maxResultBytes', options.maxResultBytes], ['maxDescriptionChars', options.maxDescriptionChars]] as const) {
+  for (const [key, value] of [
+    ['maxResultBytes', options.maxResultBytes],
+    ['maxDescriptionChars', options.maxDescriptionChars],
+  ] as const) {
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new ConfigError(`mcpTools: ${key} must be a positive integer`);
   }
   for (const [name, text] of Object.entries(options.descriptions ?? {})) {

@@ -125,7 +125,11 @@ export class CappedLineBuffer {
       const id = requestIdOf(head.toString('utf8'), tail.toString('utf8'));
       // Without an id the message answers nothing we can name: the transport reports the error and
       // closes, so the calls in flight end as unknown (they may have run).
-      this.lines.push(id === undefined ? new Error(`MCP message of ${seen} bytes exceeded ${this.limitBytes} bytes and names no request`) : tooLargeResponse(id, { limitBytes: this.limitBytes, receivedBytes: seen }));
+      this.lines.push(
+        id === undefined
+          ? new Error(`MCP message of ${seen} bytes exceeded ${this.limitBytes} bytes and names no request`)
+          : tooLargeResponse(id, { limitBytes: this.limitBytes, receivedBytes: seen }),
+      );
       return;
     }
     if (this.size === 0) return;
@@ -164,7 +168,8 @@ export function cappedFetch(limitBytes: number, base: FetchLike = fetch): FetchL
     if (!response.body) return response;
     const headers = new Headers(response.headers);
     headers.delete('content-length');
-    const rebuilt = (body: string | Uint8Array | ReadableStream<Uint8Array>) => new Response(body, { status: response.status, statusText: response.statusText, headers });
+    const rebuilt = (body: string | Uint8Array | ReadableStream<Uint8Array>) =>
+      new Response(body, { status: response.status, statusText: response.statusText, headers });
     if (!response.ok) return rebuilt(await readUpTo(response.body, MAX_ERROR_BODY_BYTES, true));
     const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     const id = postedRequestId(init);

@@ -72,7 +72,11 @@ function buildTools(listed: Tool[], options: McpToolsOptions, connection: McpCon
     const missing = include.filter((n) => !byName.has(n));
     if (missing.length > 0) throw new ConfigError(`MCP server ${server} has no tool ${missing.join(', ')} (it lists ${[...byName.keys()].join(', ')})`);
   }
-  for (const [key, named] of [['policies', options.policies], ['descriptions', options.descriptions], ['approval.tools', options.approval?.tools]] as const) {
+  for (const [key, named] of [
+    ['policies', options.policies],
+    ['descriptions', options.descriptions],
+    ['approval.tools', options.approval?.tools],
+  ] as const) {
     for (const name of Object.keys(named ?? {})) {
       if (!byName.has(name)) throw new ConfigError(`mcpTools: ${key}.${name}: MCP server ${server} has no such tool`);
     }
@@ -100,7 +104,8 @@ function buildTools(listed: Tool[], options: McpToolsOptions, connection: McpCon
     return defineTool<Record<string, unknown>>({
       name,
       version: server,
-      description: options.descriptions?.[tool.name] ?? wrapServerDescription(tool.description ?? tool.title ?? tool.annotations?.title ?? tool.name, server, maxChars),
+      description:
+        options.descriptions?.[tool.name] ?? wrapServerDescription(tool.description ?? tool.title ?? tool.annotations?.title ?? tool.name, server, maxChars),
       input: jsonSchemaInput(cleanSchemaText(tool.inputSchema, maxChars) as Record<string, unknown>, `MCP server ${server}: tool ${tool.name}`),
       policy: resolved.policy,
       timeoutMs,

@@ -16,7 +16,8 @@ export const DEFAULT_MAX_DESCRIPTION_CHARS = 2_000;
  * interlinear annotations, and the Unicode tag block (invisible ASCII look-alikes used to hide
  * instructions from people while models still read them).
  */
-const INVISIBLE = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]|[\u{E0000}-\u{E007F}]/gu;
+const INVISIBLE =
+  /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]|[\u{E0000}-\u{E007F}]/gu;
 
 const OPEN = '<mcp-server-text>';
 const CLOSE = '</mcp-server-text>';
@@ -73,7 +74,10 @@ export function cleanSchemaText(schema: unknown, maxChars: number): unknown {
     // Under `properties` (and the like) keys are property names and values are schemas, so a
     // property called "description" is an object here and is recursed into, not cleaned.
     // Not trimmed or re-wrapped like a description: an honest string must come out as it went in.
-    out[key] = (key === 'description' || key === 'title') && typeof value === 'string' ? capped(value.replace(INVISIBLE, ''), maxChars) : cleanSchemaText(value, maxChars);
+    out[key] =
+      (key === 'description' || key === 'title') && typeof value === 'string'
+        ? capped(value.replace(INVISIBLE, ''), maxChars)
+        : cleanSchemaText(value, maxChars);
   }
   return out;
 }
