@@ -6,7 +6,7 @@ import type { OpenWait, RunHead } from '../ports/run-heads.js';
 import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
 import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError } from './control-errors.js';
 import type { EngineDeps } from './engine.js';
-import { hintedTick } from './hinted-tick.js';
+import { hintedTick } from '../ports/step-queue.js';
 import { zodIssues } from '../core/zod-issues.js';
 import { parseRunInput } from '../authoring/run-input.js';
 

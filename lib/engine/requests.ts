@@ -4,7 +4,7 @@ import type { JsonValue } from '../core/json.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import { runKey, type RunRef } from '../ports/run-ref.js';
 import type { EngineDeps } from './engine.js';
-import { hintedTick } from './hinted-tick.js';
+import { hintedTick } from '../ports/step-queue.js';
 
 /** A request that does not apply to the run as it is (HTTP 409). */
 export class RequestConflictError extends LogbookError {

@@ -22,7 +22,7 @@ export class RunSession {
   onFirstAppend?: () => Promise<void>;
   /**
    * Set while tools run: given the state a tool_result would leave, the next model call's
-   * reservation if that result should carry it (the turn runner decides), else undefined.
+   * reservation if that result should carry it, else undefined (carried-reservation.ts).
    */
   carryReservation?: (after: RunState) => ModelReservation | undefined;
   /** The last tool_result this session appended with a carried reservation. */

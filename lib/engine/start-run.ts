@@ -6,7 +6,7 @@ import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../ports/run-ref.js
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../adapters/system/crypto.js';
-import { hintedTick } from './hinted-tick.js';
+import { hintedTick } from '../ports/step-queue.js';
 import { pinContext } from '../authoring/context-spec.js';
 import { parseRunInput } from '../authoring/run-input.js';
 import { resolveInstructions } from '../authoring/instructions.js';

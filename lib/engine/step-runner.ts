@@ -7,7 +7,7 @@ import type { Tick } from '../ports/step-queue.js';
 import type { EngineDeps } from './engine.js';
 import { ingestContext } from './ingest-context.js';
 import { projectHead } from './head-projection.js';
-import { hintedTick } from './hinted-tick.js';
+import { hintedTick } from '../ports/step-queue.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { Prefetched } from './run-loader.js';
 import { inStreak, poisonDetail, stallsAfterLoad } from './claim-accounting.js';

@@ -1,7 +1,7 @@
 import { SWEEP_SHARDS } from '../ports/run-heads.js';
 import { sweepStreak } from '../ports/sweep-index.js';
 import type { EngineDeps } from './engine.js';
-import { hintedTick } from './hinted-tick.js';
+import { hintedTick } from '../ports/step-queue.js';
 
 /**
  * Wake runs that need it: a crash between append and enqueue, a call whose deadline passed,

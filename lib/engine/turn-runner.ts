@@ -5,7 +5,6 @@ import type { Body } from '../core/body.js';
 import type { EventDraft, ModelReservation } from '../core/events.js';
 import { jsonShapeProblem } from '../core/json.js';
 import type { ModelResponse, ModelResponseCall } from '../core/messages.js';
-import type { RunState } from '../core/state.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 import { approvalGate, expireApprovals } from './approvals.js';
 import { rethrowHalt } from './checkpoints.js';
@@ -16,6 +15,7 @@ import { executeCall, verifyCall, type PreparedCall } from './tool-runner.js';
 import { callWait, completeWaits, startWait } from './waits.js';
 import { cancelChildren, ensureChildren, startChildCall } from './child-runs.js';
 import { checkAnswer, outputValidator } from './output-check.js';
+import { carriedCall, carriedReservation } from './carried-reservation.js';
 import { summarizeContext } from './context-summary.js';
 
 export type TurnOutcome =
@@ -181,7 +181,7 @@ async function runTools(session: RunSession, action: Extract<Action, { kind: 'ru
     await session.append({ type: 'tool_started', callId: p.call.callId, attempt: p.attempt, notAfter: clock.now() + p.pinned.timeoutMs });
     p.call = session.state.calls[p.call.callId] ?? p.call;
   }
-  session.carryReservation = (after) => carriedReservation(session, after);
+  session.carryReservation = (after) => carriedReservation(session, after, decideContext(session));
   let results: PromiseSettledResult<void>[];
   try {
     results = await Promise.allSettled(prepared.map((p) => executeCall(session, p, session.cancel.signal)));
@@ -190,37 +190,10 @@ async function runTools(session: RunSession, action: Extract<Action, { kind: 'ru
   }
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
-  // The last append carried the reservation and nothing came after it: the model call it reserved.
-  const carried = session.carried;
-  const last = session.state.lastSeq;
-  if (carried?.seq !== last || session.state.openModel?.seq !== last) return false;
-  // A cancel seen meanwhile is ingested first; the reservation then stays spent, as any
-  // model_started with no response does (conservative: decide counts it as unanswered).
-  if (session.cancel.signal.aborted) return false;
-  // The lease and time checks were made when the reservation was decided; the append took time
-  // since, so check again (stale: stop here, and the reservation stays spent, as above).
-  session.lease.assertFresh(session.deps.config.modelTimeoutMs, session.deadlineAt);
-  await invokeModel(session, carried.reservation);
+  const reservation = carriedCall(session);
+  if (!reservation) return false;
+  await invokeModel(session, reservation);
   return true;
-}
-
-/**
- * The reservation the tool_result that leaves `after` carries: the one decide would make next,
- * only when decide's next action is that model call and this worker may make it now (the same
- * lease and time checks a model_started is written under). Anything else: no carry, and the next
- * model call writes its own model_started as before.
- */
-function carriedReservation(session: RunSession, after: RunState): ModelReservation | undefined {
-  if (session.cancel.signal.aborted) return undefined;
-  try {
-    session.lease.assertFresh(session.deps.config.modelTimeoutMs, session.deadlineAt);
-  } catch {
-    return undefined;
-  }
-  if (!session.deps.models.resolve(after.started.model.id)) return undefined;
-  const next = decide(after, decideContext(session));
-  if (next.kind !== 'call_model') return undefined;
-  return { step: next.step, maxOutputTokens: next.maxOutputTokens, reserved: next.reserved };
 }
 
 async function callModel(session: RunSession, action: Extract<Action, { kind: 'call_model' }>): Promise<void> {

@@ -1,4 +1,5 @@
-import type { SnapshotPointer } from './run-heads.js';
+import type { RunHead, SnapshotPointer } from './run-heads.js';
+import type { RunRef } from './run-ref.js';
 
 /**
  * Where the run's log could be read from when the tick was sent: its latest snapshot then (null:
@@ -16,6 +17,15 @@ export interface Tick {
   runId: string;
   /** Sent beside the body (an SQS message attribute): a worker that does not know it ignores it. */
   hint?: LoadHint;
+}
+
+/**
+ * A tick for a run whose head the sender holds: it names the head's snapshot (or none yet), so
+ * the worker that takes it cold can read beside its claim (LoadHint). A head older than the
+ * run's latest only means an older snapshot and a longer tail.
+ */
+export function hintedTick(run: RunRef, head: Pick<RunHead, 'snapshot'>): Tick {
+  return { tenant: run.tenant, runId: run.runId, hint: { snapshot: head.snapshot ?? null } };
 }
 
 export interface StepQueue {
