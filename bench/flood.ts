@@ -152,14 +152,25 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
   }
 }
 
-/** A client that starts one run and honours 429 + Retry-After, doubling its wait up to 8 s, jittered. */
+/**
+ * A client that starts one run and honours 429 + Retry-After, doubling its wait up to 8 s,
+ * jittered. A connection the server reset (thousands of clients at once overflow its accept
+ * backlog) is retried the same way: the start names its run id, so a retry never starts two.
+ */
 async function startWithRetry(stack: LocalStack, runId: string, turns: number, onRefused: () => void): Promise<void> {
   for (let attempt = 0; ; attempt++) {
-    const res = await fetch(`${stack.apiUrl}/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ agent: 'bench', input: 'go', runId, budgets: { maxSteps: turns } }),
-    });
+    let res: Response;
+    try {
+      res = await fetch(`${stack.apiUrl}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ agent: 'bench', input: 'go', runId, budgets: { maxSteps: turns } }),
+      });
+    } catch (error) {
+      if (attempt >= 20) throw error;
+      await sleep(250 + Math.random() * 1_000);
+      continue;
+    }
     if (res.status === 201 || res.status === 200) return;
     await res.body?.cancel();
     if (res.status !== 429) throw new Error(`start ${runId}: HTTP ${res.status}`);
