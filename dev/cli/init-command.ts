@@ -133,10 +133,14 @@ function ownPackage(): PackageJson {
 export async function initCommand(argv: string[], io: Output): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { name: { type: 'string' }, logbook: { type: 'string' } },
+    options: { name: { type: 'string' }, logbook: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     allowPositionals: true,
     strict: true,
   });
+  if (values.help) {
+    io.out(INIT_USAGE);
+    return 0;
+  }
   const [dir, ...extra] = positionals;
   if (!dir) throw new UsageError('init needs a directory: logbook init DIR');
   if (extra.length > 0) throw new UsageError(`init takes one directory, got ${positionals.length}`);

@@ -118,6 +118,16 @@ describe('logbook init', () => {
     }
   });
 
+  it('prints its usage for --help, naming where the handlers and the CDK app go and --logbook SPEC', async () => {
+    const io = capture();
+    expect(await main(['init', '--help'], io)).toBe(0);
+    const text = io.stdout.join('\n');
+    expect(text).toContain('--logbook SPEC');
+    expect(text).toContain('functions/');
+    expect(text).toContain('infra/');
+    expect(io.stderr).toEqual([]);
+  });
+
   it('accepts an existing empty directory', () => {
     const dir = join(root, 'empty');
     mkdirSync(dir);
