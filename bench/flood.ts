@@ -173,6 +173,8 @@ async function startWithRetry(stack: LocalStack, runId: string, turns: number, o
     }
     if (res.status === 201 || res.status === 200) return;
     await res.body?.cancel();
+    // 408: the server timed the request out while thousands of others waited; like a reset, retry.
+    if (res.status === 408 && attempt < 20) continue;
     if (res.status !== 429) throw new Error(`start ${runId}: HTTP ${res.status}`);
     onRefused();
     const base = Number(res.headers.get('retry-after') ?? '1') * 1000;
