@@ -29,19 +29,17 @@ export async function buildModelRequest(state: RunState, codec: PayloadCodec, ma
     // a plain value, and a cold container resolves its whole history here.
     messages[i] = memo.get(i) ?? memo.set(i, messageNow(m, codec) ?? (await resolveMessage(m, codec)));
   }
+  return requestWith(state, codec, messages, maxOutputTokens);
+}
+
+/** A request of these messages with what the run pinned: model, prompt, tools, output schema and settings. */
+async function requestWith(state: RunState, codec: PayloadCodec, messages: ModelMessage[], maxOutputTokens: number): Promise<ModelRequest> {
   return {
     modelId: state.started.model.id,
     system: codec.textNow(state.started.prompt.text) ?? (await codec.resolveText(state.started.prompt.text)),
     messages,
     tools: state.started.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
     maxOutputTokens,
-    ...outputFormat(state),
-  };
-}
-
-/** What the request asks of the provider besides the conversation: the pinned output schema and settings. */
-function outputFormat(state: RunState): Pick<ModelRequest, 'output' | 'settings'> {
-  return {
     ...(state.started.output ? { output: { name: OUTPUT_FORMAT_NAME, schema: state.started.output.schema } } : {}),
     ...(state.started.model.settings ? { settings: state.started.model.settings } : {}),
   };
@@ -70,14 +68,7 @@ async function plannedRequest(state: RunState, codec: PayloadCodec, maxOutputTok
       messages.push(Object.freeze({ role: 'user', content: summaryPreamble(plan.summary.turns) + text }));
     }
   }
-  return {
-    modelId: state.started.model.id,
-    system: codec.textNow(state.started.prompt.text) ?? (await codec.resolveText(state.started.prompt.text)),
-    messages,
-    tools: state.started.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
-    maxOutputTokens,
-    ...outputFormat(state),
-  };
+  return requestWith(state, codec, messages, maxOutputTokens);
 }
 
 /** The message as the model reads it, when none of its bodies needs a round trip. */
