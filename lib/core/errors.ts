@@ -96,6 +96,18 @@ export class CorruptLogError extends LogbookError {
   }
 }
 
+/** A streamed chunk's slot (run, callSeq, index) was already written by another worker: the loser stops streaming. */
+export class StreamChunkConflictError extends LogbookError {
+  readonly code = 'stream_chunk_conflict';
+  constructor(
+    readonly runKey: string,
+    readonly callSeq: number,
+    readonly index: number,
+  ) {
+    super(`chunk ${index} of the model call at seq ${callSeq} of ${runKey} was already written by another worker`);
+  }
+}
+
 export class BlobNotFoundError extends LogbookError {
   readonly code = 'blob_not_found';
   constructor(readonly key: string) {

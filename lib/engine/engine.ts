@@ -7,6 +7,7 @@ import type { Inbox } from '../ports/inbox.js';
 import type { ModelResolver } from '../ports/model-client.js';
 import type { OutcomePublisher } from '../ports/outcome-publisher.js';
 import type { RunHeads } from '../ports/run-heads.js';
+import type { RunStream } from '../ports/run-stream.js';
 import type { StepQueue } from '../ports/step-queue.js';
 import type { AgentRegistry } from '../authoring/registry.js';
 import type { Checkpoints } from './checkpoints.js';
@@ -75,6 +76,8 @@ export interface EnginePorts {
   clock: Clock;
   ids: Ids;
   publisher?: OutcomePublisher;
+  /** Where a streaming model call's text is published as it is written; absent: no streaming. */
+  stream?: RunStream;
   /** Per-tenant admission; required for config.maxActiveRuns to apply. */
   admission?: Admission;
   logger?: EngineLogger;

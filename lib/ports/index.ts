@@ -6,6 +6,8 @@ export type * from './inbox.js';
 export type * from './model-client.js';
 export type * from './outcome-publisher.js';
 export type * from './run-heads.js';
+export type * from './run-stream.js';
 export type * from './step-queue.js';
 export * from './run-ref.js';
+export { compareStreamCursors } from './run-stream.js';
 export { SWEEP_SHARDS, TERMINAL_STATUSES } from './run-heads.js';
