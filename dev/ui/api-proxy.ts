@@ -78,5 +78,6 @@ export function createApiProxy(options: ApiProxyOptions): Hono {
     proxy.get(path, forward);
     proxy.post(path, forward);
   }
+  proxy.get('/run-counts', forward);
   return proxy;
 }

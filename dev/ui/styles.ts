@@ -62,6 +62,12 @@ tr.needs-person td:first-child { box-shadow: inset 4px 0 0 var(--person-line); }
 .status-failed { background: #fbe2e0; color: var(--err); }
 .status-cancelled { background: #eceff3; color: var(--muted); }
 .status-parked { background: var(--person); color: var(--warn); border: 1px solid var(--person-line); }
+.status-awaiting_approval { background: var(--person); color: var(--warn); border: 1px solid var(--person-line); }
+.actions .card, .more-actions .card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .2rem .8rem .6rem; margin-bottom: .6rem; }
+.actions .attention .card { background: var(--person); border-color: var(--person-line); }
+ul.issues { margin: .2rem 0; padding-left: 1.2rem; }
+.schema-form .field { margin-bottom: .4rem; }
+select { font: inherit; max-width: 100%; }
 .status-running, .status-waiting { background: #e3eefb; color: var(--accent); }
 .badge { font-size: .75rem; font-weight: 700; padding: 0 .35rem; border-radius: 4px; }
 .badge.ok { background: #dcf2e3; }

@@ -8,7 +8,7 @@ import { registerControlRoutes } from './control-routes.js';
 import { registerAgentRoutes } from './agent-routes.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
 import { serveOpenApiDocument } from './openapi.js';
-import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runBlobRoute, runEventsRoute, startRunRoute } from './routes.js';
+import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runBlobRoute, runCountsRoute, runEventsRoute, startRunRoute } from './routes.js';
 import type { RunService } from './service.js';
 import type { ApiEnv, ApiLogger } from './api-env.js';
 import type { Caller } from './tenant.js';
@@ -71,6 +71,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   app.use('/runs', authenticate(options));
   app.use('/runs/*', authenticate(options));
   app.use('/agents/*', authenticate(options));
+  app.use('/run-counts', authenticate(options));
   app.use('/runs', jsonBodyGuard(limits));
   app.use('/runs/*', jsonBodyGuard(limits));
   // The cancel body is optional: an empty body sent as JSON means "no reason", not malformed JSON.
@@ -100,6 +101,8 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
     });
     return c.json(page, 200);
   });
+
+  app.openapi(runCountsRoute, async (c) => c.json(await service.counts(c.get('caller')), 200));
 
   app.openapi(getRunRoute, async (c) => {
     const { runId } = c.req.valid('param');

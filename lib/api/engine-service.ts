@@ -78,6 +78,10 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
         });
       return { runs: page.runs.map(runSummary), ...(page.cursor ? { cursor: page.cursor } : {}) };
     },
+    async counts(caller) {
+      const counts = await deps.heads.countRuns(caller.tenant);
+      return { counts, total: Object.values(counts).reduce((a, b) => a + b, 0) };
+    },
     async get(caller, runId) {
       const run = { tenant: caller.tenant, runId };
       const head = await requireHead(run);

@@ -9,6 +9,7 @@ import {
   EventsQuerySchema,
   ListQuerySchema,
   ResolveBodySchema,
+  RunCountsSchema,
   RunListSchema,
   RunParamsSchema,
   RunViewSchema,
@@ -49,6 +50,18 @@ export const listRunsRoute = createRoute({
   summary: "The caller's runs, newest first (with `parent`: that run's child runs)",
   request: { query: ListQuerySchema },
   responses: { 200: json(RunListSchema, 'a page of runs'), ...always },
+});
+
+/**
+ * Not `/runs/counts`: that path is also `GET /runs/{runId}` for a run named "counts" (a valid id),
+ * which it would shadow.
+ */
+export const runCountsRoute = createRoute({
+  method: 'get',
+  path: '/run-counts',
+  operationId: 'countRuns',
+  summary: "How many of the caller's runs are in each status: exact counts (each is what `GET /runs?status=` pages through)",
+  responses: { 200: json(RunCountsSchema, 'a count for every status, and their total'), ...always },
 });
 
 export const getRunRoute = createRoute({

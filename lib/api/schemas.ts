@@ -133,6 +133,25 @@ export type RunSummary = z.infer<typeof RunSummarySchema>;
 
 export const RunListSchema = z.object({ runs: z.array(RunSummarySchema), cursor: z.string().optional() }).openapi('RunList');
 
+const count = z.number().int().nonnegative();
+
+/** Every status with its count: a client sums them for "all" and never misses a status it did not know. */
+export const RunCountsSchema = z
+  .object({
+    counts: z.object({
+      running: count,
+      waiting: count,
+      awaiting_approval: count,
+      parked: count,
+      completed: count,
+      failed: count,
+      cancelled: count,
+    }),
+    total: count.openapi({ description: 'the sum of `counts`: every run of the caller' }),
+  })
+  .openapi('RunCounts');
+export type RunCounts = z.infer<typeof RunCountsSchema>;
+
 export const EventPageSchema = z
   .object({
     runId: z.string(),

@@ -1,4 +1,4 @@
-import type { ResolveBody, RunSummary, RunView, StartRunBody } from './schemas.js';
+import type { ResolveBody, RunCounts, RunSummary, RunView, StartRunBody } from './schemas.js';
 import type { ControlService } from './control-service.js';
 import type { Caller } from './tenant.js';
 import type { AgentSchemaView } from './agent-routes.js';
@@ -20,6 +20,8 @@ export interface RunService extends ControlService {
     caller: Caller,
     query: { status?: RunView['status']; parent?: string; limit: number; cursor?: string },
   ): Promise<{ runs: RunSummary[]; cursor?: string }>;
+  /** Exact counts of the caller's runs per status (GET /run-counts). */
+  counts(caller: Caller): Promise<RunCounts>;
   get(caller: Caller, runId: string): Promise<RunView>;
   /**
    * Events after `after`. With `waitSeconds` > 0 and none there yet, polls the log until one lands,

@@ -3,6 +3,8 @@ import type { AttentionReason, Budgets } from '../core/events.js';
 import type { RunRef } from './run-ref.js';
 
 export type RunStatus = 'running' | 'waiting' | 'awaiting_approval' | 'parked' | 'completed' | 'failed' | 'cancelled';
+/** Every status, in the order listings and counts show them (a listing by status exists for each). */
+export const RUN_STATUSES: readonly RunStatus[] = ['running', 'waiting', 'awaiting_approval', 'parked', 'completed', 'failed', 'cancelled'];
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 
 export interface Lease {
@@ -200,6 +202,11 @@ export interface RunHeads {
   /** Raise notifiedSeq (forward only). */
   markNotified(run: RunRef, seq: number): Promise<void>;
   listRuns(tenant: string, options: ListRunsOptions): Promise<{ runs: RunHead[]; cursor?: string }>;
+  /**
+   * How many runs of the tenant are in each status (every status present, 0 when none): exactly the
+   * runs `listRuns` with that status would page through, counted to the end (never capped).
+   */
+  countRuns(tenant: string): Promise<Record<RunStatus, number>>;
   /** Heads in the sparse sweeper index of `shard` (0..15) that are due at `now`. */
   listDue(shard: number, now: number, limit: number): Promise<RunHead[]>;
   /**

@@ -290,6 +290,39 @@ export function runHeadsContract(target: StoreTarget): void {
       expect((await sut.store.listRuns(tenant, { limit: 1 })).runs[0]).toEqual(await sut.store.getHead(runs[4]!));
     });
 
+    it('counts the runs of a tenant per status exactly, past one page, every status present, each count the listing it stands for', async () => {
+      const tenant = newRun().tenant;
+      const fresh = await sut.store.countRuns(tenant);
+      expect(fresh).toEqual({ running: 0, waiting: 0, awaiting_approval: 0, parked: 0, completed: 0, failed: 0, cancelled: 0 });
+      // More than a listing page (100) in one status, so a capped count would show.
+      const runs = Array.from({ length: 105 }, (_, i) => ({ tenant, runId: `count-${String(i).padStart(3, '0')}` }));
+      for (const [i, run] of runs.entries()) await sut.store.createHead(newHead(run, now + i));
+      const waits = [{ callId: '3-0', tool: 'issue_refund', kind: 'approval' as const, seq: 4, argsHash: 'a'.repeat(64) }];
+      await sut.store.project(runs[0]!, projection(now + 500, { status: 'awaiting_approval', lastSeq: 5, waits }));
+      await sut.store.project(runs[1]!, projection(now + 500, { status: 'completed', lastSeq: 9 }));
+      await sut.store.project(runs[2]!, projection(now + 500, { status: 'waiting', lastSeq: 9 }));
+      await sut.store.setPark(runs[3]!, { reason: 'poisoned', detail: 'kept dying', at: now }, 'parked');
+      // A status that changes twice is counted once, in the last one.
+      await sut.store.project(runs[4]!, projection(now + 500, { status: 'waiting', lastSeq: 5 }));
+      await sut.store.project(runs[4]!, projection(now + 600, { status: 'cancelled', lastSeq: 7 }));
+      await sut.store.createHead(newHead({ tenant: `${tenant}-other`, runId: 'count-x' }, now));
+      const counts = await sut.store.countRuns(tenant);
+      expect(counts).toEqual({ running: 100, waiting: 1, awaiting_approval: 1, parked: 1, completed: 1, failed: 0, cancelled: 1 });
+      // Each count is what a listing by that status pages through; together they are every run.
+      for (const status of ['running', 'awaiting_approval'] as const) {
+        let listed = 0;
+        let cursor: string | undefined;
+        do {
+          const page = await sut.store.listRuns(tenant, { status, limit: 100, ...(cursor ? { cursor } : {}) });
+          listed += page.runs.length;
+          cursor = page.cursor;
+        } while (cursor);
+        expect(listed, status).toBe(counts[status]);
+      }
+      expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(runs.length);
+      expect(await sut.store.countRuns(`${tenant}-other`)).toMatchObject({ running: 1 });
+    });
+
     it("lists a run's children (agentTool) newest first, page by page, within the tenant only", async () => {
       const tenant = newRun().tenant;
       const parent = { tenant, runId: 'parent-1' };

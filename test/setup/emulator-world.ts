@@ -114,6 +114,9 @@ class NamespacedStore implements EventLog, RunHeads, Inbox {
     const page = await this.store.listRuns(`${this.ns}.${tenant}`, options);
     return { ...page, runs: page.runs.map((h) => this.out(h)) };
   }
+  countRuns(tenant: string): Promise<Record<RunStatus, number>> {
+    return this.store.countRuns(`${this.ns}.${tenant}`);
+  }
   async listDue(shard: number, now: number, limit: number): Promise<RunHead[]> {
     const due = await this.store.listDue(shard, now, 1_000);
     return due.filter((h) => this.mine(h)).slice(0, limit).map((h) => this.out(h));

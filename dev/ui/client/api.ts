@@ -1,4 +1,4 @@
-import type { ApiIssue, EventPage, RunSummary, RunView } from './types.js';
+import type { ApiIssue, EventPage, RunCounts, RunSummary, RunView } from './types.js';
 
 /** A refusal from the API, with its stable code and the path of each bad field. */
 export class ApiError extends Error {
@@ -54,6 +54,11 @@ export function listRuns(query: { status?: string; limit?: number; cursor?: stri
   return json(`/runs${qs ? `?${qs}` : ''}`);
 }
 
+/** Exact counts per status (every status the API has, and their total). */
+export function runCounts(): Promise<RunCounts> {
+  return json('/run-counts');
+}
+
 export function getRun(runId: string): Promise<RunView> {
   return json(runPath(runId));
 }
@@ -82,6 +87,34 @@ export function cancel(runId: string, reason?: string): Promise<{ inboxId: strin
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(reason ? { reason } : {}),
   });
+}
+
+const post = <T>(path: string, body: unknown): Promise<T> =>
+  json(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+export interface Accepted {
+  inboxId: string;
+  callId?: string;
+}
+
+export type ApproveBody = { callId: string; decision: 'approve' | 'reject' | 'edit'; args?: Record<string, unknown>; argsHash?: string; comment?: string };
+
+export function approve(runId: string, body: ApproveBody): Promise<Accepted> {
+  return post(`${runPath(runId)}/approve`, body);
+}
+
+export function signal(runId: string, body: { signal: string; payload: unknown }): Promise<Accepted> {
+  return post(`${runPath(runId)}/signals`, body);
+}
+
+/** `messageId` makes a repeat (a double click, a retry after a lost answer) one delivery. */
+export function message(runId: string, body: { input: unknown; messageId: string }): Promise<Accepted> {
+  return post(`${runPath(runId)}/messages`, body);
+}
+
+/** `runId` (the fork's) makes a repeat the same fork (200 instead of 201), never a second one. */
+export function fork(runId: string, body: { atSeq: number; runId: string; input?: unknown }): Promise<{ runId: string; created: boolean; status: string }> {
+  return post(`${runPath(runId)}/fork`, body);
 }
 
 /** A message for people: the API's message and each bad field. */

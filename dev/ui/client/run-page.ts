@@ -1,4 +1,5 @@
 import { ActionLog } from './action-log.js';
+import { ActionsPanel } from './actions.js';
 import { ApiError, errorText, events, getRun } from './api.js';
 import { AttentionPanel } from './attention.js';
 import { budgetsView } from './budgets.js';
@@ -46,13 +47,14 @@ export async function runPage(root: HTMLElement, runId: string): Promise<void> {
   const log = new ActionLog();
   const timeline = new Timeline(runId, model);
   const attention = new AttentionPanel(runId, model, log);
+  const actions = new ActionsPanel(runId, model, log);
   const summary = h('section', { 'aria-label': 'summary' });
   const live = h('p', { class: 'live', role: 'status' }, 'Loading…');
   const pending = h('div');
   const budgets = h('div');
   const charts = h('section', { 'aria-labelledby': 'charts-title' });
   const title = h('h1', {}, 'Run ', h('code', {}, runId));
-  fill(root, h('p', {}, h('a', { href: '/ui/' }, '← All runs')), title, live, summary, attention.el, log.el, pending, budgets, charts, timeline.el);
+  fill(root, h('p', {}, h('a', { href: '/ui/' }, '← All runs')), title, live, summary, attention.el, actions.el, log.el, pending, budgets, charts, timeline.el);
   document.title = `${runId} · Logbook inspector`;
 
   let view: RunView;
@@ -67,6 +69,7 @@ export async function runPage(root: HTMLElement, runId: string): Promise<void> {
     const now = Date.now();
     fill(summary, summaryView(view));
     attention.render(view, now);
+    actions.render(view);
     log.update(model);
     fill(pending, pendingView(model, now, TERMINAL.has(view.status)));
     fill(budgets, budgetsView(view, now));

@@ -1,11 +1,9 @@
-import { ApiError, errorText, getRun, listRuns } from './api.js';
+import { ApiError, errorText, getRun, listRuns, runCounts } from './api.js';
 import { fill, h } from './dom.js';
 import { dateTime, int, truncate, usd } from './format.js';
-import { RUN_STATUSES, type RunSummary } from './types.js';
+import { NEEDS_A_PERSON, RUN_STATUSES, type RunCounts, type RunSummary } from './types.js';
 
 const PAGE_SIZE = 20;
-/** Counts are pages of the status index: "100+" past one page, so a count costs one request. */
-const COUNT_CAP = 100;
 const RUN_ID = /^[A-Za-z0-9_-]{1,80}$/;
 
 interface State {
@@ -14,19 +12,22 @@ interface State {
   cursors: (string | undefined)[];
   next?: string;
   runs: RunSummary[];
-  counts: Map<string, string>;
+  /** Exact, from GET /run-counts (every status the API has, and the total). */
+  counts?: RunCounts;
   filter: string;
 }
 
 const runLink = (runId: string) => `/ui/runs/${encodeURIComponent(runId)}`;
 
+const PERSON_LABEL: Record<string, string> = { parked: '⚑ parked: needs a person', awaiting_approval: '⚑ awaits approval' };
+
 function runRow(r: RunSummary): HTMLTableRowElement {
-  const person = r.status === 'parked';
+  const person = NEEDS_A_PERSON.includes(r.status);
   return h(
     'tr',
     { class: person ? 'needs-person' : '' },
     h('td', {}, h('a', { href: runLink(r.runId) }, r.runId)),
-    h('td', {}, h('span', { class: `status status-${r.status}` }, person ? '⚑ needs a person' : r.status)),
+    h('td', {}, h('span', { class: `status status-${r.status}` }, PERSON_LABEL[r.status] ?? r.status)),
     h('td', {}, `${r.agent.name}@${r.agent.version}`),
     h('td', { class: 'num' }, r.usage.steps),
     h('td', { class: 'num' }, int(r.usage.inputTokens + r.usage.outputTokens)),
@@ -42,7 +43,7 @@ function runRow(r: RunSummary): HTMLTableRowElement {
  */
 export async function runsPage(root: HTMLElement): Promise<void> {
   const params = new URLSearchParams(location.search);
-  const state: State = { status: RUN_STATUSES.includes(params.get('status') as never) ? (params.get('status') ?? '') : '', cursors: [undefined], runs: [], counts: new Map(), filter: '' };
+  const state: State = { status: RUN_STATUSES.includes(params.get('status') as never) ? (params.get('status') ?? '') : '', cursors: [undefined], runs: [], filter: '' };
 
   // Phase 1: the page's parts.
   const banner = h('p', { class: 'banner', hidden: true });
@@ -65,14 +66,6 @@ export async function runsPage(root: HTMLElement): Promise<void> {
   fill(root, h('h1', {}, 'Runs'), banner, form, filters, live, h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'runs table' }, table), empty, h('nav', { class: 'pager', 'aria-label': 'pages' }, newer, older));
   document.title = 'Runs · Logbook inspector';
 
-  /** All runs: the sum of the status counts ("n+" when one of them was capped). */
-  const total = (): string | undefined => {
-    if (state.counts.size < RUN_STATUSES.length) return undefined;
-    const values = [...state.counts.values()];
-    const sum = values.reduce((n, v) => n + Number.parseInt(v, 10), 0);
-    return values.some((v) => v.endsWith('+')) ? `${sum}+` : String(sum);
-  };
-
   // Phase 2: drawing from state; rows are redrawn only when they changed, so focus survives a refresh.
   let drawn = '';
   const draw = () => {
@@ -86,8 +79,8 @@ export async function runsPage(root: HTMLElement): Promise<void> {
     empty.textContent = state.filter ? `No run on this page matches "${state.filter}"; press Open to look it up by id.` : 'No runs.';
     older.disabled = state.next === undefined;
     newer.disabled = state.cursors.length <= 1;
-    const buttons = [['', 'All'], ...RUN_STATUSES.map((st) => [st, st])].map(([value = '', label = '']) => {
-      const count = value === '' ? total() : state.counts.get(value);
+    const buttons = [['', 'All'], ...RUN_STATUSES.map((st) => [st, st.replace(/_/g, ' ')])].map(([value = '', label = '']) => {
+      const count = state.counts === undefined ? undefined : value === '' ? state.counts.total : state.counts.counts[value as keyof RunCounts['counts']];
       const b = h('button', { type: 'button', class: 'filter', 'aria-pressed': String(state.status === value) }, label, count === undefined ? '' : ` (${count})`);
       b.addEventListener('click', () => {
         state.status = value;
@@ -103,9 +96,16 @@ export async function runsPage(root: HTMLElement): Promise<void> {
     const focused = filters.contains(document.activeElement) ? (document.activeElement as HTMLElement).textContent : undefined;
     fill(filters, ...buttons);
     if (focused) buttons.find((b) => b.textContent === focused)?.focus();
-    const parked = state.counts.get('parked');
-    banner.hidden = !parked || parked === '0';
-    fill(banner, parked === '1' ? '⚑ 1 run waits for a person. ' : `⚑ ${parked ?? ''} runs wait for a person. `, h('a', { href: '/ui/?status=parked' }, parked === '1' ? 'Show it' : 'Show them'));
+    // Runs that wait for a person: parked (an outcome nobody knows, a park) or awaiting approval.
+    const waiting = NEEDS_A_PERSON.map((st) => [st, state.counts?.counts[st] ?? 0] as const).filter(([, n]) => n > 0);
+    const people = waiting.reduce((n, [, c]) => n + c, 0);
+    banner.hidden = people === 0;
+    fill(
+      banner,
+      people === 1 ? '⚑ 1 run waits for a person: ' : `⚑ ${people} runs wait for a person: `,
+      ...waiting.flatMap(([st, n], i) => [i > 0 ? ', ' : '', h('a', { href: `/ui/?status=${st}` }, `${n} ${st === 'parked' ? 'parked' : 'awaiting approval'}`)]),
+      '.',
+    );
   };
 
   // Phase 3: loading, live.
@@ -125,12 +125,7 @@ export async function runsPage(root: HTMLElement): Promise<void> {
     draw();
   };
   const loadCounts = async () => {
-    await Promise.all(
-      RUN_STATUSES.map(async (st) => {
-        const page = await listRuns({ status: st, limit: COUNT_CAP }).catch(() => undefined);
-        if (page) state.counts.set(st, page.cursor ? `${COUNT_CAP}+` : String(page.runs.length));
-      }),
-    );
+    state.counts = (await runCounts().catch(() => undefined)) ?? state.counts;
     draw();
   };
 

@@ -18,7 +18,7 @@ import type { DynamoContext } from './dynamo-context.js';
 import { A, headToItem, itemToHead, type Item } from './dynamo-head-item.js';
 import { getHeadItem, HeadUpdate } from './dynamo-heads-write.js';
 import { PK, TTL, isExpired, statusPk, ttlSeconds } from './dynamo-keys.js';
-import { listDue, listRuns } from './dynamo-run-queries.js';
+import { countRuns, listDue, listRuns } from './dynamo-run-queries.js';
 import { repairSweep } from './dynamo-sweep.js';
 
 const LEASE_IS_OURS = '#leaseOwner = :owner AND #leaseEpoch = :epoch';
@@ -239,6 +239,10 @@ export class DynamoRunHeads implements RunHeads {
 
   listRuns(tenant: string, options: ListRunsOptions): Promise<{ runs: RunHead[]; cursor?: string }> {
     return listRuns(this.ctx, tenant, options);
+  }
+
+  countRuns(tenant: string): Promise<Record<RunStatus, number>> {
+    return countRuns(this.ctx, tenant);
   }
 
   listDue(shard: number, now: number, limit: number): Promise<RunHead[]> {

@@ -105,6 +105,9 @@ export class DynamoStore implements EventLog, RunHeads, Inbox, Admission {
   listRuns(tenant: string, options: ListRunsOptions): Promise<{ runs: RunHead[]; cursor?: string }> {
     return this.heads.listRuns(tenant, options);
   }
+  countRuns(tenant: string): Promise<Record<RunStatus, number>> {
+    return this.heads.countRuns(tenant);
+  }
   listDue(shard: number, now: number, limit: number): Promise<RunHead[]> {
     return this.heads.listDue(shard, now, limit);
   }

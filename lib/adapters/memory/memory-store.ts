@@ -15,6 +15,7 @@ import type {
   SnapshotPointer,
   SweptMark,
 } from '../../ports/run-heads.js';
+import { RUN_STATUSES } from '../../ports/run-heads.js';
 import { runKey, type RunRef } from '../../ports/run-ref.js';
 import { sweepEntry } from '../../ports/sweep-index.js';
 import { decodeListCursor, encodeListCursor, isAfter } from '../list-cursor.js';
@@ -245,6 +246,13 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     const page = rest.slice(0, options.limit);
     const last = page.at(-1);
     return rest.length > options.limit && last ? { runs: copy(page), cursor: encodeListCursor(last, options.status, options.parent) } : { runs: copy(page) };
+  }
+
+  async countRuns(tenant: string): Promise<Record<RunStatus, number>> {
+    this.stats.requests++;
+    const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+    for (const { head } of this.runs.values()) if (head?.tenant === tenant) counts[head.status]++;
+    return counts;
   }
 
   async listDue(shard: number, now: number, limit: number): Promise<RunHead[]> {
