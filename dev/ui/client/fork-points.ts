@@ -20,6 +20,8 @@ export interface ForkPoint {
 interface State {
   outcome?: string;
   openModel?: number;
+  /** The open model call's reservation was carried by a tool_result (at openModel). */
+  carried?: boolean;
   turnCalls: string[];
   started: Set<string>;
   done: Set<string>;
@@ -34,6 +36,7 @@ function apply(s: State, e: LogEvent): void {
   switch (e.type) {
     case 'model_started':
       s.openModel = e.seq;
+      s.carried = false;
       return;
     case 'model_response':
       delete s.openModel;
@@ -50,7 +53,10 @@ function apply(s: State, e: LogEvent): void {
     case 'tool_result':
       s.done.add(str(e.callId) ?? '');
       // A result that resolved its turn may carry the next model call's reservation.
-      if (e.reservation) s.openModel = e.seq;
+      if (e.reservation) {
+        s.openModel = e.seq;
+        s.carried = true;
+      }
       return;
     case 'approval_decided':
       // A rejection or an expiry is the call's result.
@@ -90,7 +96,7 @@ function refusal(s: State, e: LogEvent): string | undefined {
   if (started) return `mid-call: call ${started} started and has no result here`;
   if (open.length > 0) return `mid-turn: call ${open[0]} has no result here`;
   // The reservation a result carries belongs to the turn after it: a fork there drops it.
-  if (s.openModel !== undefined && s.openModel !== e.seq) return `mid-call: the model call at seq ${s.openModel} has no response here`;
+  if (s.openModel !== undefined && !(s.carried && s.openModel === e.seq)) return `mid-call: the model call at seq ${s.openModel} has no response here`;
   if (s.attention.size > 0 || s.cancel) return s.cancel ? 'the run is cancelling here' : 'the run is parked here';
   if (s.responses === 0) return 'no model response yet (fork at 1)';
   return undefined;

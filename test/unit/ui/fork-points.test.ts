@@ -1,0 +1,94 @@
+// The inspector's fork points (dev/ui/client/fork-points.ts) against the API itself: for every seq
+// of real logs (an approval, a rejection, a signal, a follow-up message, a cancel, a pending approval),
+// the page offers a fork exactly where POST /runs/{id}/fork creates one, and disables every point
+// the API refuses as "not a turn boundary".
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createApiApp } from '../../../lib/api/app.js';
+import { engineRunService } from '../../../lib/api/engine-service.js';
+import type { Caller } from '../../../lib/api/tenant.js';
+import { defineTool } from '../../../lib/authoring/define-tool.js';
+import { waitForSignal } from '../../../lib/authoring/waits.js';
+import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
+import { forkPoints } from '../../../dev/ui/client/fork-points.js';
+import type { LogEvent } from '../../../dev/ui/client/types.js';
+import { drain } from '../control/helpers.js';
+
+function world() {
+  const refund = defineTool({
+    name: 'issue_refund',
+    version: '1',
+    description: 'Refund.',
+    input: z.object({ orderId: z.string(), amountCents: z.number().int().positive() }),
+    approval: 'always',
+    execute: async (a) => ({ refunded: a.amountCents }),
+  });
+  const lookup = defineTool({ name: 'lookup', version: '1', description: 'Look up.', input: z.object({ q: z.string() }), execute: async ({ q }) => ({ found: q }) });
+  const wait = waitForSignal({ name: 'wait_for_return', description: 'Wait.', signal: 'parcel_returned', payload: z.object({ trackingId: z.string() }), timeoutSeconds: 600 });
+  return scriptedWorld({
+    tools: [refund, lookup, wait],
+    script: [
+      (r) => {
+        const task = r.messages[0]?.role === 'user' ? r.messages[0].content : '';
+        if (task.includes('wait')) return { text: 'waiting', calls: [{ name: 'lookup', args: { q: 'order' } }, { name: 'wait_for_return', args: {} }] };
+        return { text: 'refunding', calls: [{ name: 'lookup', args: { q: 'order' } }, { name: 'issue_refund', args: { orderId: 'o-1', amountCents: 4500 } }] };
+      },
+      { text: 'done' },
+      { text: 'follow-up answered' },
+    ],
+  });
+}
+
+describe('fork points offered by the inspector', () => {
+  it('are exactly the seqs the API forks at, in every kind of log', async () => {
+    const t = world();
+    const app = createApiApp({ service: engineRunService(t.worker.deps), caller: (): Caller => ({ tenant: 't', principal: 'p' }) });
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await app.request(path, { method, ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}) });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are inspected loosely
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    const start = async (runId: string, input: string) => {
+      expect((await call('POST', '/runs', { agent: 'agent', input, runId })).status).toBe(201);
+      await drain(t.world, t.worker);
+    };
+    const waitOf = async (runId: string) => (await call('GET', `/runs/${runId}`)).body.waiting[0] as { callId: string; argsHash?: string };
+
+    await start('approved', 'refund it');
+    const a = await waitOf('approved');
+    await call('POST', '/runs/approved/approve', { callId: a.callId, decision: 'approve', argsHash: a.argsHash });
+    await drain(t.world, t.worker);
+    await call('POST', '/runs/approved/messages', { input: 'and then?' });
+    await drain(t.world, t.worker);
+
+    await start('rejected', 'refund it');
+    await call('POST', '/runs/rejected/approve', { callId: (await waitOf('rejected')).callId, decision: 'reject', comment: 'no' });
+    await drain(t.world, t.worker);
+
+    await start('signalled', 'please wait');
+    await call('POST', '/runs/signalled/signals', { signal: 'parcel_returned', payload: { trackingId: 'T-1' } });
+    await drain(t.world, t.worker);
+
+    await start('cancelled', 'please wait');
+    await call('POST', '/runs/cancelled/cancel', { reason: 'stop' });
+    await drain(t.world, t.worker);
+
+    await start('pending', 'refund it'); // still awaiting approval: nothing after the request is a boundary
+
+    let offered = 0;
+    for (const runId of ['approved', 'rejected', 'signalled', 'cancelled', 'pending']) {
+      const events = (await call('GET', `/runs/${runId}/events?limit=500`)).body.events as LogEvent[];
+      const points = forkPoints(events);
+      expect(points.map((p) => p.seq)).toEqual(events.map((e) => e.seq));
+      for (const point of points) {
+        const out = await call('POST', `/runs/${runId}/fork`, { atSeq: point.seq, runId: `f-${runId}-${point.seq}` });
+        const where = `${runId} at seq ${point.seq} (${point.type}): the page says ${point.ok ? 'ok' : point.reason}, the API ${out.status} ${out.body.error?.message ?? ''}`;
+        expect(out.status === 201, where).toBe(point.ok);
+        if (!point.ok) expect(out.status, where).toBe(409);
+        if (point.ok) offered++;
+      }
+    }
+    // Not a vacuous match: boundaries beyond seq 1 were offered and accepted.
+    expect(offered).toBeGreaterThan(5);
+  });
+});
