@@ -28,7 +28,12 @@ interface Card {
 export class ActionsPanel {
   readonly el: HTMLElement;
   private readonly waitsList = h('div');
-  private readonly waitsSection = h('section', { class: 'attention', 'aria-labelledby': 'waits-title', hidden: true }, h('h2', { id: 'waits-title' }, 'Waiting for you'), this.waitsList);
+  private readonly waitsSection = h(
+    'section',
+    { class: 'attention', 'aria-labelledby': 'waits-title', hidden: true },
+    h('h2', { id: 'waits-title' }, 'Waiting for you'),
+    this.waitsList,
+  );
   private readonly cards = new Map<string, Card>();
   private tools: Promise<PinnedTool[]> | undefined;
   private messageCard: Card | undefined;
@@ -111,8 +116,11 @@ export class ActionsPanel {
         ...(args ? { args } : {}),
         ...(comment.value.trim() ? { comment: comment.value.trim() } : {}),
       });
-    const approveAction = new ActionForm(`Approve`, () => ({ text: `Runs ${label} with the arguments shown. The first decision wins; this cannot be undone.` }), send('approve'), (a) =>
-      this.sent(what('approve'), a),
+    const approveAction = new ActionForm(
+      `Approve`,
+      () => ({ text: `Runs ${label} with the arguments shown. The first decision wins; this cannot be undone.` }),
+      send('approve'),
+      (a) => this.sent(what('approve'), a),
     );
     const rejectAction = new ActionForm(
       'Reject',
@@ -195,7 +203,11 @@ export class ActionsPanel {
       'article',
       { class: 'card', 'aria-labelledby': `${id}-title` },
       h('h3', { id: `${id}-title` }, `${w.tool} (${w.callId}) waits for signal ${name}`),
-      h('p', {}, `Since seq ${w.seq}${w.until ? `; times out at ${w.until}` : ''}. The payload is checked against the signal’s pinned schema before it is sent.`),
+      h(
+        'p',
+        {},
+        `Since seq ${w.seq}${w.until ? `; times out at ${w.until}` : ''}. The payload is checked against the signal’s pinned schema before it is sent.`,
+      ),
       holder,
       h('div', { class: 'buttons' }, action.button),
       action.box,
@@ -273,7 +285,11 @@ export class ActionsPanel {
         points = forkPoints(await allEvents(this.runId));
         select.replaceChildren(
           ...points.map((p) =>
-            h('option', { value: String(p.seq), disabled: !p.ok }, p.ok ? `seq ${p.seq} (${p.type}): ${p.label}` : `seq ${p.seq} (${p.type}): not a boundary, ${p.reason ?? ''}`),
+            h(
+              'option',
+              { value: String(p.seq), disabled: !p.ok },
+              p.ok ? `seq ${p.seq} (${p.type}): ${p.label}` : `seq ${p.seq} (${p.type}): not a boundary, ${p.reason ?? ''}`,
+            ),
           ),
         );
         const last = [...points].reverse().find((p) => p.ok);

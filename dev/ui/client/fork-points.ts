@@ -113,7 +113,11 @@ export function forkPoints(events: readonly LogEvent[]): ForkPoint[] {
     }
     apply(s, e);
     const reason = refusal(s, e);
-    points.push(reason === undefined ? { seq: e.seq, type: e.type, ok: true, label: `after the model's turn ${s.responses}, every call answered` } : { seq: e.seq, type: e.type, ok: false, reason, label: '' });
+    points.push(
+      reason === undefined
+        ? { seq: e.seq, type: e.type, ok: true, label: `after the model's turn ${s.responses}, every call answered` }
+        : { seq: e.seq, type: e.type, ok: false, reason, label: '' },
+    );
   }
   return points;
 }

@@ -7,13 +7,20 @@ import { pretty } from './format.js';
 /** An id for one request a person makes (a message, a fork): repeating the request repeats the id. */
 export function newRequestId(prefix: string): string {
   const random = crypto.getRandomValues(new Uint8Array(9));
-  return `${prefix}-${[...random].map((b) => b.toString(36).padStart(2, '0')).join('').slice(0, 14)}`;
+  return `${prefix}-${[...random]
+    .map((b) => b.toString(36).padStart(2, '0'))
+    .join('')
+    .slice(0, 14)}`;
 }
 
 export type Read = { ok: true; value: unknown } | { ok: false };
 
 function issueList(issues: SchemaIssue[], prefix: string): HTMLElement {
-  return h('ul', { class: 'issues' }, ...issues.map((i) => h('li', {}, `${i.path ? `${prefix}${i.path}` : prefix.replace(/\.$/, '') || 'value'}: ${i.message}`)));
+  return h(
+    'ul',
+    { class: 'issues' },
+    ...issues.map((i) => h('li', {}, `${i.path ? `${prefix}${i.path}` : prefix.replace(/\.$/, '') || 'value'}: ${i.message}`)),
+  );
 }
 
 /**
@@ -59,7 +66,13 @@ export class ActionForm {
     sendButton.textContent = 'Sending…';
     try {
       const accepted = await this.send();
-      this.box.replaceChildren(h('p', { class: 'ok', role: 'status' }, `Sent: ${this.label} (${accepted.inboxId}). The outcome appears under "Your actions" when the worker records it.`));
+      this.box.replaceChildren(
+        h(
+          'p',
+          { class: 'ok', role: 'status' },
+          `Sent: ${this.label} (${accepted.inboxId}). The outcome appears under "Your actions" when the worker records it.`,
+        ),
+      );
       this.onSent(accepted);
     } catch (error) {
       const again = h('button', { type: 'button', class: 'secondary' }, 'Back');
@@ -183,14 +196,24 @@ export class SchemaForm {
         el = h('input', { id: inputId, type: 'checkbox' });
         break;
       case 'enum':
-        el = h('select', { id: inputId }, h('option', { value: '' }, f.required ? '(choose one)' : '(none)'), ...f.field.options.map((o, i) => h('option', { value: String(i) }, typeof o === 'string' ? o : JSON.stringify(o))));
+        el = h(
+          'select',
+          { id: inputId },
+          h('option', { value: '' }, f.required ? '(choose one)' : '(none)'),
+          ...f.field.options.map((o, i) => h('option', { value: String(i) }, typeof o === 'string' ? o : JSON.stringify(o))),
+        );
         break;
       default:
         el = h('textarea', { id: inputId, rows: 3, spellcheck: 'false', placeholder: 'JSON' });
     }
     this.inputs.push({ field: f, el });
     const label = h('label', { for: inputId }, f.name, f.required ? '' : ' (optional)', f.field.kind === 'json' ? ' (JSON)' : '');
-    return h('div', { class: `field field-${f.field.kind}` }, f.field.kind === 'boolean' ? h('p', {}, el, ' ', label) : h('div', {}, label, el), f.description ? h('p', { class: 'muted' }, f.description) : '');
+    return h(
+      'div',
+      { class: `field field-${f.field.kind}` },
+      f.field.kind === 'boolean' ? h('p', {}, el, ' ', label) : h('div', {}, label, el),
+      f.description ? h('p', { class: 'muted' }, f.description) : '',
+    );
   }
 
   /** The form's value as JSON, with the fields that are not JSON named. */

@@ -65,7 +65,8 @@ export function checkSchema(schema: JsonSchema, value: unknown, path = ''): Sche
     if (typeof schema.maximum === 'number' && value > schema.maximum) at(`at most ${schema.maximum}`);
     if (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum) at(`more than ${schema.exclusiveMinimum}`);
     if (typeof schema.exclusiveMaximum === 'number' && value >= schema.exclusiveMaximum) at(`less than ${schema.exclusiveMaximum}`);
-    if (typeof schema.multipleOf === 'number' && schema.multipleOf > 0 && !Number.isInteger(value / schema.multipleOf)) at(`a multiple of ${schema.multipleOf}`);
+    if (typeof schema.multipleOf === 'number' && schema.multipleOf > 0 && !Number.isInteger(value / schema.multipleOf))
+      at(`a multiple of ${schema.multipleOf}`);
   }
   if (Array.isArray(value)) {
     if (typeof schema.minItems === 'number' && value.length < schema.minItems) at(`at least ${schema.minItems} items`);
@@ -108,7 +109,8 @@ function isSchema(v: unknown): v is JsonSchema {
 }
 
 /** One form field per property of an object schema, when each is simple enough for an input. */
-export type FieldKind = { kind: 'string' } | { kind: 'number'; integer: boolean } | { kind: 'boolean' } | { kind: 'enum'; options: unknown[] } | { kind: 'json' };
+export type FieldKind =
+  { kind: 'string' } | { kind: 'number'; integer: boolean } | { kind: 'boolean' } | { kind: 'enum'; options: unknown[] } | { kind: 'json' };
 
 export interface FormField {
   name: string;

@@ -26,7 +26,13 @@ function world() {
     approval: 'always',
     execute: async (a) => ({ refunded: a.amountCents }),
   });
-  const wait = waitForSignal({ name: 'wait_for_return', description: 'Wait.', signal: 'parcel_returned', payload: z.object({ trackingId: z.string() }), timeoutSeconds: 600 });
+  const wait = waitForSignal({
+    name: 'wait_for_return',
+    description: 'Wait.',
+    signal: 'parcel_returned',
+    payload: z.object({ trackingId: z.string() }),
+    timeoutSeconds: 600,
+  });
   return scriptedWorld({
     tools: [refund, wait],
     script: [
@@ -42,7 +48,10 @@ function world() {
 }
 
 async function call(path: string, options: { method?: string; tenant?: string; body?: unknown } = {}) {
-  const app = createApiApp({ service: engineRunService(t.worker.deps), caller: (c): Caller | undefined => ({ tenant: c.req.header('x-test-tenant') ?? 't', principal: 'p' }) });
+  const app = createApiApp({
+    service: engineRunService(t.worker.deps),
+    caller: (c): Caller | undefined => ({ tenant: c.req.header('x-test-tenant') ?? 't', principal: 'p' }),
+  });
   const res = await app.request(path, {
     method: options.method ?? 'GET',
     headers: { 'x-test-tenant': options.tenant ?? 't', ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) },
@@ -87,7 +96,9 @@ describe('GET /run-counts and the listing of every run', () => {
   it('moves a run between counts as its status changes', async () => {
     await start('r-refund', 'refund it');
     const waiting = (await call('/runs/r-refund')).body.waiting[0];
-    expect((await call('/runs/r-refund/approve', { method: 'POST', body: { callId: waiting.callId, decision: 'approve', argsHash: waiting.argsHash } })).status).toBe(202);
+    expect(
+      (await call('/runs/r-refund/approve', { method: 'POST', body: { callId: waiting.callId, decision: 'approve', argsHash: waiting.argsHash } })).status,
+    ).toBe(202);
     await drain(t.world, t.worker);
     expect((await call('/run-counts')).body).toMatchObject({ counts: { awaiting_approval: 0, completed: 1 }, total: 1 });
   });

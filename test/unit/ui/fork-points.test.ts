@@ -23,15 +23,40 @@ function world() {
     approval: 'always',
     execute: async (a) => ({ refunded: a.amountCents }),
   });
-  const lookup = defineTool({ name: 'lookup', version: '1', description: 'Look up.', input: z.object({ q: z.string() }), execute: async ({ q }) => ({ found: q }) });
-  const wait = waitForSignal({ name: 'wait_for_return', description: 'Wait.', signal: 'parcel_returned', payload: z.object({ trackingId: z.string() }), timeoutSeconds: 600 });
+  const lookup = defineTool({
+    name: 'lookup',
+    version: '1',
+    description: 'Look up.',
+    input: z.object({ q: z.string() }),
+    execute: async ({ q }) => ({ found: q }),
+  });
+  const wait = waitForSignal({
+    name: 'wait_for_return',
+    description: 'Wait.',
+    signal: 'parcel_returned',
+    payload: z.object({ trackingId: z.string() }),
+    timeoutSeconds: 600,
+  });
   return scriptedWorld({
     tools: [refund, lookup, wait],
     script: [
       (r) => {
         const task = r.messages[0]?.role === 'user' ? r.messages[0].content : '';
-        if (task.includes('wait')) return { text: 'waiting', calls: [{ name: 'lookup', args: { q: 'order' } }, { name: 'wait_for_return', args: {} }] };
-        return { text: 'refunding', calls: [{ name: 'lookup', args: { q: 'order' } }, { name: 'issue_refund', args: { orderId: 'o-1', amountCents: 4500 } }] };
+        if (task.includes('wait'))
+          return {
+            text: 'waiting',
+            calls: [
+              { name: 'lookup', args: { q: 'order' } },
+              { name: 'wait_for_return', args: {} },
+            ],
+          };
+        return {
+          text: 'refunding',
+          calls: [
+            { name: 'lookup', args: { q: 'order' } },
+            { name: 'issue_refund', args: { orderId: 'o-1', amountCents: 4500 } },
+          ],
+        };
       },
       { text: 'done' },
       { text: 'follow-up answered' },
@@ -44,7 +69,10 @@ describe('fork points offered by the inspector', () => {
     const t = world();
     const app = createApiApp({ service: engineRunService(t.worker.deps), caller: (): Caller => ({ tenant: 't', principal: 'p' }) });
     const call = async (method: string, path: string, body?: unknown) => {
-      const res = await app.request(path, { method, ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}) });
+      const res = await app.request(path, {
+        method,
+        ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+      });
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are inspected loosely
       return { status: res.status, body: (await res.json()) as Record<string, any> };
     };

@@ -20,7 +20,23 @@ const parcel = z
 const either = z.union([z.object({ a: z.string() }).strict(), z.object({ b: z.number() }).strict()]);
 
 const cases: [string, z.ZodType, unknown[]][] = [
-  ['refund', refund, [{ orderId: 'o', amountCents: 5 }, { orderId: '', amountCents: 5 }, { orderId: 'o', amountCents: 0 }, { orderId: 'o', amountCents: 1.5 }, { orderId: 'o', amountCents: 100_001 }, { orderId: 'o', amountCents: '5' }, { orderId: 'o' }, { orderId: 'o', amountCents: 5, extra: 1 }, [], null, 'x']],
+  [
+    'refund',
+    refund,
+    [
+      { orderId: 'o', amountCents: 5 },
+      { orderId: '', amountCents: 5 },
+      { orderId: 'o', amountCents: 0 },
+      { orderId: 'o', amountCents: 1.5 },
+      { orderId: 'o', amountCents: 100_001 },
+      { orderId: 'o', amountCents: '5' },
+      { orderId: 'o' },
+      { orderId: 'o', amountCents: 5, extra: 1 },
+      [],
+      null,
+      'x',
+    ],
+  ],
   [
     'parcel',
     parcel,
