@@ -1,6 +1,7 @@
 // Every action of the inspector's run page in a real browser (Debian's chromium through
 // playwright-core) on the local stack, each checked in the run's log afterwards: approve, reject,
-// edit (a schema error shown in the page, nothing sent, then fixed), a signal sent from the form
+// edit (a schema error shown in the page and nothing sent, the API's 400 for what the page cannot
+// check, then fixed), a signal sent from the form
 // made from its payload schema, a follow-up message, a fork at a turn boundary (mid-call points
 // disabled), fail and retry a run-level park, cancel. And the runs page: every run listed
 // (including those awaiting approval), exact counts per status from GET /run-counts, the banner
@@ -131,7 +132,7 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the inspector’s actions in a brow
     await page.close();
   });
 
-  it('edits a call: a schema error is shown in the page and nothing is sent; fixed, the edited call runs', async () => {
+  it('edits a call: a schema error is shown in the page and nothing is sent, the API\'s 400 for what the page cannot check is shown; fixed, the edited call runs', async () => {
     const { page, posts } = await open('/ui/runs/act-edit');
     const card = page.locator('.actions article', { hasText: 'awaits approval' });
     await card.getByRole('button', { name: 'Edit and approve…' }).click();
@@ -147,12 +148,22 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the inspector’s actions in a brow
     await page.locator('.actions').screenshot({ path: join(shots, 'inspector-actions.png') });
     if (process.env.LOGBOOK_UPDATE_SCREENSHOTS === '1') await page.locator('.actions').screenshot({ path: join('docs', 'inspector-actions.png') });
 
+    // Fits the pinned JSON Schema, refused by the tool's refinement: the API's 400 is shown, with its path.
+    await args.fill('{"orderId": "o_1", "amountCents": 5000}');
+    await card.getByRole('button', { name: 'Edit and approve…' }).click();
+    await card.getByRole('button', { name: 'Send: Edit and approve' }).click();
+    await expect.poll(() => card.locator('.confirm:not([hidden]) [role=alert]').textContent()).toContain('400 validation_error');
+    expect(await card.locator('.confirm:not([hidden]) [role=alert]').textContent()).toContain('body.args.amountCents: at most the order total, 1299');
+    expect(posts.filter((p) => p.endsWith('/approve'))).toHaveLength(1);
+    await card.getByRole('button', { name: 'Back' }).click();
+
     await args.fill('{"orderId": "o_1", "amountCents": 1000}');
     await card.getByRole('button', { name: 'Edit and approve…' }).click();
     expect(await errors.textContent()).toBe('');
     expect(await card.locator('.confirm:not([hidden]) pre').textContent()).toBe(JSON.stringify({ orderId: 'o_1', amountCents: 1000 }, null, 2));
     await card.getByRole('button', { name: 'Send: Edit and approve' }).click();
     await finished(page, 'completed');
+    expect(posts.filter((p) => p.endsWith('/approve'))).toHaveLength(2);
     const events = await eventsOf('act-edit');
     expect(events.find((e) => e.type === 'approval_decided')).toMatchObject({
       decision: 'edit',

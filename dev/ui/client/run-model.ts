@@ -73,6 +73,8 @@ export function foldEvent(m: RunModel, e: LogEvent): void {
   if (m.lastAt !== undefined) m.previousAt.set(e.seq, m.lastAt);
   m.lastSeq = e.seq;
   m.lastAt = e.at;
+  // Any event that took in an inbox item (a decision, a signal's result, a message, a resolution, a cancel).
+  remember(m, e);
   switch (e.type) {
     case 'run_started': {
       m.startedAt = e.at;
