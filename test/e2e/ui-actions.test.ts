@@ -132,7 +132,7 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the inspector’s actions in a brow
     await page.close();
   });
 
-  it('edits a call: a schema error is shown in the page and nothing is sent, the API\'s 400 for what the page cannot check is shown; fixed, the edited call runs', async () => {
+  it("edits a call: a schema error is shown in the page and nothing is sent, the API's 400 for what the page cannot check is shown; fixed, the edited call runs", async () => {
     const { page, posts } = await open('/ui/runs/act-edit');
     const card = page.locator('.actions article', { hasText: 'awaits approval' });
     await card.getByRole('button', { name: 'Edit and approve…' }).click();

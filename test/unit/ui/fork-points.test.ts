@@ -9,6 +9,7 @@ import { engineRunService } from '../../../lib/api/engine-service.js';
 import type { Caller } from '../../../lib/api/tenant.js';
 import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { waitForSignal } from '../../../lib/authoring/waits.js';
+import type { ScriptedTurn } from '../../../lib/models/scripted-model.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { forkPoints } from '../../../dev/ui/client/fork-points.js';
 import type { LogEvent } from '../../../dev/ui/client/types.js';
@@ -40,7 +41,7 @@ function world() {
   return scriptedWorld({
     tools: [refund, lookup, wait],
     script: [
-      (r) => {
+      (r): ScriptedTurn => {
         const task = r.messages[0]?.role === 'user' ? r.messages[0].content : '';
         if (task.includes('wait'))
           return {
