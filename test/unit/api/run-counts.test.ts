@@ -103,6 +103,11 @@ describe('GET /run-counts and the listing of every run', () => {
     expect((await call('/run-counts')).body).toMatchObject({ counts: { awaiting_approval: 0, completed: 1 }, total: 1 });
   });
 
+  it('answers 401 without an authorized caller, as every route does', async () => {
+    const app = createApiApp({ service: engineRunService(t.worker.deps), caller: () => undefined });
+    expect((await app.request('/run-counts')).status).toBe(401);
+  });
+
   it('the inspector knows every status the API and the store have', () => {
     expect([...PAGE_STATUSES]).toEqual(RunStatusSchema.options);
     expect([...PORT_STATUSES]).toEqual(RunStatusSchema.options);
