@@ -176,6 +176,10 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the inspector’s actions in a brow
   it('sends a signal from the form made from its payload schema (bad fields named first, nothing sent)', async () => {
     const { page, posts } = await open('/ui/runs/act-signal');
     const card = page.locator('.actions article', { hasText: 'waits for signal parcel_returned' });
+    await card.waitFor();
+    // A phone-sized window: the forms fit, no sideways scroll of the page itself.
+    await page.setViewportSize({ width: 400, height: 800 });
+    expect(await page.locator('html').evaluate((html) => html.scrollWidth <= html.clientWidth)).toBe(true);
     await card.getByLabel('trackingId').fill('T');
     await card.getByRole('button', { name: 'Send parcel_returned…' }).click();
     const errors = card.locator('.schema-form-box > .error');
