@@ -3,6 +3,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalAwsClients } from '../../lib/adapters/aws/aws-clients.js';
+import { DynamoContext } from '../../lib/adapters/aws/dynamo-context.js';
+import { countRuns } from '../../lib/adapters/aws/dynamo-run-queries.js';
 import { DynamoStore } from '../../lib/adapters/aws/dynamo-store.js';
 import { ManualClock } from '../../lib/adapters/memory/manual-clock.js';
 import { CorruptLogError } from '../../lib/core/errors.js';
@@ -20,9 +22,7 @@ describe.each(targets)('DynamoStore on %s', (target) => {
   let clock: ManualClock;
   let store: DynamoStore;
   const raw = (run: RunRef, sk: string) =>
-    stack.clients.doc
-      .send(new GetCommand({ TableName: stack.resources.tableName, Key: { pk: runKey(run), sk }, ConsistentRead: true }))
-      .then((o) => o.Item);
+    stack.clients.doc.send(new GetCommand({ TableName: stack.resources.tableName, Key: { pk: runKey(run), sk }, ConsistentRead: true })).then((o) => o.Item);
   const fresh = () => new DynamoStore({ doc: stack.clients.doc, tableName: stack.resources.tableName, now: () => clock.now(), retry: NO_WAIT_RETRY });
 
   beforeAll(async () => {
@@ -33,6 +33,18 @@ describe.each(targets)('DynamoStore on %s', (target) => {
   });
   afterAll(async () => {
     await stack?.dispose();
+  });
+
+  it.runIf(endpointsFor(target))('counts runs per status across COUNT pages, to the end of each status partition', async () => {
+    const tenant = newRun().tenant;
+    for (let i = 0; i < 12; i++) await store.createHead(newHead({ tenant, runId: `cnt-${i}` }, clock.now() + i));
+    for (let i = 0; i < 3; i++) await store.project({ tenant, runId: `cnt-${i}` }, projection(clock.now() + 100, { status: 'completed', lastSeq: 9 }));
+    const ctx = new DynamoContext({ doc: stack.clients.doc, tableName: stack.resources.tableName, retry: NO_WAIT_RETRY });
+    // 4 entries a page: one request per status, and two more for the 9 running (pages of 4, 4, 1).
+    const counts = await countRuns(ctx, tenant, 4);
+    expect(counts).toMatchObject({ running: 9, completed: 3, awaiting_approval: 0 });
+    expect(ctx.stats.requests).toBe(7 + 2);
+    expect(await store.countRuns(tenant)).toEqual(counts);
   });
 
   it.runIf(endpointsFor(target))('stores events at RUN#<tenant>#<runId> / EVT#<10 digits> with the run horizon as TTL', async () => {
@@ -112,9 +124,7 @@ describe.each(targets)('DynamoStore on %s', (target) => {
   it.runIf(endpointsFor(target))('reports an inbox item it cannot read as a corrupt log', async () => {
     const run = newRun();
     await store.createHead(newHead(run, clock.now()));
-    await stack.clients.doc.send(
-      new PutCommand({ TableName: stack.resources.tableName, Item: { pk: runKey(run), sk: 'INBOX#01X', data: '{"kind":"nope"}' } }),
-    );
+    await stack.clients.doc.send(new PutCommand({ TableName: stack.resources.tableName, Item: { pk: runKey(run), sk: 'INBOX#01X', data: '{"kind":"nope"}' } }));
     await expect(store.list(run)).rejects.toBeInstanceOf(CorruptLogError);
   });
 

@@ -74,10 +74,15 @@ export async function listRuns(ctx: DynamoContext, tenant: string, options: List
  * units of that change, on the step path) plus one hot item per tenant every worker writes to.
  * A COUNT query costs only its reader: the index is KEYS_ONLY, each entry about 150 bytes, so an
  * eventually consistent query reads ~50 entries per read unit ($0.125 per million units: counting
- * 100,000 runs costs ~2,000 units, $0.00025, in ~7 requests of 1 MB). It is as current as the index,
+ * 100,000 runs costs ~2,000 units, $0.00025, in ~15 requests of 1 MB). It is as current as the index,
  * which trails head writes by a moment, exactly like a listing by status.
  */
-export async function countRuns(ctx: DynamoContext, tenant: string): Promise<Record<RunStatus, number>> {
+export async function countRuns(
+  ctx: DynamoContext,
+  tenant: string,
+  /** Entries per request (default: DynamoDB's 1 MB page); a test sets it small to cross pages. */
+  pageItems?: number,
+): Promise<Record<RunStatus, number>> {
   const index = TABLE.gsi.byTenantStatus;
   const counted = await Promise.all(
     RUN_STATUSES.map(async (status) => {
@@ -94,6 +99,7 @@ export async function countRuns(ctx: DynamoContext, tenant: string): Promise<Rec
               ExpressionAttributeValues: { ':p': statusPk(tenant, status) },
               Select: 'COUNT',
               ExclusiveStartKey: startKey,
+              ...(pageItems !== undefined ? { Limit: pageItems } : {}),
             }),
           ),
         );
