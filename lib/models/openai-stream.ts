@@ -157,7 +157,7 @@ export async function readChatCompletionStream(body: AsyncIterable<Uint8Array>, 
       if (choice.finish_reason) finishReason = choice.finish_reason;
       const delta = choice.delta;
       if (!delta) continue;
-      if (typeof delta.content === 'string') {
+      if (delta.content) {
         content = (content ?? '') + delta.content;
         sink.emit(delta.content);
       }
