@@ -17,8 +17,7 @@ interface ToolInput {
 /** The stream of a `doStream` result: a ReadableStream (V2, V3), or anything async-iterable. */
 function partsOf(result: unknown, provider: string): AsyncIterable<StreamPart> {
   const stream = (typeof result === 'object' && result !== null ? (result as { stream?: unknown }).stream : undefined) as
-    | (ReadableStream<StreamPart> & Partial<AsyncIterable<StreamPart>>)
-    | undefined;
+    (ReadableStream<StreamPart> & Partial<AsyncIterable<StreamPart>>) | undefined;
   if (stream && typeof stream.getReader === 'function') return streamIterable(stream);
   if (stream && typeof stream[Symbol.asyncIterator] === 'function') return stream as AsyncIterable<StreamPart>;
   throw modelError(MODEL_ERROR.invalidResponse, `${provider}: the doStream result has no stream`);
@@ -31,7 +30,13 @@ function partsOf(result: unknown, provider: string): AsyncIterable<StreamPart> {
  * reads, so both paths give the same ModelResponse. `classify` maps an `error` part (or a stream
  * that failed) like an error `doGenerate` threw; a stream that ends without `finish` broke.
  */
-export async function readAiSdkStream(result: unknown, provider: string, sink: TextSink, signal: AbortSignal, classify: (error: unknown) => Error): Promise<ModelResponse> {
+export async function readAiSdkStream(
+  result: unknown,
+  provider: string,
+  sink: TextSink,
+  signal: AbortSignal,
+  classify: (error: unknown) => Error,
+): Promise<ModelResponse> {
   let text = '';
   const calls: StreamPart[] = [];
   const inputs = new Map<string, ToolInput>();
@@ -79,6 +84,13 @@ export async function readAiSdkStream(result: unknown, provider: string, sink: T
     throw brokenStream(provider, `after ${parts} parts`, error);
   }
   if (!finish) throw brokenStream(provider, `after ${parts} parts: no finish part`);
+  // A provider that saw its HTTP stream end early still finishes: V2 packages with reason
+  // `unknown` and no usage (V3 ones add an error part, handled above).
+  const reason =
+    typeof finish.finishReason === 'object' && finish.finishReason !== null ? (finish.finishReason as { unified?: unknown }).unified : finish.finishReason;
+  if ((reason === 'unknown' || reason === 'error') && !hasUsage(finish.usage)) {
+    throw brokenStream(provider, `after ${parts} parts: finished (${String(reason)}) without usage`);
+  }
   // The specification follows every tool-input-end with a tool-call; a provider that does not
   // still had its input streamed, so it is assembled here rather than lost.
   for (const input of inputs.values()) {
@@ -109,4 +121,11 @@ function partError(error: unknown, provider: string, parts: number, classify: (e
         ? (error as { message: string }).message
         : JSON.stringify(error ?? null).slice(0, 500);
   return brokenStream(provider, `after ${parts} parts`, message);
+}
+
+/** Whether a finish part's usage has both totals (V2: numbers; V3: `{ total }`). */
+function hasUsage(usage: unknown): boolean {
+  const u = (typeof usage === 'object' && usage !== null ? usage : {}) as Record<string, unknown>;
+  const total = (v: unknown) => typeof v === 'number' || typeof (v as { total?: unknown } | null)?.total === 'number';
+  return total(u.inputTokens) && total(u.outputTokens);
 }

@@ -197,7 +197,10 @@ export async function readChatCompletionStream(body: AsyncIterable<Uint8Array>, 
         message: {
           content,
           refusal,
-          tool_calls: ordered.length === 0 ? null : ordered.map((c) => ({ id: c.id ?? null, type: 'function', function: { name: c.name, arguments: c.arguments ?? null } })),
+          tool_calls:
+            ordered.length === 0
+              ? null
+              : ordered.map((c) => ({ id: c.id ?? null, type: 'function', function: { name: c.name, arguments: c.arguments ?? null } })),
         },
         finish_reason: finishReason,
       },

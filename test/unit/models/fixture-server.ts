@@ -65,7 +65,8 @@ async function sendStream(res: ServerResponse | Http2ServerResponse, fixture: St
   const then = fixture.then ?? 'end';
   if (then === 'end') res.end();
   else if (then === 'break') {
-    if ('stream' in res) res.stream.close(2); // HTTP/2 INTERNAL_ERROR
+    if ('stream' in res)
+      res.stream.close(2); // HTTP/2 INTERNAL_ERROR
     else res.socket?.destroy();
   }
 }
@@ -126,8 +127,7 @@ export async function startFixtureServer(replies: Reply[], protocol: 'http1' | '
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    received: (n) =>
-      n <= requests.length ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve })),
+    received: (n) => (n <= requests.length ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
     close: () =>
       (closed ??= new Promise<void>((resolve, reject) => {
         if ('closeAllConnections' in server) server.closeAllConnections();

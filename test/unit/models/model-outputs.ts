@@ -26,7 +26,28 @@ export function seeded(seed: number): () => number {
 }
 
 // Multi-byte characters, quotes, markup and line breaks: what a split frame must not corrupt.
-const WORDS = ['The', 'invoice', 'INV-1042', 'is', 'overdue', 'héllo', 'naïve', '日本語', 'テキスト', '😀', '🧾', '"quoted"', '<b>bold</b>', '\\n', 'data:', '[DONE]', '\n', '\r\n', '{', '}'];
+const WORDS = [
+  'The',
+  'invoice',
+  'INV-1042',
+  'is',
+  'overdue',
+  'héllo',
+  'naïve',
+  '日本語',
+  'テキスト',
+  '😀',
+  '🧾',
+  '"quoted"',
+  '<b>bold</b>',
+  '\\n',
+  'data:',
+  '[DONE]',
+  '\n',
+  '\r\n',
+  '{',
+  '}',
+];
 
 function pieces(text: string, random: () => number): string[] {
   const out: string[] = [];
@@ -66,7 +87,7 @@ export function randomOutputs(count: number, seed = 24): ModelOutput[] {
 /** Bytes cut at random places (inside UTF-8 characters and lines too): one write each. */
 export function splitBytes(data: Uint8Array, random: () => number, max = 40): Uint8Array[] {
   const out: Uint8Array[] = [];
-  for (let i = 0; i < data.length; ) {
+  for (let i = 0; i < data.length;) {
     const n = 1 + Math.floor(random() * max);
     out.push(data.subarray(i, i + n));
     i += n;

@@ -121,7 +121,12 @@ describe('OpenAiCompatibleClient streaming (onText)', () => {
   });
 
   it('a stream that ends early (no finish, no [DONE]) is retried inside the call while no text went out', async () => {
-    const noText: ModelOutput = { text: [], calls: [{ id: 'call_1', name: 'get_invoice', args: ['{"invoiceId":', '"INV-1042"}'] }], finish: 'tool_calls', usage: { input: 10, output: 5 } };
+    const noText: ModelOutput = {
+      text: [],
+      calls: [{ id: 'call_1', name: 'get_invoice', args: ['{"invoiceId":', '"INV-1042"}'] }],
+      finish: 'tool_calls',
+      usage: { input: 10, output: 5 },
+    };
     const cut = openAiChunks(noText).slice(0, 3); // the call started, its arguments half sent
     const { server, client } = await setup([{ ...openAiStream(noText, { chunks: cut }), then: 'end' }, openAiStream(noText)]);
     const { response, deltas } = await streamed(client);
@@ -157,7 +162,10 @@ describe('OpenAiCompatibleClient streaming (onText)', () => {
     });
     expect(calls).toBe(4);
     expect(thrown).toEqual(plain);
-    const rejected = await client.complete(firstTurn, { signal: new AbortController().signal, onText: () => Promise.reject(new Error('async preview broke')) as never });
+    const rejected = await client.complete(firstTurn, {
+      signal: new AbortController().signal,
+      onText: () => Promise.reject(new Error('async preview broke')) as never,
+    });
     expect(rejected).toEqual(plain);
   });
 
@@ -170,7 +178,11 @@ describe('OpenAiCompatibleClient streaming (onText)', () => {
 
   it('HTTP errors before the stream map as without streaming: a 429 is retried, a 400 is final', async () => {
     const { server, client } = await setup([
-      { status: 429, headers: { 'content-type': 'application/json', 'retry-after-ms': '10' }, body: { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } } },
+      {
+        status: 429,
+        headers: { 'content-type': 'application/json', 'retry-after-ms': '10' },
+        body: { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } },
+      },
       openAiStream(simple),
       { status: 400, headers: { 'content-type': 'application/json' }, body: { error: { message: 'bad tools', type: 'invalid_request_error' } } },
     ]);
@@ -199,7 +211,9 @@ async function collect(source: AsyncIterable<string>): Promise<string[]> {
 
 describe('sseData', () => {
   it('reads events split anywhere: CR, LF and CRLF line ends (a CRLF split across chunks too), multi-line data, comments, no final blank line', async () => {
-    const events = await collect(sseData(bytes(': keep-alive\r', '\ndata: a', 'b\r', '\ndata: c\r\n\r', '\ndata: line1\ndata:line2\n\nevent: x\nid: 1\ndata: 3\r\rdata: last')));
+    const events = await collect(
+      sseData(bytes(': keep-alive\r', '\ndata: a', 'b\r', '\ndata: c\r\n\r', '\ndata: line1\ndata:line2\n\nevent: x\nid: 1\ndata: 3\r\rdata: last')),
+    );
     expect(events).toEqual(['ab\nc', 'line1\nline2', '3', 'last']);
   });
 
@@ -240,7 +254,12 @@ describe('sseData', () => {
   it('through the client: a server that never ends its line is refused at MAX_SSE_EVENT_CHARS', async () => {
     const block = new TextEncoder().encode('x'.repeat(256 * 1024));
     const { client } = await setup([
-      { status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: [new TextEncoder().encode('data: '), ...Array.from({ length: 40 }, () => block)], then: 'hang' },
+      {
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+        chunks: [new TextEncoder().encode('data: '), ...Array.from({ length: 40 }, () => block)],
+        then: 'hang',
+      },
     ]);
     const error = await rejection(streamed(client));
     expect(error).toMatchObject({ code: 'model_invalid_response', retryable: false });
