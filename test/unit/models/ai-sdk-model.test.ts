@@ -100,10 +100,7 @@ describe.each(PROVIDERS)('a published AI SDK provider (specification $spec) thro
     // Usage as the fixtures report it, charged at the agent's price.
     const usage = { inputTokens: 1402 + 1190, outputTokens: 58 + 21 };
     expect(state.usage).toMatchObject(usage);
-    expect(state.usage.costUsd).toBeCloseTo(
-      costUsd({ inputTokens: 1402, outputTokens: 58 }, price) + costUsd({ inputTokens: 1190, outputTokens: 21 }, price),
-      9,
-    );
+    expect(state.usage.costUsd).toBeCloseTo(costUsd({ inputTokens: 1402, outputTokens: 58 }, price) + costUsd({ inputTokens: 1190, outputTokens: 21 }, price), 9);
     const completed = events.at(-1) as EventOf<'run_completed'>;
     expect(JSON.stringify(completed)).toContain('3 invoices are overdue, totalling 4,210.50 EUR.');
 
@@ -294,28 +291,10 @@ describe('an AI SDK model the adapter refuses or checks', () => {
 
   it('maps thrown errors: a retryable APICallError look-alike is retried, named AI SDK errors get their codes', async () => {
     const apiError = (statusCode: number | undefined, isRetryable: boolean) =>
-      Object.assign(new Error(statusCode ? 'Overloaded' : 'Cannot connect to API: ECONNREFUSED'), {
-        name: 'AI_APICallError',
-        statusCode,
-        isRetryable,
-        url: 'http://secret-host/x',
-        requestBodyValues: { prompt: 'secret' },
-      });
+      Object.assign(new Error(statusCode ? 'Overloaded' : 'Cannot connect to API: ECONNREFUSED'), { name: 'AI_APICallError', statusCode, isRetryable, url: 'http://secret-host/x', requestBodyValues: { prompt: 'secret' } });
     let n = 0;
     const clock = new InstantClock();
-    const flaky = aiSdkModel(
-      stub({
-        doGenerate: () =>
-          n++ < 2
-            ? Promise.reject(apiError(n === 1 ? 529 : undefined, true))
-            : Promise.resolve({
-                content: [{ type: 'text', text: 'ok' }],
-                finishReason: { unified: 'stop', raw: 'stop' },
-                usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 } },
-              }),
-      }),
-      { clock, random: () => 0, retry: RETRY },
-    );
+    const flaky = aiSdkModel(stub({ doGenerate: () => (n++ < 2 ? Promise.reject(apiError(n === 1 ? 529 : undefined, true)) : Promise.resolve({ content: [{ type: 'text', text: 'ok' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 } } })) }), { clock, random: () => 0, retry: RETRY });
     expect((await complete(flaky)).text).toBe('ok');
     expect(n).toBe(3);
 

@@ -4,7 +4,14 @@ import { ModelError } from '../../../lib/core/errors.js';
 import type { ModelRequest } from '../../../lib/core/messages.js';
 import { BedrockConverseClient } from '../../../lib/models/bedrock-converse.js';
 import { costUsd, defaultPrices } from '../../../lib/models/prices.js';
-import { InstantClock, loadFixture, startFixtureServer, withHeaders, type FixtureServer, type Reply } from './fixture-server.js';
+import {
+  InstantClock,
+  loadFixture,
+  startFixtureServer,
+  withHeaders,
+  type FixtureServer,
+  type Reply,
+} from './fixture-server.js';
 import { firstTurn, reusedIdsTurn } from './sample-requests.js';
 
 const MODEL = 'anthropic.claude-3-5-haiku-20241022-v1:0';
@@ -34,7 +41,8 @@ async function setup(replies: Reply[], options: { modelId?: string; maxAttempts?
   return { server, clock, client };
 }
 
-const run = (client: BedrockConverseClient, request: ModelRequest = firstTurn, signal = new AbortController().signal) => client.complete(request, { signal });
+const run = (client: BedrockConverseClient, request: ModelRequest = firstTurn, signal = new AbortController().signal) =>
+  client.complete(request, { signal });
 
 async function rejection(promise: Promise<unknown>): Promise<ModelError> {
   const error = await promise.then(
@@ -94,11 +102,7 @@ describe('BedrockConverseClient', () => {
   });
 
   it('carries the pinned model settings on the wire: inferenceConfig, toolChoice and additionalModelRequestFields', async () => {
-    const { server, client } = await setup([
-      loadFixture('bedrock/text-answer.json'),
-      loadFixture('bedrock/text-answer.json'),
-      loadFixture('bedrock/text-answer.json'),
-    ]);
+    const { server, client } = await setup([loadFixture('bedrock/text-answer.json'), loadFixture('bedrock/text-answer.json'), loadFixture('bedrock/text-answer.json')]);
     await run(client, {
       ...firstTurn,
       settings: { temperature: 0.2, topP: 0.9, stopSequences: ['END'], toolChoice: { tool: 'get_invoice' }, providerOptions: { top_k: 40 } },
@@ -185,7 +189,10 @@ describe('BedrockConverseClient', () => {
       { role: 'user', content: [{ text: 'Summarise the overdue invoices.' }] },
       {
         role: 'assistant',
-        content: [{ text: 'Looking up the first invoice.' }, { toolUse: { toolUseId: 'call_0', name: 'get_invoice', input: { invoiceId: 'INV-1042' } } }],
+        content: [
+          { text: 'Looking up the first invoice.' },
+          { toolUse: { toolUseId: 'call_0', name: 'get_invoice', input: { invoiceId: 'INV-1042' } } },
+        ],
       },
       { role: 'user', content: [{ toolResult: { toolUseId: 'call_0', content: [{ text: '{"total":100}' }] } }] },
       {

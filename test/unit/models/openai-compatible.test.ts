@@ -3,7 +3,14 @@ import { ModelError } from '../../../lib/core/errors.js';
 import type { ModelRequest } from '../../../lib/core/messages.js';
 import { OpenAiCompatibleClient, type OpenAiCompatibleOptions } from '../../../lib/models/openai-compatible.js';
 import { costUsd, defaultPrices } from '../../../lib/models/prices.js';
-import { InstantClock, loadFixture, startFixtureServer, withHeaders, type FixtureServer, type Reply } from './fixture-server.js';
+import {
+  InstantClock,
+  loadFixture,
+  startFixtureServer,
+  withHeaders,
+  type FixtureServer,
+  type Reply,
+} from './fixture-server.js';
 import { firstTurn, reusedIdsTurn } from './sample-requests.js';
 
 let server: FixtureServer | undefined;
@@ -29,7 +36,8 @@ async function setup(replies: Reply[], options: Partial<OpenAiCompatibleOptions>
   return { server, clock, client };
 }
 
-const run = (client: OpenAiCompatibleClient, request: ModelRequest = firstTurn, signal = new AbortController().signal) => client.complete(request, { signal });
+const run = (client: OpenAiCompatibleClient, request: ModelRequest = firstTurn, signal = new AbortController().signal) =>
+  client.complete(request, { signal });
 
 async function rejection(promise: Promise<unknown>): Promise<ModelError> {
   const error = await promise.then(
@@ -272,7 +280,9 @@ describe('OpenAiCompatibleClient', () => {
       ],
     });
     const sent = (body(server, 1).messages as Record<string, unknown>[]).slice(2);
-    expect(sent[0]!.tool_calls).toEqual([{ id: bad!.providerId, type: 'function', function: { name: 'get_invoice', arguments: "{'invoiceId': 'INV-1042'}" } }]);
+    expect(sent[0]!.tool_calls).toEqual([
+      { id: bad!.providerId, type: 'function', function: { name: 'get_invoice', arguments: "{'invoiceId': 'INV-1042'}" } },
+    ]);
     // Already says it is an error: not prefixed twice.
     expect(sent[1]).toEqual({ role: 'tool', tool_call_id: bad!.providerId, content: 'Error: arguments are not valid JSON' });
   });
