@@ -192,6 +192,43 @@ describe('OpenAiCompatibleClient streaming (onText)', () => {
     expect(await rejection(streamed(client))).toMatchObject({ code: 'model_bad_request', retryable: false });
   });
 
+  it('reads calls streamed without an index (Ollama: whole calls, several in one chunk, arguments as an object) in order', async () => {
+    const usage = { prompt_tokens: 50, completion_tokens: 20, total_tokens: 70 };
+    const chunks = [
+      JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] }),
+      JSON.stringify({
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [
+                { id: 'call_a', function: { name: 'get_invoice', arguments: '{"invoiceId":"INV-1"}' } },
+                { id: 'call_b', function: { name: 'get_invoice', arguments: { invoiceId: 'INV-2' } } },
+              ],
+            },
+          },
+        ],
+      }),
+      JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [{ id: 'call_c', function: { name: 'get_invoice', arguments: '{"invoiceId":' } }] } }] }),
+      JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [{ function: { arguments: '"INV-3"}' } }] } }] }),
+      JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage }),
+      '[DONE]',
+    ];
+    const { client } = await setup([openAiStream(simple, { chunks })]);
+    const { response, deltas } = await streamed(client);
+    expect(deltas).toEqual([]);
+    expect(response).toEqual({
+      text: '',
+      calls: [
+        { providerId: 'call_a', name: 'get_invoice', args: { invoiceId: 'INV-1' } },
+        { providerId: 'call_b', name: 'get_invoice', args: { invoiceId: 'INV-2' } },
+        { providerId: 'call_c', name: 'get_invoice', args: { invoiceId: 'INV-3' } },
+      ],
+      usage: { inputTokens: 50, outputTokens: 20 },
+      stopReason: 'tool_use',
+    });
+  });
+
   it('a stream without usage ends as the non-streamed answer without usage does: model_invalid_response', async () => {
     const chunks = openAiChunks(simple).filter((c) => !c.includes('"prompt_tokens"'));
     const { client } = await setup([openAiStream(simple, { chunks })]);
