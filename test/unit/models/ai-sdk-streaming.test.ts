@@ -228,6 +228,46 @@ describe('doStream of hand-written models', () => {
     expect(deltas).toEqual(['Two ', 'invoices.']);
   });
 
+  it('an abort stops a stream whose provider ignores the abort signal (the reader is cancelled)', async () => {
+    let cancelled = false;
+    const lm = {
+      specificationVersion: 'v3',
+      provider: 'hand.chat',
+      modelId: 'm',
+      doGenerate: () => Promise.reject(new Error('not used')),
+      doStream: () =>
+        Promise.resolve({
+          stream: new ReadableStream({
+            start(controller) {
+              controller.enqueue({ type: 'text-delta', id: 't', delta: 'Half an answer' }); // and then nothing, ever
+            },
+            cancel() {
+              cancelled = true;
+            },
+          }),
+        }),
+    };
+    const model = aiSdkModel(lm);
+    const controller = new AbortController();
+    const seen: string[] = [];
+    let first: () => void = () => undefined;
+    const reached = new Promise<void>((resolve) => (first = resolve));
+    const call = model.complete(request(model), {
+      signal: controller.signal,
+      onText: (d) => {
+        seen.push(d);
+        first();
+      },
+    });
+    await reached;
+    expect(seen).toEqual(['Half an answer']);
+    const reason = new Error('model timeout');
+    controller.abort(reason);
+    expect(await rejection(call)).toBe(reason);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(cancelled).toBe(true);
+  });
+
   it('a stream without a finish part broke: retried while no text went out, then model_unavailable, retryable', async () => {
     const lm = handModel('v3', generated, [{ type: 'tool-input-start', id: 'c1', toolName: 'get_invoice' }]);
     const model = aiSdkModel(lm, { clock: new InstantClock(), random: () => 0.5, retry: RETRY });
