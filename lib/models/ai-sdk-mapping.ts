@@ -19,6 +19,8 @@ export interface AiSdkLanguageModel {
   readonly provider: string;
   readonly modelId: string;
   doGenerate(options: AiSdkCallOptions): PromiseLike<unknown>;
+  /** Used when the caller streams (onText); a model without it is called through doGenerate. */
+  doStream?(options: AiSdkCallOptions): PromiseLike<unknown>;
 }
 
 /** The call options Logbook sends: the same shape in V2 and V3. */

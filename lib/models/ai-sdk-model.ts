@@ -2,8 +2,10 @@ import { SystemClock } from '../adapters/system/system-clock.js';
 import { ConfigError, ModelError } from '../core/errors.js';
 import type { ModelRequest, ModelResponse } from '../core/messages.js';
 import type { Clock } from '../ports/clock.js';
-import type { ModelClient } from '../ports/model-client.js';
+import type { ModelCallOptions, ModelClient } from '../ports/model-client.js';
 import { fromAiSdkResult, toAiSdkCallOptions, type AiSdkLanguageModel } from './ai-sdk-mapping.js';
+import { readAiSdkStream } from './ai-sdk-stream.js';
+import { TextSink, streamFailure } from './model-stream.js';
 import { MODEL_ERROR, TransientModelFailure, abortReason, looksLikeContextLength, modelError } from './model-errors.js';
 import { DEFAULT_RETRY, parseRetryAfter, withRetry, type RetryOptions } from './retry.js';
 
@@ -78,7 +80,12 @@ export class AiSdkModelClient implements ModelClient {
     this.random = options.random ?? Math.random;
   }
 
-  complete(request: ModelRequest, { signal }: { signal: AbortSignal }): Promise<ModelResponse> {
+  /**
+   * With `onText`, a model that has `doStream` streams (its parts are read back into the result
+   * doGenerate would give); one without it answers through doGenerate and onText gets the text
+   * whole.
+   */
+  complete(request: ModelRequest, { signal, onText }: ModelCallOptions): Promise<ModelResponse> {
     // An `aisdk:` id names one model: a run pinned to it is never served by another one.
     if (request.modelId.startsWith('aisdk:') && request.modelId !== this.id) {
       return Promise.reject(
@@ -90,9 +97,20 @@ export class AiSdkModelClient implements ModelClient {
       );
     }
     const label = `ai-sdk ${this.model.provider}`;
+    const sink = new TextSink(onText);
+    const doStream = onText === undefined ? undefined : this.model.doStream;
     return withRetry(
       label,
       async () => {
+        if (typeof doStream === 'function') {
+          try {
+            const streamed = await doStream.call(this.model, toAiSdkCallOptions(request, signal));
+            return await readAiSdkStream(streamed, label, sink, signal, (e) => classifyAiSdkError(e, label, this.clock.now()));
+          } catch (error) {
+            if (signal.aborted) throw abortReason(signal);
+            throw streamFailure(classifyAiSdkError(error, label, this.clock.now()), sink, label);
+          }
+        }
         let result: unknown;
         try {
           // Fresh options per attempt: a provider may keep references to what it was given.
@@ -101,7 +119,9 @@ export class AiSdkModelClient implements ModelClient {
           if (signal.aborted) throw abortReason(signal);
           throw classifyAiSdkError(error, label, this.clock.now());
         }
-        return fromAiSdkResult(result, label);
+        const response = fromAiSdkResult(result, label);
+        sink.emit(response.text);
+        return response;
       },
       signal,
       this.retry,

@@ -1,9 +1,12 @@
-import { ConverseCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { ConverseCommand, ConverseStreamCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { SystemClock } from '../adapters/system/system-clock.js';
+import { ModelError } from '../core/errors.js';
 import type { ModelRequest, ModelResponse } from '../core/messages.js';
-import type { ModelClient } from '../ports/model-client.js';
+import type { ModelCallOptions, ModelClient } from '../ports/model-client.js';
 import type { Clock } from '../ports/clock.js';
 import { fromConverseOutput, supportsToolResultStatus, toConverseInput } from './bedrock-mapping.js';
+import { readConverseStream } from './bedrock-stream.js';
+import { TextSink, brokenStream, streamFailure } from './model-stream.js';
 import { MODEL_ERROR, TransientModelFailure, abortReason, looksLikeContextLength, modelError } from './model-errors.js';
 import { DEFAULT_RETRY, parseRetryAfter, withRetry, type RetryOptions } from './retry.js';
 
@@ -40,12 +43,27 @@ export class BedrockConverseClient implements ModelClient {
     return this.options.modelId;
   }
 
-  /** request.modelId is not used: the resolver already picked this client for the pinned id. */
-  complete(request: ModelRequest, { signal }: { signal: AbortSignal }): Promise<ModelResponse> {
+  /**
+   * request.modelId is not used: the resolver already picked this client for the pinned id.
+   * With `onText` the call is ConverseStream (same input), read back into the same response.
+   */
+  complete(request: ModelRequest, { signal, onText }: ModelCallOptions): Promise<ModelResponse> {
     const input = toConverseInput(this.options.modelId, request, { toolResultStatus: this.toolResultStatus });
+    const sink = new TextSink(onText);
     return withRetry(
       'bedrock',
       async () => {
+        if (onText) {
+          try {
+            const output = await this.options.client.send(new ConverseStreamCommand(input), { abortSignal: signal });
+            if (!output.stream) throw brokenStream('bedrock', 'before it began: the response has no stream');
+            return await readConverseStream(output.stream, sink, signal);
+          } catch (error) {
+            if (signal.aborted) throw abortReason(signal);
+            const mapped = error instanceof ModelError || error instanceof TransientModelFailure ? error : classifyBedrockError(error, this.clock.now());
+            throw streamFailure(mapped, sink, 'bedrock');
+          }
+        }
         let output;
         try {
           output = await this.options.client.send(new ConverseCommand(input), { abortSignal: signal });
@@ -76,6 +94,8 @@ const UNAVAILABLE = new Set([
   'ServiceUnavailableException',
   'ModelTimeoutException',
   'ModelErrorException',
+  // ConverseStream: the model failed mid-answer (its stream exception event).
+  'ModelStreamErrorException',
   'TimeoutError',
   'RequestTimeout',
 ]);

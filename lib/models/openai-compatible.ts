@@ -2,8 +2,10 @@ import { SystemClock } from '../adapters/system/system-clock.js';
 import { ConfigError } from '../core/errors.js';
 import type { ModelRequest, ModelResponse } from '../core/messages.js';
 import type { Clock } from '../ports/clock.js';
-import type { ModelClient } from '../ports/model-client.js';
+import type { ModelCallOptions, ModelClient } from '../ports/model-client.js';
 import { MODEL_ERROR, TransientModelFailure, abortReason, looksLikeContextLength, modelError } from './model-errors.js';
+import { TextSink, streamFailure, streamIterable } from './model-stream.js';
+import { readChatCompletionStream } from './openai-stream.js';
 import { fromChatCompletion, toChatCompletionsBody, type MaxTokensParam } from './openai-wire.js';
 import { DEFAULT_RETRY, parseRetryAfter, withRetry, type RetryOptions } from './retry.js';
 
@@ -81,28 +83,46 @@ export class OpenAiCompatibleClient implements ModelClient {
     return this.options.model;
   }
 
-  /** request.modelId is not used: the resolver already picked this client for the pinned id. */
-  complete(request: ModelRequest, { signal }: { signal: AbortSignal }): Promise<ModelResponse> {
-    const body = JSON.stringify(toChatCompletionsBody(this.options.model, request, this.maxTokensParam));
+  /**
+   * request.modelId is not used: the resolver already picked this client for the pinned id.
+   * With `onText` the request asks for `stream: true` (usage included) and the same answer is
+   * put back together from the Server-Sent Events.
+   */
+  complete(request: ModelRequest, { signal, onText }: ModelCallOptions): Promise<ModelResponse> {
+    const wire = toChatCompletionsBody(this.options.model, request, this.maxTokensParam);
+    const streaming = onText !== undefined;
+    const body = JSON.stringify(streaming ? { ...wire, stream: true, stream_options: { include_usage: true } } : wire);
+    const headers = streaming ? { ...this.headers, accept: 'text/event-stream' } : this.headers;
+    const sink = new TextSink(onText);
     return withRetry(
       'openai-compatible',
       async () => {
-        let status: number;
-        let text: string;
-        let headers: Headers;
+        let res: Response;
         try {
-          const res = await this.fetch(this.url, { method: 'POST', headers: this.headers, body, signal });
-          status = res.status;
-          headers = res.headers;
+          res = await this.fetch(this.url, { method: 'POST', headers, body, signal });
+        } catch (error) {
+          if (signal.aborted) throw abortReason(signal);
+          throw unreachable(error);
+        }
+        const status = res.status;
+        const isStream = streaming && status >= 200 && status < 300 && /^text\/event-stream\b/i.test(res.headers.get('content-type') ?? '');
+        if (isStream && res.body) {
+          try {
+            return await readChatCompletionStream(streamIterable(res.body), sink, signal);
+          } catch (error) {
+            if (signal.aborted) throw abortReason(signal);
+            throw streamFailure(error, sink, 'openai-compatible');
+          }
+        }
+        let text: string;
+        try {
           text = await res.text();
         } catch (error) {
           if (signal.aborted) throw abortReason(signal);
-          // No HTTP answer: connection refused or reset, DNS, TLS. Worth another attempt.
-          const detail = error instanceof Error ? `${error.message}${causeText(error)}` : String(error);
-          throw new TransientModelFailure('unavailable', `request failed: ${detail}`, undefined, { cause: error });
+          throw unreachable(error);
         }
         if (status < 200 || status >= 300) {
-          throw classifyHttpError(status, text, (h) => headers.get(h), this.clock.now(), this.maxTokensParam);
+          throw classifyHttpError(status, text, (h) => res.headers.get(h), this.clock.now(), this.maxTokensParam);
         }
         let json: unknown;
         try {
@@ -110,13 +130,22 @@ export class OpenAiCompatibleClient implements ModelClient {
         } catch {
           throw modelError(MODEL_ERROR.invalidResponse, `openai-compatible: HTTP ${status} body is not JSON: ${text.slice(0, 200)}`);
         }
-        return fromChatCompletion(json);
+        const response = fromChatCompletion(json);
+        // A server that ignores `stream: true` answers in one piece: the preview gets it whole.
+        sink.emit(response.text);
+        return response;
       },
       signal,
       this.retry,
       { clock: this.clock, random: this.random },
     );
   }
+}
+
+/** No HTTP answer (or its body failed): connection refused or reset, DNS, TLS. Worth another attempt. */
+function unreachable(error: unknown): TransientModelFailure {
+  const detail = error instanceof Error ? `${error.message}${causeText(error)}` : String(error);
+  return new TransientModelFailure('unavailable', `request failed: ${detail}`, undefined, { cause: error });
 }
 
 function causeText(error: Error): string {

@@ -1,7 +1,10 @@
 import type { JsonValue } from '../core/json.js';
 import type { ModelRequest, ModelResponse } from '../core/messages.js';
 import type { ModelSettings } from '../core/model-settings.js';
-import type { ModelClient, ModelResolver } from '../ports/model-client.js';
+import { SystemClock } from '../adapters/system/system-clock.js';
+import type { Clock } from '../ports/clock.js';
+import type { ModelCallOptions, ModelClient, ModelResolver } from '../ports/model-client.js';
+import { TextSink } from './model-stream.js';
 
 export interface ScriptedTurn {
   text?: string;
@@ -17,7 +20,24 @@ export interface ScriptedModelOptions {
    * text that is a pure function of the request, so a repeated summary call gets the same one.
    */
   summary?: (request: ModelRequest) => string;
+  /** How a streamed call (onText set) hands out its text. Default: DEFAULT_SCRIPTED_PACE. */
+  pace?: Partial<ScriptedPace>;
+  /** Waits between chunks. Default: the system clock; a test passes its own to stay instant. */
+  clock?: Clock;
 }
+
+export interface ScriptedPace {
+  /**
+   * Characters per chunk, at least: a chunk ends at the first whitespace after that many, so
+   * words stay whole (a run of text with no whitespace is cut at twice the size).
+   */
+  chunkChars: number;
+  /** Wait between two chunks, through the clock (0: all chunks at once). */
+  delayMs: number;
+}
+
+/** About three words every 40 ms: `logbook dev` and `npm start` show the answer being written. */
+export const DEFAULT_SCRIPTED_PACE: ScriptedPace = { chunkChars: 16, delayMs: 40 };
 
 /**
  * A deterministic model: the reply is chosen by how many assistant turns the conversation already
@@ -29,12 +49,33 @@ export class ScriptedModel implements ModelClient {
   calls = 0;
   /** The settings each call was sent (undefined: none pinned), in call order: what a test asserts. */
   readonly settings: (ModelSettings | undefined)[] = [];
+  private readonly pace: ScriptedPace;
+  private readonly clock: Clock;
   constructor(
     private readonly script: ScriptStep[],
     private readonly options: ScriptedModelOptions = {},
-  ) {}
+  ) {
+    this.pace = { ...DEFAULT_SCRIPTED_PACE, ...options.pace };
+    this.clock = options.clock ?? new SystemClock();
+  }
 
-  async complete(request: ModelRequest, options: { signal: AbortSignal }): Promise<ModelResponse> {
+  async complete(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse> {
+    const response = this.reply(request, options);
+    if (options.onText) await this.stream(response.text, options.onText, options.signal);
+    return response;
+  }
+
+  /** The text in chunks at the configured pace; an abort stops it between two chunks. */
+  private async stream(text: string, onText: (delta: string) => void, signal: AbortSignal): Promise<void> {
+    const sink = new TextSink(onText);
+    for (const [i, chunk] of scriptedChunks(text, this.pace.chunkChars).entries()) {
+      if (i > 0 && this.pace.delayMs > 0) await this.clock.sleep(this.pace.delayMs, signal);
+      if (signal.aborted) throw signal.reason;
+      sink.emit(chunk);
+    }
+  }
+
+  private reply(request: ModelRequest, options: ModelCallOptions): ModelResponse {
     if (options.signal.aborted) throw options.signal.reason;
     this.calls++;
     this.settings.push(request.settings);
@@ -62,6 +103,27 @@ export class ScriptedModel implements ModelClient {
       stopReason: calls.length > 0 ? 'tool_use' : 'end_turn',
     };
   }
+}
+
+/**
+ * Splits text into chunks that concatenate back to it: each ends after the first run of
+ * whitespace once it holds `size` characters, or at `2 * size` when no whitespace comes (never
+ * inside a surrogate pair, so every chunk is well-formed text on its own).
+ */
+export function scriptedChunks(text: string, size: number): string[] {
+  const min = Math.max(1, Math.floor(size));
+  const chunks: string[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = Math.min(text.length, start + min);
+    const hard = Math.min(text.length, start + 2 * min);
+    while (end < hard && !/\s/.test(text[end - 1]!)) end++;
+    while (end < text.length && /\s/.test(text[end]!)) end++;
+    if (end < text.length && /[\uD800-\uDBFF]/.test(text[end - 1]!)) end++;
+    chunks.push(text.slice(start, end));
+    start = end;
+  }
+  return chunks;
 }
 
 /** The default summary: how many transcript lines it read and the last of them, shortened. */

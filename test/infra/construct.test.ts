@@ -66,7 +66,7 @@ describe('Logbook in a user\'s own stack, no handler files', () => {
     const found = bedrockStatements(template);
     expect(found).toHaveLength(1);
     expect(found[0]?.policy).toMatch(/^AgentsWorkerRole/);
-    expect(found[0]?.statement.Action).toBe('bedrock:InvokeModel');
+    expect(found[0]?.statement.Action).toEqual(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream']);
     expect(asArray(found[0]?.statement.Resource).map(describeResource).sort()).toEqual(
       [
         'arn:Ref:AWS::Partition:bedrock:Ref:AWS::Region::foundation-model/anthropic.claude-3-haiku-20240307-v1:0',

@@ -94,7 +94,7 @@ describe('variant: JWT, Bedrock inference profile, default bus, destroyable', ()
     );
     expect(bedrock).toHaveLength(1);
     expect(bedrock[0]?.id).toMatch(/^LogbookWorkerRole/);
-    expect(bedrock[0]?.st.Action).toBe('bedrock:InvokeModel');
+    expect(bedrock[0]?.st.Action).toEqual(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream']);
     const resources = JSON.stringify(bedrock[0]?.st.Resource);
     expect(resources).toContain(':inference-profile/us.anthropic.claude-sonnet-4-20250514-v1:0');
     expect(resources).toContain(':bedrock:*::foundation-model/anthropic.claude-sonnet-4-20250514-v1:0');

@@ -187,7 +187,7 @@ export class LogbookFunction extends Construct {
   }
 
   /**
-   * bedrock:InvokeModel on exactly the Bedrock models the agents pin (`bedrock:<id>`, an id,
+   * bedrock:InvokeModel and InvokeModelWithResponseStream on exactly the Bedrock models the agents pin (`bedrock:<id>`, an id,
    * inference profile id or ARN); other ids (scripted, openai:) need no IAM. Only the worker calls
    * models. Call it again with `bedrock:<foundation model id>` to add the models an application
    * inference profile routes to (those cannot be read offline; synth warns).
@@ -209,8 +209,11 @@ export class LogbookFunction extends Construct {
       }
     }
     if (arns.size === 0) return this;
-    // Converse is authorised by bedrock:InvokeModel (there is no separate Converse action).
-    this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [...arns] }));
+    // Converse is authorised by bedrock:InvokeModel (there is no separate Converse action), and
+    // ConverseStream (a call that streams its text, onText) by bedrock:InvokeModelWithResponseStream.
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], resources: [...arns] }),
+    );
     for (const finding of findings) {
       Validations.of(this).acknowledge({
         id: `AwsSolutions-IAM5[${finding}]`,

@@ -20,8 +20,21 @@ export interface RecordedRequest {
   body: string;
 }
 
-/** A reply: a fixture, or 'hang' to keep the request open until the client gives up. */
-export type Reply = Fixture | 'hang';
+/**
+ * A streamed answer: the status and headers, then each chunk as its own write (a separate frame
+ * on the wire, so a test decides where lines and messages split), then how the answer ends:
+ * `end` closes it cleanly, `hang` sends nothing more (until the client gives up), `break` resets
+ * the connection mid-answer.
+ */
+export interface StreamedFixture {
+  status: number;
+  headers?: Record<string, string>;
+  chunks: (string | Uint8Array)[];
+  then?: 'end' | 'hang' | 'break';
+}
+
+/** A reply: a fixture, a streamed answer, or 'hang' to keep the request open until the client gives up. */
+export type Reply = Fixture | StreamedFixture | 'hang';
 
 export interface FixtureServer {
   /** `http://127.0.0.1:<port>` */
@@ -39,6 +52,23 @@ export function loadFixture(relative: string): Fixture {
 
 export function withHeaders(fixture: Fixture, headers: Record<string, string>): Fixture {
   return { ...fixture, headers: { ...fixture.headers, ...headers } };
+}
+
+async function sendStream(res: ServerResponse | Http2ServerResponse, fixture: StreamedFixture): Promise<void> {
+  res.writeHead(fixture.status, fixture.headers);
+  for (const chunk of fixture.chunks) {
+    if (res.destroyed) return;
+    (res as ServerResponse).write(chunk);
+    // Let each write leave as its own frame before the next.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const then = fixture.then ?? 'end';
+  if (then === 'end') res.end();
+  else if (then === 'break') {
+    if ('stream' in res)
+      res.stream.close(2); // HTTP/2 INTERNAL_ERROR
+    else res.socket?.destroy();
+  }
 }
 
 function send(res: ServerResponse | Http2ServerResponse, fixture: Fixture): void {
@@ -69,6 +99,10 @@ export async function startFixtureServer(replies: Reply[], protocol: 'http1' | '
       for (const w of waiters.filter((w) => w.n <= requests.length)) w.resolve();
       const reply = replies[requests.length - 1];
       if (reply === 'hang') return;
+      if (reply && 'chunks' in reply) {
+        void sendStream(res, reply);
+        return;
+      }
       send(
         res,
         reply ?? {
@@ -93,8 +127,7 @@ export async function startFixtureServer(replies: Reply[], protocol: 'http1' | '
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    received: (n) =>
-      n <= requests.length ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve })),
+    received: (n) => (n <= requests.length ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
     close: () =>
       (closed ??= new Promise<void>((resolve, reject) => {
         if ('closeAllConnections' in server) server.closeAllConnections();
