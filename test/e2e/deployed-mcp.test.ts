@@ -1,6 +1,7 @@
 /**
  * A stdio MCP server, deployed: the MCP example (examples/mcp-agent/agents.ts, whose warehouse
- * server has `transport.bundle`) is synthesized WITH bundling in a user's own stack, and its
+ * server has `transport.bundle`, behind handler files of its own) is synthesized WITH bundling in
+ * a user's own stack, and its
  * worker and API bundles run from cdk.out, in a temporary folder with no node_modules anywhere
  * above or inside it, in plain `node` processes with the environment the template sets (and cwd
  * and LAMBDA_TASK_ROOT at the code root, as Lambda has them), against the emulators. The API
@@ -87,7 +88,10 @@ async function sandbox(service: string): Promise<Sandbox> {
 describe.skipIf(!target)('a stdio MCP server in the deployed artifact (cdk.out bundles) on the emulators', () => {
   beforeAll(async () => {
     const u = userApp({ bundle: true });
-    new Logbook(u.stack, 'Agents', { agents: AGENTS });
+    // The application's own handler files over the example's agents module (the generated ones are
+    // covered by deployed-artifact.test.ts; these also resolve the module where node_modules is a link).
+    const handlers = Object.fromEntries(['worker', 'api', 'trigger'].map((k) => [k, `test/fixtures/apps/mcp-deployed/${k}.ts`]));
+    new Logbook(u.stack, 'Agents', { agents: AGENTS, handlers });
     u.synth();
     outdir = u.outdir;
     functions = deployedFunctions(outdir, STACK);
