@@ -71,6 +71,10 @@ describe('a shipped stdio MCP server', () => {
     const missing = connectMcpServer({ transport: { command: 'node', args: ['x.js'], bundle: { entry: 'src/other-server.ts' } } });
     await expect(missing).rejects.toThrow(ConfigError);
     await expect(missing).rejects.toThrow(/src\/other-server\.ts \(transport\.bundle\.entry\) is not in this function's bundle/);
+    // A malformed bundle is the application's mistake, refused before anything else.
+    for (const bundle of [{ entry: ' ' }, { entry: 'src/s.ts', args: [1] }]) {
+      await expect(connectMcpServer({ transport: { command: 'node', bundle } as never })).rejects.toThrow(/mcpTools: transport\.bundle\.(entry|args) must be/);
+    }
     // Not in the manifest and not bundled: connected at cold start, as without a manifest.
     const eager = await connectMcpServer({ transport: fixture.stdio() });
     opened.push(eager);
