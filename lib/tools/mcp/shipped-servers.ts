@@ -53,10 +53,11 @@ const manifestSchema = z.object({
 });
 export type McpManifest = z.infer<typeof manifestSchema>;
 
-/** A server's manifest key: its bundle entry as written, else its command line; HTTP servers are not shipped. */
+/** A server's manifest key: its bundle entry as written (and its arguments), else its command line; HTTP servers are not shipped. */
 export function shippedKey(transport: McpTransport): string | undefined {
   if (isHttpTransport(transport)) return undefined;
-  if (transport.bundle) return `bundle:${transport.bundle.entry}`;
+  // The arguments are part of it: one entry run with two argument lists is two servers (two tool lists).
+  if (transport.bundle) return `bundle:${transport.bundle.entry}${transport.bundle.args?.length ? ` ${JSON.stringify(transport.bundle.args)}` : ''}`;
   return `stdio:${JSON.stringify([transport.command, ...(transport.args ?? [])])}`;
 }
 
