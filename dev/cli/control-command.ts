@@ -2,12 +2,13 @@ import { parseArgs } from 'node:util';
 import type { RunView } from '../../lib/api/schemas.js';
 import { DEFAULT_API, LogbookClient } from './api-client.js';
 import { UsageError, type Output } from './output.js';
+import { readRunInput } from './run-input.js';
 import { keyValues, table, truncate } from './table.js';
 
 export const CONTROL_USAGE = `  logbook runs approve RUN_ID --call CALL_ID --decision approve|reject|edit [--args JSON] [--args-hash H] [--comment TEXT]
   logbook runs signal RUN_ID --signal NAME [--payload JSON]
-  logbook runs message RUN_ID --input TEXT_OR_JSON [--message-id ID]
-  logbook runs fork RUN_ID --at SEQ [--run-id ID] [--input TEXT_OR_JSON] [--version V]`;
+  logbook runs message RUN_ID --input TEXT_OR_JSON | --input-file PATH [--message-id ID]
+  logbook runs fork RUN_ID --at SEQ [--run-id ID] [--input TEXT_OR_JSON | --input-file PATH] [--version V]`;
 
 export const CONTROL_VERBS: ReadonlySet<string> = new Set(['approve', 'signal', 'message', 'fork']);
 
@@ -22,6 +23,7 @@ const OPTIONS = {
   signal: { type: 'string' },
   payload: { type: 'string' },
   input: { type: 'string' },
+  'input-file': { type: 'string' },
   'message-id': { type: 'string' },
   at: { type: 'string' },
   'run-id': { type: 'string' },
@@ -33,15 +35,6 @@ function json(text: string, name: string): unknown {
     return JSON.parse(text) as unknown;
   } catch {
     throw new UsageError(`--${name} must be JSON (quote strings: '"text"')`);
-  }
-}
-
-/** Input is JSON when it parses as JSON, else the text itself. */
-function loose(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
   }
 }
 
@@ -77,18 +70,21 @@ export async function controlCommand(argv: string[], io: Output, makeClient = (a
       return 0;
     }
     case 'message': {
-      if (values.input === undefined) throw new UsageError('message needs --input');
-      const out = await client.message(runId, { input: loose(values.input), ...(values['message-id'] ? { messageId: values['message-id'] } : {}) });
+      const input = await readRunInput(values.input, values['input-file']);
+      if (input === undefined) throw new UsageError('message needs --input TEXT_OR_JSON or --input-file PATH');
+      const out = await client.message(runId, { input, ...(values['message-id'] ? { messageId: values['message-id'] } : {}) });
       print(out, `message queued for ${runId} (inbox ${out.inboxId})`);
       return 0;
     }
     case 'fork': {
       const at = Number(values.at);
       if (values.at === undefined || !Number.isInteger(at) || at < 1) throw new UsageError('fork needs --at SEQ (a positive integer: a turn boundary)');
+      // Validated before anything is sent, as for `runs start`.
+      const input = await readRunInput(values.input, values['input-file']);
       const out = await client.fork(runId, {
         atSeq: at,
         ...(values['run-id'] ? { runId: values['run-id'] } : {}),
-        ...(values.input !== undefined ? { input: loose(values.input) } : {}),
+        ...(input !== undefined ? { input } : {}),
         ...(values.version ? { version: values.version } : {}),
       });
       if (values.json) io.out(JSON.stringify(out));

@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { LogbookClient, DEFAULT_API } from './api-client.js';
 import { firstPositional, parseCommandArgs, type FlagSpecs, type ParsedArgs } from './args.js';
 import { CONTROL_USAGE, CONTROL_VERBS, controlCommand, waitingLines } from './control-command.js';
 import { describeEvent } from './event-text.js';
 import { UsageError, type Output } from './output.js';
+import { readRunInput } from './run-input.js';
 import { runText } from './run-text.js';
 import { formatTime, formatUsd, keyValues, table, truncate } from './table.js';
 import { followRun } from './watch-command.js';
@@ -72,32 +72,11 @@ function intOption(value: string | undefined, name: string): number | undefined 
   return n;
 }
 
-/** Input is JSON when it parses as JSON, else the text itself. */
-function parseLoose(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-/**
- * The run's input: `--input` (JSON when it parses, else the text) or `--input-file` (a JSON file;
- * a file that is not JSON is sent as its text). One of the two, never both.
- */
+/** The run's input for `runs start`, which needs one (run-input.ts). */
 async function runInput(inline: string | undefined, file: string | undefined): Promise<unknown> {
-  if (inline !== undefined && file !== undefined) throw new UsageError('give --input or --input-file, not both');
-  if (inline !== undefined) return parseLoose(inline);
-  if (file === undefined) throw new UsageError('logbook runs start needs --input TEXT_OR_JSON or --input-file PATH');
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`--input-file ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
-  }
-  // A file named .json must hold JSON: sending its text instead would hide the typo.
-  if (/\.json$/i.test(file)) return parseJsonOption(text, 'input-file', `${file} is not valid JSON`);
-  return parseLoose(text.replace(/\r?\n$/, ''));
+  const input = await readRunInput(inline, file);
+  if (input === undefined) throw new UsageError('logbook runs start needs --input TEXT_OR_JSON or --input-file PATH');
+  return input;
 }
 
 function parseJsonOption(text: string, name: string, hint?: string): unknown {

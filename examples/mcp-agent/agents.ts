@@ -15,10 +15,22 @@ export function warehouseTransport(env: Record<string, string | undefined> = pro
   if (env.WAREHOUSE_MCP_URL) return { url: env.WAREHOUSE_MCP_URL };
   return {
     command: process.execPath,
-    args: ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('./warehouse-server.ts', import.meta.url))],
+    args: ['--import', tsxLoader(), fileURLToPath(new URL('./warehouse-server.ts', import.meta.url))],
     // A stdio server gets only the SDK's safe environment plus what is passed here.
     env: env.WAREHOUSE_STATE ? { WAREHOUSE_STATE: env.WAREHOUSE_STATE } : {},
+    // Deployed, the CDK construct bundles the server into the worker and runs `node <bundle>` instead
+    // of the command above; the API and the trigger never start it (docs/guides/mcp.md).
+    bundle: { entry: 'examples/mcp-agent/warehouse-server.ts' },
   };
+}
+
+/** tsx, which runs the server from its TypeScript source locally. A deployed bundle has none and never uses it. */
+function tsxLoader(): string {
+  try {
+    return import.meta.resolve('tsx');
+  } catch {
+    return 'tsx';
+  }
 }
 
 export async function createWarehouseAgents(env: Record<string, string | undefined> = process.env): Promise<Agents> {

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LOGBOOK_FROM_SOURCE } from './constructs/logbook-function.js';
+import type { McpToolSource } from '../tools/mcp/shipped-servers.js';
 import { AgentsModuleInvalidError, AgentsModuleLoadError, ProjectFileNotFoundError } from './errors.js';
 
 export type HandlerKind = 'worker' | 'api' | 'trigger' | 'sweeper';
@@ -69,7 +70,19 @@ export function generatedEntry(projectRoot: string, agentsModule: string, kind: 
 /** Marks the child's answer, so whatever the user's module prints on stdout is ignored. */
 const ANSWER = '@@logbook-discovery@@';
 
-type Discovery = { modelIds: string[] } | { invalid: string } | { loadFailed: string };
+type Discovery = { modelIds: string[]; mcp?: DiscoveredMcp } | { invalid: string } | { loadFailed: string };
+
+/** The MCP servers the agents' tools came from (McpToolSource, by index), and which agent uses which tool of them. */
+export interface DiscoveredMcp {
+  sources: McpToolSource[];
+  uses: { agent: string; tool: string; source: number }[];
+}
+
+/** What synth reads from the agents module. */
+export interface AgentsModuleFacts {
+  modelIds: string[];
+  mcp: DiscoveredMcp;
+}
 
 /**
  * Runs in the child: imports the agents module, resolves its default export and answers with
@@ -80,6 +93,21 @@ function discoveryScript(moduleUrl: string): string {
   return `
     const answer = (value) => { process.stdout.write('\\n${ANSWER}' + JSON.stringify(value) + '\\n', () => process.exit(0)); };
     const reason = (e) => String(e instanceof Error ? e.message : e).split('\\n')[0];
+    // The server each MCP tool came from (lib/tools/mcp/shipped-servers.ts), once per server.
+    const mcpOf = (agents) => {
+      const key = Symbol.for('logbook.mcp.source');
+      const sources = [];
+      const uses = [];
+      const list = typeof agents.registry?.list === 'function' ? agents.registry.list() : [];
+      for (const agent of list) for (const tool of agent.tools ?? []) {
+        const source = tool?.[key];
+        if (!source) continue;
+        let index = sources.indexOf(source);
+        if (index < 0) index = sources.push(source) - 1;
+        uses.push({ agent: agent.name + '@' + agent.version, tool: tool.name, source: index });
+      }
+      return { sources, uses };
+    };
     const describe = (v) => v === undefined ? 'undefined (no default export)' : v === null ? 'null'
       : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object with keys ' + (Object.keys(v).join(', ') || '(none)') : 'a ' + typeof v;
     let mod;
@@ -95,7 +123,7 @@ function discoveryScript(moduleUrl: string): string {
       if (ok) {
         const valid = agents && typeof agents === 'object' && typeof agents.model === 'function' && Array.isArray(agents.modelIds)
           && agents.modelIds.every((id) => typeof id === 'string');
-        answer(valid ? { modelIds: agents.modelIds } : { invalid: found });
+        answer(valid ? { modelIds: agents.modelIds, mcp: mcpOf(agents) } : { invalid: found });
       }
     }
   `;
@@ -106,6 +134,15 @@ function discoveryScript(moduleUrl: string): string {
  * process at synth time (with the functions' environment), so IAM can name exactly those models.
  */
 export function discoverModelIds(agentsModule: string, environment: Readonly<Record<string, string>> = {}, cwd: string = process.cwd()): string[] {
+  return discoverAgentsModule(agentsModule, environment, cwd).modelIds;
+}
+
+/**
+ * What synth needs from the agents module, read by loading it once in a child process (with the
+ * functions' environment): the model ids its agents pin (IAM names exactly those) and the MCP
+ * servers their tools come from (the worker must ship the stdio ones: mcp-servers.ts).
+ */
+export function discoverAgentsModule(agentsModule: string, environment: Readonly<Record<string, string>> = {}, cwd: string = process.cwd()): AgentsModuleFacts {
   const execArgv = [...(LOGBOOK_FROM_SOURCE ? ['--conditions=logbook-source'] : []), '--import', import.meta.resolve('tsx')];
   let stdout: string;
   try {
@@ -129,5 +166,5 @@ export function discoverModelIds(agentsModule: string, environment: Readonly<Rec
   const result = JSON.parse(line.slice(ANSWER.length)) as Discovery;
   if ('loadFailed' in result) throw new AgentsModuleLoadError(agentsModule, result.loadFailed);
   if ('invalid' in result) throw new AgentsModuleInvalidError(agentsModule, result.invalid);
-  return result.modelIds;
+  return { modelIds: result.modelIds, mcp: result.mcp ?? { sources: [], uses: [] } };
 }

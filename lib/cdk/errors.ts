@@ -55,3 +55,37 @@ export class BedrockModelIdError extends LogbookError {
     super(`Logbook: cannot grant bedrock:InvokeModel for bedrock:${modelId}: ${detail}`);
   }
 }
+
+/**
+ * An agent uses a stdio MCP server whose program would not be in the deployed worker (a Lambda
+ * function has its bundle and the Node.js runtime, nothing else): the construct refuses to
+ * synthesize rather than deploy a worker whose tools cannot start.
+ */
+export class McpServerNotShippedError extends LogbookError {
+  readonly code = 'mcp_server_not_shipped';
+  constructor(
+    readonly agents: readonly string[],
+    readonly server: string,
+    readonly tools: readonly string[],
+    /** What the worker would lack: the server's script, or its command. */
+    readonly missing: string,
+  ) {
+    super(
+      `Logbook: agent ${agents.join(', ')} uses ${tools.join(', ')} from the stdio MCP server ${server}, but ${missing} is not shipped with the worker ` +
+        "(a Lambda function has only its bundle and the Node.js runtime). Add `bundle: { entry: '<the server's source, from the project root>' }` " +
+        'to its transport and the construct bundles it into the worker; or `bundle: false` if you ship it yourself (a layer); or serve it over Streamable HTTP ({ url }).',
+    );
+  }
+}
+
+/** A stdio MCP server's `bundle.entry` that esbuild could not bundle (no such file or package, a build error). */
+export class McpServerBundleError extends LogbookError {
+  readonly code = 'mcp_server_bundle_failed';
+  constructor(
+    readonly agents: readonly string[],
+    readonly entry: string,
+    reason: string,
+  ) {
+    super(`Logbook: the MCP server bundle.entry ${entry} (used by agent ${agents.join(', ')}) could not be bundled: ${reason} (paths are from projectRoot)`);
+  }
+}

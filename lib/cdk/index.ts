@@ -9,4 +9,11 @@ export { DEFAULTS, configFromContext, withDefaults, type LogbookConfig } from '.
 export { METRICS, SERVICE_NAMES } from './metrics.js';
 export { LogbookFunction } from './constructs/logbook-function.js';
 export type { HandlerKind } from './agents-module.js';
-export { AgentsModuleInvalidError, AgentsModuleLoadError, BedrockModelIdError, ProjectFileNotFoundError } from './errors.js';
+export {
+  AgentsModuleInvalidError,
+  AgentsModuleLoadError,
+  BedrockModelIdError,
+  McpServerBundleError,
+  McpServerNotShippedError,
+  ProjectFileNotFoundError,
+} from './errors.js';

@@ -5,10 +5,12 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { TABLE } from '../adapters/aws/table-definition.js';
 import { LEASE_MS, WORKER_TIMEOUT_S } from '../engine/limits.js';
-import { discoverModelIds, generatedEntry, projectPath, type HandlerKind } from './agents-module.js';
+import { MCP_BUNDLE_DIR, MCP_MANIFEST_ENV } from '../tools/mcp/shipped-servers.js';
+import { discoverAgentsModule, generatedEntry, generatedEntryDir, projectPath, type HandlerKind } from './agents-module.js';
 import { withDefaults, type LogbookConfig } from './config.js';
 import { DataKey } from './constructs/data-key.js';
 import { LogbookFunction } from './constructs/logbook-function.js';
+import { shipMcpServers } from './mcp-servers.js';
 import { PayloadBucket } from './constructs/payload-bucket.js';
 import { RunAlarms } from './constructs/run-alarms.js';
 import { RunApi } from './constructs/run-api.js';
@@ -32,7 +34,10 @@ export interface LogbookProps extends Partial<LogbookConfig> {
   /**
    * Model ids the agents pin, for the worker's IAM (`bedrock:<id>`, an inference profile id or a
    * Bedrock ARN, gets bedrock:InvokeModel on exactly that model). Default: read from the agents
-   * module at synth time, by loading it once in a child process with `environment` set.
+   * module at synth time, by loading it once in a child process with `environment` set. Loading it
+   * is also how the construct finds the stdio MCP servers the agents use and ships them with the
+   * worker (`transport.bundle`, docs/guides/mcp.md): with `models` given, the module is not loaded
+   * and no MCP server is checked or shipped.
    */
   readonly models?: readonly string[];
   /**
@@ -85,7 +90,12 @@ export class Logbook extends Construct {
         handlers?.[kind] ? projectPath(projectRoot, handlers[kind], `handlers.${kind}`) : generatedEntry(projectRoot, agentsModule, kind),
       ]),
     ) as Record<HandlerKind, string>;
-    this.modelIds = models ?? discoverModelIds(agentsModule, environment, projectRoot);
+    const facts = models ? undefined : discoverAgentsModule(agentsModule, environment, projectRoot);
+    this.modelIds = models ?? facts?.modelIds ?? [];
+    // Stdio MCP servers go with the worker; their tool listings with every function that pins tools.
+    const mcp = facts ? shipMcpServers(facts.mcp, { projectRoot, stagingRoot: generatedEntryDir(projectRoot, agentsModule) }) : undefined;
+    const mcpEnv: Record<string, string> = mcp ? { [MCP_MANIFEST_ENV]: mcp.bundlePath } : {};
+    const manifestOnly = mcp ? { copyIntoBundle: [{ source: mcp.manifest, target: mcp.bundlePath }] } : {};
     const durable = { removalPolicy: config.removalPolicy };
     // Named resources (queues, bus) carry the stack name, and the construct id unless it is the
     // default `Logbook`, so a second deployment in the same stack or account never collides.
@@ -109,11 +119,12 @@ export class Logbook extends Construct {
       projectRoot,
       ...(depsLockFilePath ? { depsLockFilePath } : {}),
     };
-    const appEnv = { environment: props.environment ?? {} };
+    const appEnv = { environment: { ...props.environment, ...mcpEnv } };
     const worker = new LogbookFunction(this, 'Worker', {
       ...fnDefaults,
       entry: entries.worker,
       ...appEnv,
+      ...(mcp ? { copyIntoBundle: [{ source: mcp.dir, target: MCP_BUNDLE_DIR }] } : {}),
       description: 'Logbook worker: one step of one run per SQS tick',
       serviceName: SERVICE_NAMES.worker,
       timeout: Duration.seconds(WORKER_TIMEOUT_S),
@@ -135,6 +146,7 @@ export class Logbook extends Construct {
       ...fnDefaults,
       entry: entries.api,
       ...appEnv,
+      ...manifestOnly,
       description: 'Logbook HTTP API: start, list, inspect, cancel and resolve runs',
       serviceName: SERVICE_NAMES.api,
       // API Gateway gives up on an integration after 30 seconds.
@@ -158,6 +170,7 @@ export class Logbook extends Construct {
       ...fnDefaults,
       entry: entries.trigger,
       ...appEnv,
+      ...manifestOnly,
       description: 'Logbook trigger: starts a run from an Agent Run Requested event',
       serviceName: SERVICE_NAMES.trigger,
       timeout: Duration.seconds(30),

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import type { JsonValue } from '../core/json.js';
 import type { ModelRequest, ModelResponse, ModelResponseCall, StopReason } from '../core/messages.js';
 import { zodIssuesText } from '../core/zod-issues.js';
+import { aiSdkSettingOptions } from './ai-sdk-settings.js';
 import { MODEL_ERROR, modelError } from './model-errors.js';
 import { parseArguments } from './openai-wire.js';
 import { assignWireIds } from './wire-ids.js';
@@ -28,7 +30,12 @@ export interface AiSdkCallOptions {
   prompt: AiSdkMessage[];
   maxOutputTokens: number;
   tools?: AiSdkFunctionTool[];
-  toolChoice?: { type: 'auto' };
+  toolChoice?: { type: 'auto' | 'none' | 'required' } | { type: 'tool'; toolName: string };
+  temperature?: number;
+  topP?: number;
+  stopSequences?: string[];
+  /** By the provider's options key (`openai`, `anthropic`, ...): see ai-sdk-settings.ts. */
+  providerOptions?: Record<string, Record<string, JsonValue>>;
   abortSignal?: AbortSignal;
 }
 
@@ -60,8 +67,8 @@ export interface AiSdkFunctionTool {
   inputSchema: Record<string, unknown>;
 }
 
-/** ModelRequest → the call options of `doGenerate`. */
-export function toAiSdkCallOptions(request: ModelRequest, signal?: AbortSignal): AiSdkCallOptions {
+/** ModelRequest → the call options of `doGenerate` for a model of `provider` (its settings' providerOptions key). */
+export function toAiSdkCallOptions(request: ModelRequest, signal?: AbortSignal, provider = ''): AiSdkCallOptions {
   const wireId = assignWireIds(request.messages);
   const prompt: AiSdkMessage[] = [];
   if (request.system !== '') prompt.push({ role: 'system', content: request.system });
@@ -105,6 +112,8 @@ export function toAiSdkCallOptions(request: ModelRequest, signal?: AbortSignal):
     }));
     options.toolChoice = { type: 'auto' };
   }
+  // The pinned settings (a tool choice among them replaces the default `auto`).
+  Object.assign(options, aiSdkSettingOptions(request.settings, provider, request.tools.length > 0));
   if (signal) options.abortSignal = signal;
   return options;
 }

@@ -114,7 +114,7 @@ export class AiSdkModelClient implements ModelClient {
         let result: unknown;
         try {
           // Fresh options per attempt: a provider may keep references to what it was given.
-          result = await this.model.doGenerate(toAiSdkCallOptions(request, signal));
+          result = await this.model.doGenerate(toAiSdkCallOptions(request, signal, this.model.provider));
         } catch (error) {
           if (signal.aborted) throw abortReason(signal);
           throw classifyAiSdkError(error, label, this.clock.now());

@@ -1,4 +1,5 @@
 import type { ModelSettings } from '../core/model-settings.js';
+import { aiSdkSettingsProblems, parseAiSdkModelId } from './ai-sdk-settings.js';
 import { parseModelId } from './model-selection.js';
 
 /**
@@ -16,6 +17,11 @@ import { parseModelId } from './model-selection.js';
  * - `openai:` (Chat Completions): every sampling field and tool choice, `parallel_tool_calls`, and
  *   `reasoning_effort` for reasoning models only (o-series, gpt-5, gpt-oss); the o-series take no
  *   temperature or topP.
+ * - `aisdk:<provider>/<model>` (aiSdkModel): temperature, topP, stopSequences and toolChoice are
+ *   fields of the AI SDK call options; parallelToolCalls and reasoning go in its providerOptions,
+ *   by provider family (lib/models/ai-sdk-settings.ts), and are refused for a family that has no
+ *   such option (Google has no parallel-tool-calls switch; Anthropic and Google take a thinking
+ *   budget, OpenAI an effort).
  * - any other id (a client the application supplies through defineAgents' `models`): every
  *   setting; the client receives them in `ModelRequest.settings` and is responsible for them.
  */
@@ -47,6 +53,8 @@ export function modelSettingsProblems(modelId: string, settings: ModelSettings, 
   const refuse = (setting: string, why: string) => problems.push(`${setting}: ${why}`);
   if (settings.toolChoice !== undefined && typeof settings.toolChoice === 'object' && settings.toolChoice.tool.trim() === '')
     refuse('toolChoice', 'names no tool');
+  const aiSdk = parseAiSdkModelId(modelId);
+  if (aiSdk) return [...problems, ...aiSdkSettingsProblems(aiSdk.provider, aiSdk.modelId, settings)];
   if (!parsed || parsed.provider === 'scripted') return problems;
   const name = parsed.name;
   if (parsed.provider === 'bedrock') {

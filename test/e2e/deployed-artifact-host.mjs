@@ -6,9 +6,27 @@
 // warm()) build Logbook's runtime the way the first invocation would. The timings go to the
 // parent in the `ready` message. Then one invocation at a time over IPC, each with a Lambda
 // context whose getRemainingTimeInMillis counts down the function's timeout.
+import childProcess from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+
+// ARTIFACT_SPAWN_LOG: every child process the function starts is appended to that file (one JSON
+// line: the function used, the command, its arguments), so a test can see what a bundle spawns.
+const spawnLog = process.env.ARTIFACT_SPAWN_LOG;
+if (spawnLog) {
+  for (const name of ['spawn', 'spawnSync', 'fork', 'exec', 'execFile', 'execSync', 'execFileSync']) {
+    const original = childProcess[name];
+    childProcess[name] = function (...args) {
+      appendFileSync(spawnLog, `${JSON.stringify({ fn: name, command: String(args[0]), args: Array.isArray(args[1]) ? args[1].map(String) : [] })}\n`);
+      return original.apply(this, args);
+    };
+  }
+  // ESM imports of node:child_process see the patched functions too.
+  syncBuiltinESMExports();
+}
 
 const [bundle, functionName = 'function', memory = '512'] = process.argv.slice(2);
 if (!bundle) throw new Error('usage: deployed-artifact-host.mjs <bundle/index.mjs> [functionName] [memoryMb]');

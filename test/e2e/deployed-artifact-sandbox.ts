@@ -31,12 +31,14 @@ export class Sandbox {
     readonly timings: InitTimings,
   ) {}
 
-  static start(fn: DeployedFunction, env: Record<string, string>, logFile: string): Promise<Sandbox> {
+  /** `cwd`: the working directory (Lambda's is the function's code root); default this process's. */
+  static start(fn: DeployedFunction, env: Record<string, string>, logFile: string, options: { cwd?: string } = {}): Promise<Sandbox> {
     const fd = openSync(logFile, 'a');
     const child = fork(HOST, [fn.bundle, fn.logicalId, String(fn.memoryMb)], {
       execPath: process.execPath,
       execArgv: [],
       env,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
       stdio: ['ignore', fd, fd, 'ipc'],
     });
     closeSync(fd);

@@ -10,17 +10,16 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { deflateRawSync } from 'node:zlib';
-import { DeleteMessageCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEventV2, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { Logbook } from 'logbook/cdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE } from '../../dev/cli/main.js';
 import { DEV_USAGE } from '../../dev/cli/usage.js';
 import { NOTES_ANSWER } from '../fixtures/apps/scripted-agents/agents.js';
 import { userApp } from '../infra/user-app.js';
-import { sqsRecord } from '../integration/runtime-helpers.js';
 import { createTestStack, endpointsFor, type DynamoTarget, type TestStack } from '../setup/emulator-context.js';
 import { fakeEventBridge } from '../setup/fake-eventbridge.js';
+import { apiEvent, deliverTicks as deliverTicksTo } from './deployed-artifact-driver.js';
 import { bundleSources, deployedFunctions, packageOf, readTemplate, resolveVariables, type DeployedFunction } from './deployed-artifact-assembly.js';
 import { Sandbox, type InitTimings } from './deployed-artifact-sandbox.js';
 
@@ -84,44 +83,8 @@ async function sandbox(service: string): Promise<Sandbox> {
   return s;
 }
 
-/** An HTTP API (payload v2) request as API Gateway hands it to the integration, after the authorizer. */
-function apiEvent(method: string, path: string, authorizer: unknown, body?: unknown): APIGatewayProxyEventV2 {
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: '',
-    headers: { 'content-type': 'application/json', host: 'abc123.execute-api.us-east-1.amazonaws.com' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'abc123',
-      domainName: 'abc123.execute-api.us-east-1.amazonaws.com',
-      domainPrefix: 'abc123',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'artifact-test' },
-      requestId: `req-${Math.random().toString(36).slice(2)}`,
-      routeKey: '$default',
-      stage: '$default',
-      time: new Date().toUTCString(),
-      timeEpoch: Date.now(),
-      ...(authorizer === undefined ? {} : { authorizer }),
-    },
-  } as unknown as APIGatewayProxyEventV2;
-}
-
 type ApiResponse = { statusCode: number; body: string };
 const json = <T>(r: ApiResponse) => JSON.parse(r.body) as T;
-
-/** The SQS record the event source mapping builds from a received message. */
-function recordOf(m: Message, queueArn: string): SQSEvent['Records'][number] {
-  return {
-    ...sqsRecord(m.Body ?? '', m.MessageId ?? '', m.ReceiptHandle ?? ''),
-    attributes: { ...sqsRecord('').attributes, ...(m.Attributes as object) },
-    md5OfBody: m.MD5OfBody ?? '',
-    eventSourceARN: queueArn,
-  };
-}
 
 describe.skipIf(!target)('the deployed artifact (cdk.out bundles) on the emulators', () => {
   beforeAll(async () => {
@@ -153,28 +116,7 @@ describe.skipIf(!target)('the deployed artifact (cdk.out bundles) on the emulato
     return { call, worker };
   };
 
-  /**
-   * Plays the SQS event source mapping (batch size 1): receive a tick, invoke the worker, delete
-   * the message unless the worker reported it as a batch item failure; until `done`.
-   */
-  async function deliverTicks(worker: Sandbox, done: () => Promise<boolean>): Promise<{ invocations: number; itemFailures: number }> {
-    const queueArn = `arn:aws:sqs:us-east-1:000000000000:${stack.resources.names.queue}`;
-    const { queueUrl } = stack.resources;
-    let invocations = 0;
-    let itemFailures = 0;
-    for (let polls = 0; polls < 60 && !(await done()); polls++) {
-      const received = await stack.clients.sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['All'] }),
-      );
-      const message = received.Messages?.[0];
-      if (!message) continue;
-      const response = await worker.invoke<SQSBatchResponse>({ Records: [recordOf(message, queueArn)] });
-      invocations++;
-      if (response.batchItemFailures.some((f) => f.itemIdentifier === message.MessageId)) itemFailures++;
-      else await stack.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
-    }
-    return { invocations, itemFailures };
-  }
+  const deliverTicks = (worker: Sandbox, done: () => Promise<boolean>) => deliverTicksTo(stack, worker, done);
 
   it('wrote one bundle per function; none holds emulator, CDK, dev-kit or CLI code', () => {
     expect(Object.keys(functions).sort()).toEqual(['logbook-api', 'logbook-sweeper', 'logbook-trigger', 'logbook-worker']);

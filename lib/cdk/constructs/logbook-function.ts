@@ -1,3 +1,4 @@
+import { posix, relative, sep } from 'node:path';
 import { Annotations, Stack, Validations, type Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -44,7 +45,15 @@ export interface LogbookFunctionProps {
   readonly dataKey: kms.IKey;
   /** Concurrency reserved for (and capping) this function; default none. */
   readonly reservedConcurrentExecutions?: number;
+  /**
+   * Files or directories (absolute, under projectRoot) copied into the bundle after esbuild, at a
+   * path relative to the bundle's root: the stdio MCP servers the worker ships (mcp-servers.ts).
+   */
+  readonly copyIntoBundle?: readonly { readonly source: string; readonly target: string }[];
 }
+
+/** A word for a POSIX shell, whatever it holds. */
+const shellWord = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
 /**
  * A Logbook Lambda handler with the project's defaults (Node 22 on ARM64, ESM bundle built by the
@@ -121,6 +130,7 @@ export class LogbookFunction extends Construct {
         externalModules: [],
         logLevel: LogLevel.WARNING,
         ...(LOGBOOK_FROM_SOURCE ? { esbuildArgs: { '--conditions': 'logbook-source' } } : {}),
+        ...(props.copyIntoBundle?.length ? { commandHooks: copyHooks(props.projectRoot, props.copyIntoBundle) } : {}),
       },
     });
     Validations.of(this.fn).acknowledge({
@@ -248,4 +258,21 @@ export class LogbookFunction extends Construct {
     this.setEnv('LOGBOOK_LEASE_MS', String(leaseMs));
     return this;
   }
+}
+
+/**
+ * Bundling hooks that copy `copies` into the output. The paths are taken relative to the project
+ * root, which is the input directory of local bundling and of Docker bundling alike.
+ */
+function copyHooks(projectRoot: string, copies: readonly { readonly source: string; readonly target: string }[]) {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir: string, outputDir: string) =>
+      copies.flatMap(({ source, target }) => {
+        const from = `${inputDir}/${relative(projectRoot, source).split(sep).join('/')}`;
+        const to = `${outputDir}/${target}`;
+        return [`mkdir -p ${shellWord(posix.dirname(to))}`, `cp -R ${shellWord(from)} ${shellWord(to)}`];
+      }),
+  };
 }

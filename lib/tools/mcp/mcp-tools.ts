@@ -16,7 +16,9 @@ export type { McpServerTools } from './server-tools.js';
  * ```
  *
  * A server that cannot be reached at cold start throws McpServerUnavailableError (the next
- * invocation tries again). See McpToolsOptions for policies, names and timeouts.
+ * invocation tries again). Deployed by the CDK construct, a stdio server with `transport.bundle`
+ * is not started here: its tools come from the listing taken at synth time and it starts at the
+ * first call (docs/guides/mcp.md). See McpToolsOptions for policies, names and timeouts.
  */
 export async function mcpTools(options: McpToolsOptions): Promise<ToolDefinition<Record<string, unknown>>[]> {
   return (await connectMcpServer(options)).tools;
@@ -26,6 +28,8 @@ export async function mcpTools(options: McpToolsOptions): Promise<ToolDefinition
 export async function connectMcpServer(options: McpToolsOptions): Promise<McpServerTools> {
   checkOptions(options);
   // Loaded on first use, so an application without MCP servers never loads the SDK or Ajv.
-  const { openMcpServer } = await import('./server-tools.js');
-  return openMcpServer(options);
+  const [{ openMcpServer, shippedMcpServer }, { shippedServer }] = await Promise.all([import('./server-tools.js'), import('./shipped-servers.js')]);
+  // Deployed by the CDK construct: the tools as listed at synth time, connected at first call.
+  const shipped = shippedServer(options.transport);
+  return shipped ? shippedMcpServer(options, shipped) : openMcpServer(options);
 }

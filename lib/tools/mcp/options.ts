@@ -19,6 +19,18 @@ export interface McpStdioTransport {
   cwd?: string;
   /** The child's stderr: inherited (default, so its logs land beside the handler's) or ignored. */
   stderr?: 'inherit' | 'ignore';
+  /**
+   * How the server reaches a deployed worker, which has only its bundle and the Node.js runtime
+   * (read by the `Logbook` CDK construct; see docs/guides/mcp.md#deploying-a-stdio-server):
+   * - `{ entry, args? }`: the construct bundles `entry` (a path from the project root, or a
+   *   package, as written: it is also the server's name in the bundle) with esbuild into the
+   *   worker, and there the server runs as `node <bundled entry> ...args` instead of `command` and
+   *   `args`. Deployed functions take its tool list from synth time, so the API and the trigger
+   *   never start it and the worker starts it at the first call of one of its tools.
+   * - `false`: you ship it yourself (a layer, your own bundling); the construct does not check it.
+   * Without it, the construct refuses to synthesize an app whose agents use this server.
+   */
+  bundle?: { entry: string; args?: readonly string[] } | false;
 }
 
 export type McpTransport = McpHttpTransport | McpStdioTransport;
@@ -153,6 +165,13 @@ export function checkOptions(options: McpToolsOptions): void {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('mcpTools: transport.url must be http(s)');
   } else if (typeof t.command !== 'string' || t.command.length === 0) {
     throw new ConfigError('mcpTools: transport.command must be a non-empty string');
+  } else if (t.bundle !== undefined && t.bundle !== false) {
+    const { entry, args } = t.bundle as { entry?: unknown; args?: unknown };
+    if (typeof entry !== 'string' || entry.trim() === '')
+      throw new ConfigError('mcpTools: transport.bundle.entry must be a path from the project root or a package');
+    if (args !== undefined && !(Array.isArray(args) && args.every((a) => typeof a === 'string'))) {
+      throw new ConfigError('mcpTools: transport.bundle.args must be an array of strings');
+    }
   }
   if (options.prefix !== undefined && options.prefix !== '' && !PREFIX.test(options.prefix)) {
     throw new ConfigError(`mcpTools: prefix "${options.prefix}" must match ${PREFIX}`);

@@ -7,10 +7,11 @@ import type { ApprovalRule, ToolContext, ToolDefinition } from '../../authoring/
 import { jsonSchemaInput } from '../json-schema.js';
 import { McpConnection } from './connection.js';
 import { logbookToolNames } from './names.js';
-import { DEFAULT_CONNECT_TIMEOUT_MS, describeTransport, MCP_META_KEYS, type McpCaller, type McpToolsOptions } from './options.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, describeTransport, MCP_META_KEYS, type McpCaller, type McpToolsOptions, type McpTransport } from './options.js';
 import { mayDestroy, policyFor } from './policy.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './result-cap.js';
 import { toolOutput } from './result.js';
+import { MCP_SOURCE, toolSource, type ShippedServer } from './shipped-servers.js';
 import { cleanSchemaText, DEFAULT_MAX_DESCRIPTION_CHARS, stripInvisible, wrapServerDescription } from './untrusted-text.js';
 
 /** What `connectMcpServer()` returns: the server's tools as Logbook tools, over one kept connection. */
@@ -37,34 +38,60 @@ export interface McpServerTools {
  */
 export async function openMcpServer(options: McpToolsOptions): Promise<McpServerTools> {
   const label = describeTransport(options.transport);
-  const connection = new McpConnection({
-    transport: options.transport,
-    label,
-    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-    clientInfo: options.clientInfo ?? { name: 'logbook', version: '1' },
-    maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
-  });
+  const connection = connectionFor(options, options.transport, label);
   try {
     const listed = await connection.listTools();
     const info = connection.serverInfo();
     // Self-reported, so without invisible characters: it is the tools' pinned version and shows in errors.
     const server = info ? stripInvisible(`${info.name}@${info.version}`) : label;
-    const tools = buildTools(listed, options, connection, server);
-    return {
-      tools,
-      server,
-      get connects() {
-        return connection.connects;
-      },
-      close: () => connection.close(),
-    };
+    return serverTools(buildTools(listed, options, connection, server, label), server, connection);
   } catch (error) {
     await connection.close();
     throw error;
   }
 }
 
-function buildTools(listed: Tool[], options: McpToolsOptions, connection: McpConnection, server: string): ToolDefinition<Record<string, unknown>>[] {
+/**
+ * A server shipped with a deployed function (shipped-servers.ts): the tools from the listing taken
+ * at synth time, through the same code as a live listing (so the same pinned schemas), and a
+ * connection made only when a tool is first called. Nothing is spawned here.
+ */
+export function shippedMcpServer(options: McpToolsOptions, shipped: ShippedServer): McpServerTools {
+  const label = describeTransport(options.transport);
+  const connection = connectionFor(options, shipped.transport, label);
+  return serverTools(buildTools(shipped.listed as Tool[], options, connection, shipped.server, label), shipped.server, connection);
+}
+
+function connectionFor(options: McpToolsOptions, transport: McpTransport, label: string): McpConnection {
+  return new McpConnection({
+    transport,
+    label,
+    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    clientInfo: options.clientInfo ?? { name: 'logbook', version: '1' },
+    maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+  });
+}
+
+function serverTools(tools: ToolDefinition<Record<string, unknown>>[], server: string, connection: McpConnection): McpServerTools {
+  return {
+    tools,
+    server,
+    get connects() {
+      return connection.connects;
+    },
+    close: () => connection.close(),
+  };
+}
+
+function buildTools(
+  listed: Tool[],
+  options: McpToolsOptions,
+  connection: McpConnection,
+  server: string,
+  label: string,
+): ToolDefinition<Record<string, unknown>>[] {
+  // What the CDK construct reads of each tool at synth time, to ship the server with the worker.
+  const source = toolSource(options.transport, label, server, listed);
   // Phase 1: choose. Tools that demand task-based execution cannot be called with a plain tools/call.
   const byName = new Map(listed.map((t) => [t.name, t]));
   const include = options.include;
@@ -101,7 +128,7 @@ function buildTools(listed: Tool[], options: McpToolsOptions, connection: McpCon
     const timeoutMs = resolved.timeoutMs ?? options.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const verify = resolved.verify;
     const approval = approvalFor(tool, options);
-    return defineTool<Record<string, unknown>>({
+    const defined = defineTool<Record<string, unknown>>({
       name,
       version: server,
       description:
@@ -117,6 +144,7 @@ function buildTools(listed: Tool[], options: McpToolsOptions, connection: McpCon
       },
       ...(verify ? { verify: (args: Record<string, unknown>, ctx: ToolContext) => verify(args, ctx, caller) } : {}),
     });
+    return Object.assign(defined, { [MCP_SOURCE]: source });
   });
 }
 

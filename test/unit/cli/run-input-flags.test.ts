@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { LogbookClient } from '../../../dev/cli/api-client.js';
 import { exampleInput, shellQuote, startRunHint } from '../../../dev/cli/example-input.js';
+import { controlCommand } from '../../../dev/cli/control-command.js';
 import type { Output } from '../../../dev/cli/output.js';
 import { runsCommand } from '../../../dev/cli/runs-command.js';
 import { defineAgent } from '../../../lib/authoring/define-agent.js';
@@ -50,6 +51,54 @@ describe('logbook runs start: --input and --input-file', () => {
     await expect(runsCommand(['start', 'booker', '--input', 'x', '--input-file', file], capture(), client(bodies))).rejects.toThrow(/not both/);
     await expect(runsCommand(['start', 'booker'], capture(), client(bodies))).rejects.toThrow(/--input-file PATH/);
     expect(bodies).toHaveLength(2);
+  });
+});
+
+/** A client recording the bodies of messages and forks. */
+function controlClient(calls: [string, unknown][]) {
+  return () =>
+    ({
+      message: async (_id: string, body: unknown) => (calls.push(['message', body]), { inboxId: 'message-m1' }),
+      fork: async (id: string, body: unknown) => (calls.push(['fork', body]), { runId: 'g-2', status: 'running', created: true, forkedFrom: { runId: id, seq: 9 } }),
+    }) as unknown as LogbookClient;
+}
+
+describe('logbook runs message and runs fork: --input and --input-file, as runs start', () => {
+  it('send a .json file as JSON and any other file as its text (JSON if it parses)', async () => {
+    const file = join(dir, 'follow-up.json');
+    writeFileSync(file, JSON.stringify({ question: 'and the invoice?', orderId: 'o-1' }, null, 2));
+    const text = join(dir, 'follow-up.txt');
+    writeFileSync(text, 'and the invoice?\n');
+    const calls: [string, unknown][] = [];
+    expect(await controlCommand(['message', 'g-1', '--input-file', file, '--message-id', 'm1'], capture(), controlClient(calls))).toBe(0);
+    expect(await controlCommand(['message', 'g-1', '--input-file', text], capture(), controlClient(calls))).toBe(0);
+    expect(await controlCommand(['fork', 'g-1', '--at', '9', '--input-file', file], capture(), controlClient(calls))).toBe(0);
+    expect(await controlCommand(['fork', 'g-1', '--at', '9', '--input', '{"nights":2}'], capture(), controlClient(calls))).toBe(0);
+    // A fork without a new input keeps the source's: no input is sent.
+    expect(await controlCommand(['fork', 'g-1', '--at', '9'], capture(), controlClient(calls))).toBe(0);
+    expect(calls).toEqual([
+      ['message', { input: { question: 'and the invoice?', orderId: 'o-1' }, messageId: 'm1' }],
+      ['message', { input: 'and the invoice?' }],
+      ['fork', { atSeq: 9, input: { question: 'and the invoice?', orderId: 'o-1' } }],
+      ['fork', { atSeq: 9, input: { nights: 2 } }],
+      ['fork', { atSeq: 9 }],
+    ]);
+  });
+
+  it('refuse a broken .json file, a missing file, both flags, and a message with neither, sending nothing', async () => {
+    const broken = join(dir, 'broken-follow-up.json');
+    writeFileSync(broken, '{question: 1');
+    const ok = join(dir, 'ok.json');
+    writeFileSync(ok, '{}');
+    const calls: [string, unknown][] = [];
+    const run = (argv: string[]) => controlCommand(argv, capture(), controlClient(calls));
+    for (const verb of [['message', 'g-1'], ['fork', 'g-1', '--at', '9']]) {
+      await expect(run([...verb, '--input-file', broken])).rejects.toThrow(/--input-file must be JSON \(.*broken-follow-up\.json is not valid JSON\)/);
+      await expect(run([...verb, '--input-file', join(dir, 'missing.json')])).rejects.toThrow(/--input-file .*missing\.json: no such file/);
+      await expect(run([...verb, '--input', 'x', '--input-file', ok])).rejects.toThrow(/give --input or --input-file, not both/);
+    }
+    await expect(run(['message', 'g-1'])).rejects.toThrow(/message needs --input TEXT_OR_JSON or --input-file PATH/);
+    expect(calls).toEqual([]);
   });
 });
 
