@@ -68,7 +68,7 @@ export interface AiSdkFunctionTool {
 }
 
 /** ModelRequest → the call options of `doGenerate` for a model of `provider` (its settings' providerOptions key). */
-export function toAiSdkCallOptions(request: ModelRequest, signal?: AbortSignal, provider = ''): AiSdkCallOptions {
+export function toAiSdkCallOptions(request: ModelRequest, signal: AbortSignal | undefined, provider: string): AiSdkCallOptions {
   const wireId = assignWireIds(request.messages);
   const prompt: AiSdkMessage[] = [];
   if (request.system !== '') prompt.push({ role: 'system', content: request.system });

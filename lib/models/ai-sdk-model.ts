@@ -104,7 +104,7 @@ export class AiSdkModelClient implements ModelClient {
       async () => {
         if (typeof doStream === 'function') {
           try {
-            const streamed = await doStream.call(this.model, toAiSdkCallOptions(request, signal));
+            const streamed = await doStream.call(this.model, toAiSdkCallOptions(request, signal, this.model.provider));
             return await readAiSdkStream(streamed, label, sink, signal, (e) => classifyAiSdkError(e, label, this.clock.now()));
           } catch (error) {
             if (signal.aborted) throw abortReason(signal);

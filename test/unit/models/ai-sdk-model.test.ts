@@ -342,7 +342,7 @@ describe('toAiSdkCallOptions', () => {
   };
 
   it('maps a conversation with reused provider ids: unique wire ids, one tool message per turn, error results flagged', () => {
-    const options = toAiSdkCallOptions(deepFreeze(structuredClone(reusedIdsTurn)));
+    const options = toAiSdkCallOptions(deepFreeze(structuredClone(reusedIdsTurn)), undefined, 'openai.chat');
     expect(options.prompt).toEqual([
       { role: 'system', content: 'You are a careful accounts-receivable assistant.' },
       { role: 'user', content: [{ type: 'text', text: 'Summarise the overdue invoices.' }] },
@@ -387,7 +387,7 @@ describe('toAiSdkCallOptions', () => {
   });
 
   it('sends no tools and no tool choice for an agent without tools', () => {
-    const options = toAiSdkCallOptions({ ...firstTurn, tools: [] });
+    const options = toAiSdkCallOptions({ ...firstTurn, tools: [] }, undefined, 'openai.chat');
     expect(options).not.toHaveProperty('tools');
     expect(options).not.toHaveProperty('toolChoice');
   });

@@ -95,6 +95,29 @@ describe('pinned settings reach an AI SDK model as call options', () => {
     });
   });
 
+  it('a streamed call (doStream, with onText) gets the same settings as doGenerate would', async () => {
+    const calls: AiSdkCallOptions[] = [];
+    const parts = [
+      { type: 'text-delta', id: 't', delta: 'do' },
+      { type: 'text-delta', id: 't', delta: 'ne' },
+      { type: 'finish', finishReason: 'stop', usage: { inputTokens: 10, outputTokens: 2 } },
+    ];
+    const model: AiSdkLanguageModel = {
+      specificationVersion: 'v3',
+      provider: 'openai.chat',
+      modelId: 'gpt-5-mini',
+      doGenerate: () => Promise.reject(new Error('the streamed call must not fall back to doGenerate')),
+      doStream: (options) => (calls.push(options), Promise.resolve({ stream: ReadableStream.from(parts) })),
+    };
+    const client = aiSdkModel(model);
+    const request = { ...firstTurn, settings: { toolChoice: 'required' as const, parallelToolCalls: true, reasoning: { effort: 'high' as const } } };
+    const deltas: string[] = [];
+    const response = await client.complete(request, { signal: new AbortController().signal, onText: (d) => deltas.push(d) });
+    expect(response.text).toBe('done');
+    expect(deltas.join('')).toBe('done');
+    expect(settingsPart(calls[0])).toMatchObject({ toolChoice: { type: 'required' }, providerOptions: { openai: { parallelToolCalls: true, reasoningEffort: 'high' } } });
+  });
+
   const cases: { provider: string; modelId?: string; settings: ModelSettings; expected: Record<string, unknown> }[] = [
     {
       provider: 'openai.chat',
