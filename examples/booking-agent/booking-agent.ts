@@ -172,11 +172,19 @@ export function bookingScript(): ScriptStep[] {
       const flights = lastResult<{ flights: { flightId: string; fareEur: number }[] }>(request, 'search_flights')?.flights ?? [];
       const cheapest = [...flights].sort((a, b) => a.fareEur - b.fareEur)[0];
       if (!cheapest) return { text: JSON.stringify({ status: 'no_flights' }) };
-      return { text: 'Holding the cheapest flight.', calls: [{ name: 'hold_seats', args: { flightId: cheapest.flightId, passengers: trip.passengers, travellerId: trip.travellerId } }] };
+      return {
+        text: 'Holding the cheapest flight.',
+        calls: [{ name: 'hold_seats', args: { flightId: cheapest.flightId, passengers: trip.passengers, travellerId: trip.travellerId } }],
+      };
     },
     (request) => {
       const hold = lastResult<{ locator: string; totalEur: number }>(request, 'hold_seats');
-      return { text: 'Charging the card on file.', calls: [{ name: 'charge_card', args: { locator: hold?.locator ?? '?', amountEur: hold?.totalEur ?? 0, card: fromSystem(request, /Card on file: (\S+?)\./) } }] };
+      return {
+        text: 'Charging the card on file.',
+        calls: [
+          { name: 'charge_card', args: { locator: hold?.locator ?? '?', amountEur: hold?.totalEur ?? 0, card: fromSystem(request, /Card on file: (\S+?)\./) } },
+        ],
+      };
     },
     (request) => {
       const charge = lastResult<{ locator: string; chargeId: string }>(request, 'charge_card');

@@ -51,7 +51,10 @@ export async function bookingDemo(argv: string[], io: Output): Promise<number> {
     const runId = `trip-${Date.now().toString(36)}`;
     io.out(`\n2. POST /runs with ${JSON.stringify(DEMO_TRIP)} (run ${runId})`);
     await client.startRun({ agent: 'booking', input: DEMO_TRIP, runId });
-    const { view: waiting } = await watchRun(client, runId, { until: new Set(['awaiting_approval', 'completed', 'failed', 'parked', 'cancelled']), timeoutMs: 120_000 });
+    const { view: waiting } = await watchRun(client, runId, {
+      until: new Set(['awaiting_approval', 'completed', 'failed', 'parked', 'cancelled']),
+      timeoutMs: 120_000,
+    });
     const wait = waiting.waiting?.find((w) => w.kind === 'approval');
     if (!wait) {
       io.err(`   the run is ${waiting.status}, not waiting for an approval`);
@@ -65,7 +68,9 @@ export async function bookingDemo(argv: string[], io: Output): Promise<number> {
     // services, whose state is in a file, dedupe whatever it repeats.
     let killed = false;
     for (let i = 0; i < 100 && !(killed = stack.runner.killBusyWorker()); i++) await new Promise((r) => setTimeout(r, 20));
-    io.out(killed ? '   killed a busy worker (SIGKILL); the next one resumes the run from its log' : '   no worker was busy to kill: the run went on undisturbed');
+    io.out(
+      killed ? '   killed a busy worker (SIGKILL); the next one resumes the run from its log' : '   no worker was busy to kill: the run went on undisturbed',
+    );
     const { view } = await watchRun(client, runId, { timeoutMs: 180_000 });
     io.out(`   ${view.status} after ${view.usage.steps} model calls ($${view.usage.costUsd.toFixed(4)}); output:`);
     io.out(JSON.stringify(view.output, null, 2).replace(/^/gm, '   '));
