@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ApiError, LogbookClient, processOutput, startLocalStack, watchRun, type Output } from 'logbook/local';
+import { ApiError, LogbookClient, UsageError, processOutput, startLocalStack, watchRun, type Output } from 'logbook/local';
 import { DEMO_TRIP } from './booking-world.js';
 import { JsonFileStore } from './state-store.js';
 import { emptyTravelState } from './travel-services.js';
@@ -20,6 +20,8 @@ const AGENTS_MODULE = fileURLToPath(new URL('./agents.ts', import.meta.url));
 
 export async function bookingDemo(argv: string[], io: Output): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { port: { type: 'string', default: '0' }, dynamo: { type: 'string', default: 'auto' } }, strict: true });
+  const dynamo = values.dynamo;
+  if (dynamo !== 'auto' && dynamo !== 'dynalite' && dynamo !== 'dynamodb-local') throw new UsageError('--dynamo must be auto, dynalite or dynamodb-local');
   const workDir = resolve('.logbook');
   const stateFile = join(workDir, 'booking-services.json');
   // A fresh stack is a fresh world: the fake airline forgets the last demo's bookings.
@@ -29,7 +31,7 @@ export async function bookingDemo(argv: string[], io: Output): Promise<number> {
     agentsModule: AGENTS_MODULE,
     workDir,
     port: Number(values.port),
-    dynamo: values.dynamo as 'auto',
+    dynamo,
     env: { BOOKING_STATE_FILE: stateFile },
   });
   try {
