@@ -14,6 +14,7 @@ import { DEMO_TRIP, approveCharges, bookingScenario } from '../../../examples/bo
 import { MemoryStore } from '../../../examples/booking-agent/state-store.js';
 import { TravelServices, emptyTravelState } from '../../../examples/booking-agent/travel-services.js';
 import { travellerDirectory } from '../../../examples/booking-agent/travellers.js';
+import { startRunHint } from '../../../dev/cli/example-input.js';
 
 const CONFIRMATION = {
   status: 'booked',
@@ -119,6 +120,9 @@ describe('the booking example', () => {
     expect(issues).toEqual(expect.arrayContaining(['input.date', 'input.passengers']));
     const unknown = startRun(worker.deps, { tenant: 'acme', runId: 'trip-who', agent: 'booking', input: { ...DEMO_TRIP, travellerId: 't_nobody' } });
     await expect(unknown).rejects.toMatchObject({ code: 'instructions_failed', message: expect.stringContaining('no traveller t_nobody') });
+    // The `logbook dev` banner's example is the schema's own, and fits it.
+    const agent = bookingAgent(new TravelServices(new MemoryStore(emptyTravelState())));
+    expect(startRunHint(agent, '')).toBe(`npx logbook runs start booking --input '${JSON.stringify(DEMO_TRIP)}'`);
     for (const runId of ['trip-bad', 'trip-who']) expect((await world.storage.log.read({ tenant: 'acme', runId }, { afterSeq: 0 })).events).toEqual([]);
     expect(requests).toEqual([]);
   });
