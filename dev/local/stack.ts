@@ -118,6 +118,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       LOGBOOK_VISIBILITY_MARGIN_S: String(LOCAL_TIMINGS.visibilityMarginS),
       LOGBOOK_BACKOFF_BASE_S: String(LOCAL_TIMINGS.backoffBaseS),
       LOGBOOK_AGENTS_MODULE: agentsModule,
+      // Where the application may keep local state its worker processes share (fake services).
+      LOGBOOK_WORK_DIR: workDir,
       ...options.env,
     };
     const runtime = await createRuntime('logbook-local', { agents, env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'ERROR' } });

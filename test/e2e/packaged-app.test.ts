@@ -1,12 +1,15 @@
 /**
  * Logbook as a new user gets it: `npm pack` this repository, `logbook init` a project in a temporary
- * directory outside it, install the tarball there, then in that project typecheck, run its
- * crash-harness test, `cdk synth` offline (checking what the worker bundle holds) and `logbook dev`
- * one run of its agent to completion through the API. Every step is bounded; timings are printed.
+ * directory outside it, install the tarball there, add an agent that uses every part of
+ * defineAgent (packaged-app-files/trips.ts.txt: typed input, instructions from the input and an
+ * app context, model settings, structured output, a context policy, an AI SDK model) with its own
+ * crash-harness test, then in that project typecheck, run both crash-harness tests, `cdk synth`
+ * offline (checking what the worker bundle holds) and `logbook dev` on both agents: a 400 for a
+ * bad input, a run of each to completion through the API. Every step is bounded; timings are printed.
  * LOGBOOK_KEEP_E2E_DIR=1 keeps the temporary directory for a look afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../integration/runtime-helpers.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
+/** What the test adds to the init'd project (as .txt here: they compile only inside that project). */
+const ADDED = { 'src/trips.ts': 'trips.ts.txt', 'test/trips.test.ts': 'trips.test.ts.txt' };
 const MINUTE = 60_000;
 const timings: [string, number][] = [];
 
@@ -99,6 +104,7 @@ beforeAll(async () => {
   packed = info.files.map((f) => f.path);
   await run('logbook init', process.execPath, [join(REPO, 'bin/logbook.js'), 'init', project, '--logbook', `file:${tarball}`], work, MINUTE);
   await run('npm install', 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], project, 8 * MINUTE);
+  for (const [to, from] of Object.entries(ADDED)) copyFileSync(fileURLToPath(new URL(`./packaged-app-files/${from}`, import.meta.url)), join(project, to));
 }, 15 * MINUTE);
 
 afterAll(() => {
@@ -177,17 +183,22 @@ describe('the packaged library, used by a new project', () => {
     expect(readdirSync(project).sort()).toEqual(filesBefore);
   });
 
-  it('typechecks against the published .d.ts', { timeout: 5 * MINUTE }, async () => {
+  it('typechecks against the published .d.ts (the template, and the planner with every part of defineAgent)', { timeout: 5 * MINUTE }, async () => {
     await run('tsc --noEmit', 'npx', ['tsc', '--noEmit'], project, 4 * MINUTE);
   });
 
-  it("runs the project's crash-harness test, every point holding", { timeout: 5 * MINUTE }, async () => {
-    const { stdout } = await run('vitest run (crash harness)', 'npx', ['vitest', 'run'], project, 4 * MINUTE);
+  it("runs the project's crash-harness tests, every point holding: the template's and the planner's", { timeout: 5 * MINUTE }, async () => {
+    const { stdout } = await run('vitest run (crash harnesses)', 'npx', ['vitest', 'run'], project, 4 * MINUTE);
     const [, points, held, failed] = /crash harness: (\d+) points, (\d+) held, (\d+) failed/.exec(stdout) ?? [];
     console.info(`project crash harness: ${points} points, ${held} held, ${failed} failed`);
     expect(Number(points)).toBeGreaterThan(20);
     expect(held).toBe(points);
-    expect(stdout).toMatch(/Tests\s+.*1 passed/);
+    // The planner's: the same structured output at every point, and its misfit input refused.
+    const [, plannerPoints, plannerHeld] = /planner harness: (\d+) points, (\d+) held, (\d+) failed/.exec(stdout) ?? [];
+    console.info(`planner crash harness: ${plannerPoints} points, ${plannerHeld} held`);
+    expect(Number(plannerPoints)).toBeGreaterThan(20);
+    expect(plannerHeld).toBe(plannerPoints);
+    expect(stdout).toMatch(/Tests\s+.*3 passed/);
   });
 
   it("synthesizes offline; the worker bundle holds the user's tools and none of the demo, the dev kit or the CDK", { timeout: 7 * MINUTE }, async () => {
@@ -204,7 +215,7 @@ describe('the packaged library, used by a new project', () => {
 
     // The user's code, by file and by strings only the template's tools have.
     const own = sources.filter((s) => packageOf(s) === undefined).map((s) => s.replace(/^(\.\.\/)+/, ''));
-    expect(own.sort()).toEqual(['functions/worker.ts', 'src/agents.ts', 'src/services.ts']);
+    expect(own.sort()).toEqual(['functions/worker.ts', 'src/agents.ts', 'src/service-state.ts', 'src/services.ts']);
     for (const text of ['lookup_service', 'restart_service', 'Rolling restart of a service']) expect(code, text).toContain(text);
     // Nothing of the demo app.
     for (const text of ['issue_refund', 'search_orders', 'SupportServices', 'scripted:support-v1']) expect(code, text).not.toContain(text);
@@ -229,11 +240,12 @@ describe('the packaged library, used by a new project', () => {
     }
   });
 
-  it("`logbook dev` runs the user's agent to completion through the API, and SIGTERM stops all of it", { timeout: 7 * MINUTE }, async () => {
+  it("`logbook dev` refuses a misfit input (400), runs the user's agents to completion through the API, and SIGTERM stops all of it", { timeout: 7 * MINUTE }, async () => {
     const t0 = performance.now();
     // node_modules/.bin/logbook is what `npx logbook` runs; started directly so the signal reaches
-    // the CLI itself (npm's exec wrapper does not forward SIGTERM to it).
-    dev = start(join(project, 'node_modules/.bin/logbook'), ['dev', '--agents', 'src/agents.ts', '--port', '0', '--json'], project);
+    // the CLI itself (npm's exec wrapper does not forward SIGTERM to it). src/trips.ts serves the
+    // planner and the template's ops agent.
+    dev = start(join(project, 'node_modules/.bin/logbook'), ['dev', '--agents', 'src/trips.ts', '--port', '0', '--json'], project);
     let stdout = '';
     let stderr = '';
     dev.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -250,7 +262,34 @@ describe('the packaged library, used by a new project', () => {
     timings.push(['logbook dev: ready', performance.now() - t0]);
     const { apiUrl, agents } = JSON.parse(ready.split('\n')[0]!) as { apiUrl: string; agents: string[] };
     expect(apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(agents).toEqual(['ops@1.0.0']);
+    expect(agents).toEqual(['planner@1.0.0', 'ops@1.0.0']);
+
+    // The banner's example input is the planner's schema example: it fits, and the API takes it.
+    const banner = await eventually('the banner', () => /Start a run: +(.*)/.exec(stderr)?.[1], 30_000);
+    const example = { city: 'Oslo', nights: 2, traveller: 'ada@example.com' };
+    expect(banner).toBe(`npx logbook runs start planner --input '${JSON.stringify(example)}' --api ${apiUrl}`);
+    const refused = await fetch(`${apiUrl}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'planner', input: { city: 'Oslo', nights: 'two' } }),
+    });
+    expect(refused.status).toBe(400);
+    const { error } = (await refused.json()) as { error: { code: string; issues: { path: string }[] } };
+    expect(error.code).toBe('validation_error');
+    expect(error.issues.map((i) => i.path).sort()).toEqual(['body.input.nights', 'body.input.traveller']);
+    const planned = await fetch(`${apiUrl}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ agent: 'planner', input: example }) });
+    expect(planned.status).toBe(201);
+    const { runId: planId } = (await planned.json()) as { runId: string };
+    const plan = await eventually(
+      `run ${planId} to complete`,
+      async () => {
+        const view = (await (await fetch(`${apiUrl}/runs/${planId}`)).json()) as { status: string; output?: unknown };
+        if (view.status === 'parked' || view.status === 'failed') throw new Error(`run ${planId} ended ${view.status}: ${JSON.stringify(view)}`);
+        return view.status === 'completed' ? view : undefined;
+      },
+      2 * MINUTE,
+    );
+    expect(plan.output).toEqual({ hotel: 'Oslo Central', nights: 2, totalEur: 240, policy: 'local: at most 150 EUR a night' });
 
     const t1 = performance.now();
     const created = await fetch(`${apiUrl}/runs`, {
@@ -274,6 +313,9 @@ describe('the packaged library, used by a new project', () => {
     expect(done.usage.steps).toBe(3);
     const { events } = (await (await fetch(`${apiUrl}/runs/${runId}/events`)).json()) as { events: { type: string; callId?: string }[] };
     expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(2);
+    // The worker processes kept the fake services' state in the stack's work directory.
+    const state = JSON.parse(readFileSync(join(project, '.logbook/ops-services.json'), 'utf8')) as { effects: { op: string; applied: boolean }[] };
+    expect(state.effects.filter((e) => e.op === 'restart' && e.applied)).toHaveLength(1);
 
     const t2 = performance.now();
     process.kill(dev.pid!, 'SIGTERM');
@@ -290,7 +332,7 @@ describe('the packaged library, used by a new project', () => {
     const second = join(work, 'second');
     // From inside the project, where npx finds the installed package's bin.
     await run('npx logbook init (installed)', 'npx', ['logbook', 'init', second, '--name', 'ops-app', '--logbook', `file:${tarball}`], project, MINUTE);
-    const skip = new Set(['node_modules', 'package-lock.json', 'cdk.out', '.logbook', 'dynamodb-local-metadata.json']);
+    const skip = new Set(['node_modules', 'package-lock.json', 'cdk.out', '.logbook', 'dynamodb-local-metadata.json', 'trips.ts', 'trips.test.ts']);
     const files = listFiles(second, skip);
     expect(files).toEqual(listFiles(project, skip));
     for (const file of files) expect(readFileSync(join(second, file), 'utf8'), file).toBe(readFileSync(join(project, file), 'utf8'));

@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 import { ScriptedModel, defineAgent, defineAgents, defineTool, selectedModel, type Agents, type ModelRequest, type ScriptStep } from 'logbook';
-import { OpsServices, type ServiceStatus } from './services.js';
+import { serviceState } from './service-state.js';
+import { OpsServices, emptyOpsState, type ServiceStatus } from './services.js';
 
 /** A scripted model, so the project runs with no model account (see LOGBOOK_MODEL below). */
 export const MODEL_ID = 'scripted:ops-v1';
@@ -88,5 +89,9 @@ export function createAgents(services = new OpsServices(), env: Record<string, s
   });
 }
 
-/** Built once per process (a Lambda cold start, a `logbook dev` worker). */
-export default createAgents();
+/**
+ * Built once per process (a Lambda cold start, a `logbook dev` worker). Under `logbook dev` the fake
+ * services keep their state in .logbook/ops-services.json, shared by its worker processes, so a
+ * call retried after a killed worker is deduplicated as a real service would; elsewhere, in memory.
+ */
+export default createAgents(new OpsServices(serviceState('ops-services', emptyOpsState())));

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { memoryState, type ServiceState } from './service-state.js';
 
 /** One call a fake downstream service received, in the shape the crash harness reads by default. */
 export interface SideEffect {
@@ -19,31 +19,47 @@ export type ServiceStatus = {
   version: string;
 };
 
+/** What the fake services remember: every call, and the restart each idempotency key made. */
+export interface OpsState {
+  effects: SideEffect[];
+  restarts: Record<string, string>;
+}
+
+export const emptyOpsState = (): OpsState => ({ effects: [], restarts: {} });
+
 /**
- * Stand-ins for a status page and a deploy system, recording every call they get. Replace them
- * with your own clients: keep passing `ctx.idempotencyKey` to writes, so a retried call lands once.
+ * Stand-ins for a status page and a deploy system, recording every call they get in `state`
+ * (memory by default; a file shared by the worker processes under `logbook dev`, see agents.ts).
+ * Replace them with your own clients: keep passing `ctx.idempotencyKey` to writes, so a retried
+ * call lands once.
  */
 export class OpsServices {
-  private readonly log: SideEffect[] = [];
-  private readonly restarted = new Map<string, string>();
+  constructor(private readonly state: ServiceState<OpsState> = memoryState(emptyOpsState())) {}
 
   /** Read-only and deterministic, so running it again after a crash is harmless. */
   lookup(service: string, key: string): ServiceStatus {
-    this.log.push({ op: 'lookup', key, service, applied: true, readOnly: true });
+    this.state.transact((s) => void s.effects.push({ op: 'lookup', key, service, applied: true, readOnly: true }));
     return { service, status: 'degraded', errorRate: 0.37, version: '2026.11.3' };
   }
 
-  /** A write that deduplicates by idempotency key, as deploy and ticketing APIs commonly do. */
+  /**
+   * A write that deduplicates by idempotency key, as deploy and ticketing APIs commonly do. The
+   * restart id is the service's own number, not made from the key: a model response written
+   * after a crash gives its calls new ids (and keys), and an id made from the key would then
+   * change what the agent answers.
+   */
   restart(service: string, key: string): { restartId: string; deduplicated: boolean } {
-    const seen = this.restarted.get(key);
-    const restartId = seen ?? `rst-${createHash('sha256').update(key).digest('hex').slice(0, 8)}`;
-    this.restarted.set(key, restartId);
-    this.log.push({ op: 'restart', key, service, applied: seen === undefined, readOnly: false });
-    return { restartId, deduplicated: seen !== undefined };
+    return this.state.transact((s) => {
+      const seen = s.restarts[key];
+      const restartId = seen ?? `rst-${Object.keys(s.restarts).length + 1}`;
+      s.restarts[key] = restartId;
+      s.effects.push({ op: 'restart', key, service, applied: seen === undefined, readOnly: false });
+      return { restartId, deduplicated: seen !== undefined };
+    });
   }
 
   /** Every call so far, oldest first. */
   effects(): SideEffect[] {
-    return this.log.map((e) => ({ ...e }));
+    return this.state.read().effects;
   }
 }

@@ -36,6 +36,7 @@ const EXPECTED_FILES = [
   'infra/app.ts',
   'package.json',
   'src/agents.ts',
+  'src/service-state.ts',
   'src/services.ts',
   'test/agent.test.ts',
   'tsconfig.json',
