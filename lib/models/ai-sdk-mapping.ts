@@ -36,6 +36,8 @@ export interface AiSdkCallOptions {
   stopSequences?: string[];
   /** By the provider's options key (`openai`, `anthropic`, ...): see ai-sdk-settings.ts. */
   providerOptions?: Record<string, Record<string, JsonValue>>;
+  /** V2 and V3 both: a JSON answer fitting `schema` (providers map it to their own JSON mode). */
+  responseFormat?: { type: 'json'; schema: Record<string, unknown>; name: string };
   abortSignal?: AbortSignal;
 }
 
@@ -114,6 +116,9 @@ export function toAiSdkCallOptions(request: ModelRequest, signal: AbortSignal | 
   }
   // The pinned settings (a tool choice among them replaces the default `auto`).
   Object.assign(options, aiSdkSettingOptions(request.settings, provider, request.tools.length > 0));
+  // The spec's own structured-output field: each provider maps it (OpenAI json_schema, Anthropic,
+  // Google responseSchema); the engine checks every answer and repairs what slips, as for the others.
+  if (request.output) options.responseFormat = { type: 'json', schema: wireSchema(request.output.schema), name: request.output.name };
   if (signal) options.abortSignal = signal;
   return options;
 }

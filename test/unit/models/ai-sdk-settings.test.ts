@@ -11,7 +11,7 @@ import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { ConfigError } from '../../../lib/core/errors.js';
 import type { ModelSettings } from '../../../lib/core/model-settings.js';
 import { startRun } from '../../../lib/engine/start-run.js';
-import type { AiSdkCallOptions } from '../../../lib/models/ai-sdk-mapping.js';
+import { toAiSdkCallOptions, type AiSdkCallOptions } from '../../../lib/models/ai-sdk-mapping.js';
 import { aiSdkModel, type AiSdkLanguageModel } from '../../../lib/models/ai-sdk-model.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { agentsWorld, spawnWorker } from '../../../lib/testing/world.js';
@@ -118,6 +118,15 @@ describe('pinned settings reach an AI SDK model as call options', () => {
     expect(settingsPart(calls[0])).toMatchObject({ toolChoice: { type: 'required' }, providerOptions: { openai: { parallelToolCalls: true, reasoningEffort: 'high' } } });
   });
 
+  it("an agent's output schema goes as the spec's responseFormat", async () => {
+    const { model, calls } = recordingModel('fake.chat');
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const options = toAiSdkCallOptions({ ...firstTurn, output: { name: 'final_answer', schema } }, undefined, model.provider);
+    expect(options.responseFormat).toEqual({ type: 'json', schema, name: 'final_answer' });
+    await model.doGenerate(options);
+    expect(calls[0]?.responseFormat?.name).toBe('final_answer');
+  });
+
   const cases: { provider: string; modelId?: string; settings: ModelSettings; expected: Record<string, unknown> }[] = [
     {
       provider: 'openai.chat',
@@ -165,8 +174,16 @@ describe('pinned settings reach an AI SDK model as call options', () => {
 });
 
 describe.each([
-  { spec: 'v3', create: (baseURL: string) => createV3({ name: 'fake', baseURL, apiKey: 'sk-fake' }).chatModel('gpt-4.1-mini') },
-  { spec: 'v2', create: (baseURL: string) => createV2({ name: 'fake', baseURL, apiKey: 'sk-fake' }).chatModel('gpt-4.1-mini') },
+  {
+    spec: 'v3',
+    create: (baseURL: string, supportsStructuredOutputs = false) =>
+      createV3({ name: 'fake', baseURL, apiKey: 'sk-fake', supportsStructuredOutputs }).chatModel('gpt-4.1-mini'),
+  },
+  {
+    spec: 'v2',
+    create: (baseURL: string, supportsStructuredOutputs = false) =>
+      createV2({ name: 'fake', baseURL, apiKey: 'sk-fake', supportsStructuredOutputs }).chatModel('gpt-4.1-mini'),
+  },
 ])('a published OpenAI-compatible provider (specification $spec) puts the settings on the wire', ({ create }) => {
   it('temperature, top_p, stop, a named tool choice, parallel_tool_calls, reasoning_effort and a passthrough field', async () => {
     server = await startFixtureServer([loadFixture('openai/text-answer.json')]);
@@ -194,6 +211,16 @@ describe.each([
       user: 'tenant-7',
       seed_hint: 42,
     });
+  });
+
+  it('an output schema becomes response_format json_schema on the wire (a provider made with supportsStructuredOutputs)', async () => {
+    server = await startFixtureServer([loadFixture('openai/text-answer.json')]);
+    const client = aiSdkModel(create(`${server.url}/v1`, true));
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    await client.complete({ ...firstTurn, modelId: client.id, output: { name: 'final_answer', schema } }, { signal: new AbortController().signal });
+    const body = JSON.parse(server.requests[0]?.body ?? 'null') as { response_format?: { type?: string; json_schema?: { schema?: unknown } } };
+    expect(body.response_format?.type).toBe('json_schema');
+    expect(body.response_format?.json_schema?.schema).toMatchObject(schema);
   });
 });
 
