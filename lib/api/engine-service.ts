@@ -13,6 +13,8 @@ import { eventView, runSummary, runView, withChildren, withOutput } from './run-
 import type { RunService } from './service.js';
 import type { RunView } from './schemas.js';
 import { agentSchemaView } from './agent-routes.js';
+import { readStream, STREAM_POLL_MS } from './stream-read.js';
+import { decodeCursor, START_POSITION } from './stream-merge.js';
 
 async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<RunEvent | undefined> {
   const raw = await deps.log.readOne(run, seq);
@@ -27,6 +29,8 @@ async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<Ru
 export interface RunServiceOptions {
   /** How often a long poll reads the log while it waits (default EVENTS_POLL_MS). */
   eventsPollMs?: number;
+  /** How often a waiting stream request reads (default STREAM_POLL_MS). */
+  streamPollMs?: number;
 }
 
 /** The API's RunService over the engine: every call scoped by the caller's tenant. */
@@ -99,6 +103,20 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
         ...(signal ? { signal } : {}),
       });
       return { events: page.events.map(eventView), ...(page.nextAfterSeq !== undefined ? { next: page.nextAfterSeq } : {}) };
+    },
+    async stream(caller, runId, query, signal) {
+      const run = { tenant: caller.tenant, runId };
+      const head = await requireHead(run);
+      const from = query.after === undefined ? START_POSITION : decodeCursor(query.after);
+      if (!from) throw new ValidationError('invalid cursor', [{ path: 'query.after', message: 'not a cursor this endpoint gave out' }]);
+      return readStream(deps, run, {
+        from,
+        limit: query.limit,
+        waitMs: (query.waitSeconds ?? 0) * 1000,
+        pollMs: options.streamPollMs ?? STREAM_POLL_MS,
+        finished: TERMINAL_STATUSES.has(head.status),
+        ...(signal ? { signal } : {}),
+      });
     },
     async blob(caller, runId, sha256) {
       const run = { tenant: caller.tenant, runId };
