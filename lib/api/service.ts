@@ -36,12 +36,7 @@ export interface RunService extends ControlService {
    * The run's events and its open model call's streamed text after the cursor `after`
    * (stream-merge.ts); with `waitSeconds` > 0 and nothing new, waits like `events`.
    */
-  stream(
-    caller: Caller,
-    runId: string,
-    query: { after?: string; limit: number; waitSeconds?: number },
-    signal?: AbortSignal,
-  ): Promise<StreamPage>;
+  stream(caller: Caller, runId: string, query: { after?: string; limit: number; waitSeconds?: number }, signal?: AbortSignal): Promise<StreamPage>;
   /** The bytes of a payload the run's log holds by reference; BlobNotFoundError when absent. */
   blob(caller: Caller, runId: string, sha256: string): Promise<Uint8Array>;
   cancel(caller: Caller, runId: string, reason?: string): Promise<{ inboxId: string }>;

@@ -7,17 +7,21 @@ import type { Caller } from './tenant.js';
 
 const json = <T>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
 
-const cursor = z.string().regex(new RegExp(CURSOR_PATTERN), 'a cursor this endpoint gave out (`next` or an item\'s `cursor`)');
+const cursor = z.string().regex(new RegExp(CURSOR_PATTERN), "a cursor this endpoint gave out (`next` or an item's `cursor`)");
 
 export const StreamQuerySchema = z.object({
-  after: cursor.optional().openapi({ description: 'resume after this cursor (opaque: `next`, or the `cursor` of the last item applied); absent: from the start' }),
+  after: cursor
+    .optional()
+    .openapi({ description: 'resume after this cursor (opaque: `next`, or the `cursor` of the last item applied); absent: from the start' }),
   waitSeconds: z.coerce
     .number()
     .int()
     .min(0)
     .max(MAX_WAIT_SECONDS)
     .default(0)
-    .openapi({ description: `long poll: when nothing is new after \`after\`, wait up to this many seconds (at most ${MAX_WAIT_SECONDS}), then answer no items` }),
+    .openapi({
+      description: `long poll: when nothing is new after \`after\`, wait up to this many seconds (at most ${MAX_WAIT_SECONDS}), then answer no items`,
+    }),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 export type StreamQuery = z.infer<typeof StreamQuerySchema>;
@@ -32,12 +36,16 @@ const StreamItemSchema = z
     z.object({
       type: z.literal('text'),
       cursor: z.string(),
-      callSeq: z.number().int().openapi({ description: 'seq of the event holding the model call\'s reservation' }),
-      attempt: z.number().int().openapi({ description: 'which try at this turn\'s model call (1-based)' }),
+      callSeq: z.number().int().openapi({ description: "seq of the event holding the model call's reservation" }),
+      attempt: z.number().int().openapi({ description: "which try at this turn's model call (1-based)" }),
       index: z.number().int(),
-      text: z.string().openapi({ description: 'streamed answer text: append to the call\'s text so far (plain text, never markup)' }),
+      text: z.string().openapi({ description: "streamed answer text: append to the call's text so far (plain text, never markup)" }),
     }),
-    z.object({ type: z.literal('discard'), cursor: z.string(), callSeq: z.number().int().openapi({ description: 'drop the partial text of this abandoned attempt' }) }),
+    z.object({
+      type: z.literal('discard'),
+      cursor: z.string(),
+      callSeq: z.number().int().openapi({ description: 'drop the partial text of this abandoned attempt' }),
+    }),
   ])
   .openapi('StreamItem');
 
@@ -55,7 +63,7 @@ export const runStreamRoute = createRoute({
   operationId: 'streamRun',
   summary: "The run's events and the text of its open model call as it streams, in order, resumable by cursor",
   description:
-    'Long poll (`waitSeconds`). Text items are previews: a model_response event supersedes its call\'s text, a `discard` drops an abandoned attempt\'s. ' +
+    "Long poll (`waitSeconds`). Text items are previews: a model_response event supersedes its call's text, a `discard` drops an abandoned attempt's. " +
     'The local stack also answers `Accept: text/event-stream` (one SSE message per item, `id` = cursor, `Last-Event-ID` resumes).',
   request: { params: RunParamsSchema, query: StreamQuerySchema },
   responses: {
@@ -89,7 +97,12 @@ export function registerStreamRoutes(app: OpenAPIHono<ApiEnv>, service: Pick<Run
       const first = await service.stream(caller, runId, { ...(after ? { after } : {}), limit: query.limit, waitSeconds: 0 }, c.req.raw.signal);
       return sseResponse(service, caller, runId, first, query.limit, c.req.raw.signal) as never;
     }
-    const page = await service.stream(caller, runId, query.after ? { ...query, after: query.after } : { limit: query.limit, waitSeconds: query.waitSeconds }, c.req.raw.signal);
+    const page = await service.stream(
+      caller,
+      runId,
+      query.after ? { ...query, after: query.after } : { limit: query.limit, waitSeconds: query.waitSeconds },
+      c.req.raw.signal,
+    );
     return c.json(page, 200);
   });
 }

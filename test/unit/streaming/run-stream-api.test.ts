@@ -192,7 +192,11 @@ describe('GET /runs/{id}/stream on the engine', () => {
     expect(served).toBeGreaterThan(0);
     // A stale worker writes the next chunk of the open call before the real writer does.
     const next = (await t.storage.stream.read(run, {})).length;
-    await t.storage.stream.publish(run, { callSeq: 2, index: next, text: 'EVIL', at: 0, writer: { epoch: 0, nonce: 'stale' } }, { expiresAt: t.clock.now() + 60_000 });
+    await t.storage.stream.publish(
+      run,
+      { callSeq: 2, index: next, text: 'EVIL', at: 0, writer: { epoch: 0, nonce: 'stale' } },
+      { expiresAt: t.clock.now() + 60_000 },
+    );
     await advanceUntil(t.clock, running);
     const all = await t.storage.stream.read(run, {});
     expect(all.map((c) => c.index)).toEqual(all.map((_, i) => i)); // the real writer stopped at the taken index
@@ -216,7 +220,9 @@ describe('GET /runs/{id}/stream on the engine', () => {
     expect(first.items.map(key)).toEqual(['e1']);
     expect(first.done).toBe(false);
     // A long poll from there waits for the reservation; started before the step, answered by it.
-    const polled = app.request(`/runs/r/stream?after=${first.next}&waitSeconds=5`).then(async (r) => (await r.json()) as { items: StreamItem[] });
+    const polled = Promise.resolve(app.request(`/runs/r/stream?after=${first.next}&waitSeconds=5`)).then(
+      async (r) => (await r.json()) as { items: StreamItem[] },
+    );
     const running = step(t, t.worker, tick);
     const page = await advanceUntil(t.clock, polled);
     expect(page.items.length).toBeGreaterThan(0);
@@ -269,7 +275,11 @@ function parseSse(text: string): { id: string; event: string; data: string }[] {
     .split('\n\n')
     .filter((block) => block.trim() !== '' && !block.startsWith(':'))
     .map((block) => {
-      const field = (name: string) => block.split('\n').find((l) => l.startsWith(`${name}: `))!.slice(name.length + 2);
+      const field = (name: string) =>
+        block
+          .split('\n')
+          .find((l) => l.startsWith(`${name}: `))!
+          .slice(name.length + 2);
       return { id: field('id'), event: field('event'), data: field('data') };
     });
 }
