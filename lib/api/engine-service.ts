@@ -13,8 +13,7 @@ import { eventView, runSummary, runView, withChildren, withOutput } from './run-
 import type { RunService } from './service.js';
 import type { RunView } from './schemas.js';
 import { agentSchemaView } from './agent-routes.js';
-import { readStream, STREAM_POLL_MS } from './stream-read.js';
-import { decodeCursor, START_POSITION } from './stream-merge.js';
+import { streamPage } from './stream-read.js';
 
 async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<RunEvent | undefined> {
   const raw = await deps.log.readOne(run, seq);
@@ -106,17 +105,7 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
     },
     async stream(caller, runId, query, signal) {
       const run = { tenant: caller.tenant, runId };
-      const head = await requireHead(run);
-      const from = query.after === undefined ? START_POSITION : decodeCursor(query.after);
-      if (!from) throw new ValidationError('invalid cursor', [{ path: 'query.after', message: 'not a cursor this endpoint gave out' }]);
-      return readStream(deps, run, {
-        from,
-        limit: query.limit,
-        waitMs: (query.waitSeconds ?? 0) * 1000,
-        pollMs: options.streamPollMs ?? STREAM_POLL_MS,
-        finished: TERMINAL_STATUSES.has(head.status),
-        ...(signal ? { signal } : {}),
-      });
+      return streamPage(deps, run, query, { ...(options.streamPollMs ? { pollMs: options.streamPollMs } : {}), ...(signal ? { signal } : {}) });
     },
     async blob(caller, runId, sha256) {
       const run = { tenant: caller.tenant, runId };

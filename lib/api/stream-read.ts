@@ -1,8 +1,20 @@
+import { RunNotFoundError, ValidationError } from '../core/errors.js';
 import { writerSchema } from '../core/event-base.js';
 import type { EngineDeps } from '../engine/engine.js';
-import type { RunRef } from '../ports/run-ref.js';
+import { TERMINAL_STATUSES } from '../ports/run-heads.js';
+import { runKey, type RunRef } from '../ports/run-ref.js';
 import { eventView } from './run-views.js';
-import { eventItems, factsOf, isTerminal, textItems, encodeCursor, type StreamItem, type StreamPosition } from './stream-merge.js';
+import {
+  decodeCursor,
+  eventItems,
+  factsOf,
+  isTerminal,
+  textItems,
+  encodeCursor,
+  START_POSITION,
+  type StreamItem,
+  type StreamPosition,
+} from './stream-merge.js';
 
 /**
  * How often a waiting stream request reads while nothing is new: each pass is one consistent
@@ -27,6 +39,32 @@ export interface StreamReadOptions {
   /** The run was already finished when the request came: no wait, and `done` once all is served. */
   finished: boolean;
   signal?: AbortSignal;
+}
+
+export type StreamDeps = Pick<EngineDeps, 'log' | 'heads' | 'clock' | 'stream'>;
+
+/**
+ * GET /runs/{id}/stream for a run of the caller's tenant (RunNotFoundError for any other):
+ * the query's cursor checked, the wait skipped for a finished run.
+ */
+export async function streamPage(
+  deps: StreamDeps,
+  run: RunRef,
+  query: { after?: string; limit: number; waitSeconds?: number },
+  options: { pollMs?: number; signal?: AbortSignal } = {},
+): Promise<StreamPage> {
+  const head = await deps.heads.getHead(run);
+  if (!head) throw new RunNotFoundError(runKey(run));
+  const from = query.after === undefined ? START_POSITION : decodeCursor(query.after);
+  if (!from) throw new ValidationError('invalid cursor', [{ path: 'query.after', message: 'not a cursor this endpoint gave out' }]);
+  return readStream(deps, run, {
+    from,
+    limit: query.limit,
+    waitMs: (query.waitSeconds ?? 0) * 1000,
+    pollMs: options.pollMs ?? STREAM_POLL_MS,
+    finished: TERMINAL_STATUSES.has(head.status),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
 }
 
 /**

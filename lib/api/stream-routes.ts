@@ -113,6 +113,34 @@ export function sseMessage(item: StreamItem): string {
   return `id: ${item.cursor}\nevent: ${item.type}\ndata: ${JSON.stringify(item)}\n\n`;
 }
 
+/** Reads the page after a cursor (a long poll of up to MAX_WAIT_SECONDS). */
+export type NextPage = (after: string, signal: AbortSignal) => Promise<{ items: StreamItem[]; next: string; done: boolean }>;
+
+/**
+ * The SSE text of a stream from its first page on: each item as a message, a comment while
+ * nothing is new (a gone client is then noticed), until the run is done, `signal` aborts, the
+ * store fails (the client reconnects with Last-Event-ID) or `maxMs` has passed.
+ */
+export async function* sseText(
+  next: NextPage,
+  first: { items: StreamItem[]; next: string; done: boolean },
+  options: { maxMs: number; signal: AbortSignal; now?: () => number },
+): AsyncGenerator<string> {
+  const now = options.now ?? Date.now;
+  const ends = now() + options.maxMs;
+  let page = first;
+  for (;;) {
+    for (const item of page.items) yield sseMessage(item);
+    if (page.done || options.signal.aborted || now() >= ends) return;
+    if (page.items.length === 0) yield ': waiting\n\n';
+    try {
+      page = await next(page.next, options.signal);
+    } catch {
+      return;
+    }
+  }
+}
+
 function sseResponse(
   service: Pick<RunService, 'stream'>,
   caller: Caller,
@@ -125,19 +153,11 @@ function sseResponse(
   const onAbort = () => stop.abort();
   requestSignal.addEventListener('abort', onAbort, { once: true });
   const encoder = new TextEncoder();
+  const next: NextPage = (after, signal) => service.stream(caller, runId, { after, limit, waitSeconds: MAX_WAIT_SECONDS }, signal);
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
-      const ends = Date.now() + SSE_MAX_MS;
-      let page = first;
       try {
-        for (;;) {
-          for (const item of page.items) controller.enqueue(encoder.encode(sseMessage(item)));
-          if (page.done || stop.signal.aborted || Date.now() >= ends) break;
-          if (page.items.length === 0) controller.enqueue(encoder.encode(': waiting\n\n'));
-          page = await service.stream(caller, runId, { after: page.next, limit, waitSeconds: MAX_WAIT_SECONDS }, stop.signal);
-        }
-      } catch {
-        // The store failed mid-stream: end it; the client reconnects with Last-Event-ID.
+        for await (const text of sseText(next, first, { maxMs: SSE_MAX_MS, signal: stop.signal })) controller.enqueue(encoder.encode(text));
       } finally {
         requestSignal.removeEventListener('abort', onAbort);
         try {
@@ -151,8 +171,7 @@ function sseResponse(
       stop.abort();
     },
   });
-  return new Response(body, {
-    status: 200,
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' },
-  });
+  return new Response(body, { status: 200, headers: SSE_HEADERS });
 }
+
+export const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' };
