@@ -3,9 +3,6 @@
 // validated as the API does, every item of a finished run is one SSE message, and a run of
 // another account is a 404 before any stream starts.
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../lib/adapters/memory/manual-clock.js';
-import { MemoryRunStream } from '../../../lib/adapters/memory/memory-run-stream.js';
-import { MemoryStore } from '../../../lib/adapters/memory/memory-store.js';
 import { readStream } from '../../../lib/api/stream-read.js';
 import { START_POSITION } from '../../../lib/api/stream-merge.js';
 import { streamHandlerFor, type FunctionUrlEvent, type ResponseStream, type StreamingRuntime } from '../../../lib/lambda/stream-handler.js';
