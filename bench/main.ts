@@ -13,6 +13,7 @@
  *   npm run bench -- --scale 100           # 100 concurrent runs on the whole local stack
  *   npm run bench -- --flood 2000          # 2,000 runs started at once, per-tenant limit, a second tenant's run
  *   npm run bench -- --context --turns 200  # input tokens per turn with each context policy, in memory
+ *   npm run bench -- --stream              # streaming on the local stack: chunk writes per model call, reader delay p50/p95
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
 import { cpus } from 'node:os';
@@ -27,6 +28,7 @@ import { figures, quarterRatios } from './report.js';
 import { runFlood } from './flood.js';
 import { runScale } from './scale.js';
 import { runContextBench } from './context.js';
+import { runStreamBench } from './stream.js';
 import { sideBySide, sideBySideRatios, type Shape, type SideBySide } from './side-by-side.js';
 
 const { values } = parseArgs({
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     flood: { type: 'string' },
     'max-active': { type: 'string' },
     context: { type: 'boolean', default: false },
+    stream: { type: 'boolean', default: false },
     workers: { type: 'string' },
   },
 });
@@ -61,6 +64,16 @@ if (values.scale !== undefined) {
   process.exit(ok ? 0 : 1);
 }
 
+if (values.stream) {
+  const { ok } = await runStreamBench({
+    runs: values.runs === '8' ? 4 : Number(values.runs),
+    turns: values.turns === '1000' ? 3 : Number(values.turns),
+    chars: 800,
+    charsPerSecond: 200,
+    dynamo: values.dynamo as 'auto',
+  });
+  process.exit(ok ? 0 : 1);
+}
 if (values.context) {
   // In memory, no emulators: what the prompt holds does not depend on the storage.
   console.log(await runContextBench(values.turns === '1000' ? 200 : Number(values.turns)));
