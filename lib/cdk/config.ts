@@ -18,7 +18,7 @@ export interface LogbookConfig {
    * Also serve GET /runs/{runId}/stream as true Server-Sent Events from a Lambda function URL with
    * response streaming (AWS_IAM auth; the tenant is the caller's account, as on the HTTP API).
    * Off by default: the HTTP API's long poll of the same endpoint needs nothing extra. Grant
-   * callers with `logbook.streamUrl.grantInvokeUrl(role)` (docs/guides/streaming.md).
+   * callers with `logbook.stream?.url.grantInvokeUrl(role)` (docs/guides/streaming.md).
    */
   readonly streamUrl: boolean;
   /** Use the account's default event bus instead of creating a `logbook` bus. */
