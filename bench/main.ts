@@ -60,7 +60,12 @@ if (values.flood !== undefined) {
   process.exit(report.completed === report.runs && report.otherCompleted ? 0 : 1);
 }
 if (values.scale !== undefined) {
-  const { ok } = await runScale({ runs: Number(values.scale), workers: values.workers ? Number(values.workers) : undefined, turns: Number(values.turns === '1000' ? 5 : values.turns), dynamo: values.dynamo as 'auto' });
+  const { ok } = await runScale({
+    runs: Number(values.scale),
+    workers: values.workers ? Number(values.workers) : undefined,
+    turns: Number(values.turns === '1000' ? 5 : values.turns),
+    dynamo: values.dynamo as 'auto',
+  });
   process.exit(ok ? 0 : 1);
 }
 
@@ -116,7 +121,10 @@ try {
   await workerShape(env, 'warm-up', 1, 100, 'warmup-w');
   await stepShape(env, 'warm-up', 1, 30, false, 'warmup-s');
   await stepShape(env, 'warm-up', 1, 30, true, 'warmup-c');
-  for (const [key, runs, turns] of [['single', 1, TURNS], ['concurrent', RUNS, perRun]] as const) {
+  for (const [key, runs, turns] of [
+    ['single', 1, TURNS],
+    ['concurrent', RUNS, perRun],
+  ] as const) {
     const tag = `${key}`;
     const label = (s: string) => `${s}, ${runs === 1 ? `1 run x ${turns}` : `${runs} runs x ${turns}`}`;
     // Every mode runs in ROUNDS timed windows, each between two short runs of its floor (the hop
@@ -185,7 +193,12 @@ try {
         lateMs: side.late.ms / side.late.turns,
         slices: side.slices,
       };
-      return { name: m.name, q: quarterRatios(m), ...(overFloor !== undefined ? { overFloor } : {}), ...(sideBySideFigures ? { sideBySide: sideBySideFigures } : {}) };
+      return {
+        name: m.name,
+        q: quarterRatios(m),
+        ...(overFloor !== undefined ? { overFloor } : {}),
+        ...(sideBySideFigures ? { sideBySide: sideBySideFigures } : {}),
+      };
     }),
     references,
   });
