@@ -123,7 +123,8 @@ export async function createRuntime(serviceName: string, options: RuntimeOptions
       ids: new CryptoIds(),
       publisher,
       // Streamed model text (on unless LOGBOOK_STREAMING=off): the worker writes it, the API reads it.
-      ...(env.LOGBOOK_STREAMING === 'on' ? { stream: new DynamoRunStream({ doc: clients.doc, tableName: env.LOGBOOK_TABLE }) } : {}),
+      // Two attempts, not six: a chunk is a preview, and the publisher gives up on the call's stream anyway.
+      ...(env.LOGBOOK_STREAMING === 'on' ? { stream: new DynamoRunStream({ doc: clients.doc, tableName: env.LOGBOOK_TABLE, retry: { maxAttempts: 2 } }) } : {}),
       logger: engineLogger(logger),
       metrics: engineMetrics(metrics),
     },
