@@ -1,6 +1,8 @@
 // The construct's `streamUrl` option: true SSE for GET /runs/{runId}/stream from a Lambda function
 // URL with response streaming, IAM-authorized, on a function that may only read the run table.
 // Off by default (nothing is added); on, cdk-nag stays clean and the URL is an output.
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { asArray, describeResource, inLogbook, statementsOf, synthLogbook, type Synthesized } from './synth.js';
 
@@ -71,4 +73,45 @@ describe('streamUrl', () => {
   it('cdk-nag stays clean with it on', () => {
     expect(on.nagViolations).toEqual([]);
   });
+});
+
+// The bundle resolves `logbook/lambda` through node_modules: in a checkout whose node_modules is
+// another checkout's (a git worktree sharing one install), that is the other checkout's code.
+const selfResolved = realpathSync(resolve('node_modules/logbook')) === realpathSync(resolve('.'));
+
+describe('the stream function bundle', () => {
+  it.runIf(selfResolved)(
+    'bundles, and loads in plain Node as a streamified handler when Lambda’s awslambda global is there',
+    async () => {
+      const { spawnSync } = await import('node:child_process');
+      const { readFileSync } = await import('node:fs');
+      const { join } = await import('node:path');
+      const { pathToFileURL } = await import('node:url');
+      const bundled = synthLogbook({ bundle: true, appProps: { context: { streamUrl: 'true' } } });
+      const [, fn] = Object.entries(bundled.template.findResources('AWS::Lambda::Function')).find(([id]) => inLogbook(id, 'StreamFunction'))!;
+      const assetHash = ((fn.Properties as { Code: { S3Key: unknown } }).Code.S3Key as string | { 'Fn::Sub'?: string }).toString();
+      const manifest = JSON.parse(readFileSync(join(bundled.outdir, 'Logbook.assets.json'), 'utf8')) as {
+        files: Record<string, { source: { path: string; packaging?: string } }>;
+      };
+      const entry = Object.entries(manifest.files).find(([hash]) => JSON.stringify(fn.Properties).includes(hash));
+      expect(entry, assetHash).toBeDefined();
+      const url = pathToFileURL(join(bundled.outdir, entry![1].source.path, 'index.mjs')).href;
+      // Lambda's Node runtime provides `awslambda`; streamifyResponse marks the handler as streaming.
+      const script = `globalThis.awslambda = { streamifyResponse: (h) => Object.assign(h, { streaming: true }), HttpResponseStream: { from: (s) => s } };
+      const m = await import(${JSON.stringify(url)}); console.log(typeof m.handler, m.handler.streaming);`;
+      const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        encoding: 'utf8',
+        env: {
+          PATH: process.env.PATH,
+          LOGBOOK_TABLE: 't',
+          LOGBOOK_BUCKET: 'b',
+          LOGBOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo',
+          AWS_REGION: 'us-east-1',
+        },
+      });
+      expect(result.stderr).toBe('');
+      expect(result.stdout.trim()).toBe('function true');
+    },
+    600_000,
+  );
 });
