@@ -13,6 +13,7 @@
  *   npm run bench -- --scale 100           # 100 concurrent runs on the whole local stack
  *   npm run bench -- --flood 2000          # 2,000 runs started at once, per-tenant limit, a second tenant's run
  *   npm run bench -- --context --turns 200  # input tokens per turn with each context policy, in memory
+ *   npm run bench -- --stream              # streaming on the local stack: chunk writes per model call, reader delay p50/p95
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
 import { cpus } from 'node:os';
@@ -27,6 +28,7 @@ import { figures, quarterRatios } from './report.js';
 import { runFlood } from './flood.js';
 import { runScale } from './scale.js';
 import { runContextBench } from './context.js';
+import { runStreamBench } from './stream.js';
 import { sideBySide, sideBySideRatios, type Shape, type SideBySide } from './side-by-side.js';
 
 const { values } = parseArgs({
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     flood: { type: 'string' },
     'max-active': { type: 'string' },
     context: { type: 'boolean', default: false },
+    stream: { type: 'boolean', default: false },
     workers: { type: 'string' },
   },
 });
@@ -57,10 +60,25 @@ if (values.flood !== undefined) {
   process.exit(report.completed === report.runs && report.otherCompleted ? 0 : 1);
 }
 if (values.scale !== undefined) {
-  const { ok } = await runScale({ runs: Number(values.scale), workers: values.workers ? Number(values.workers) : undefined, turns: Number(values.turns === '1000' ? 5 : values.turns), dynamo: values.dynamo as 'auto' });
+  const { ok } = await runScale({
+    runs: Number(values.scale),
+    workers: values.workers ? Number(values.workers) : undefined,
+    turns: Number(values.turns === '1000' ? 5 : values.turns),
+    dynamo: values.dynamo as 'auto',
+  });
   process.exit(ok ? 0 : 1);
 }
 
+if (values.stream) {
+  const { ok } = await runStreamBench({
+    runs: values.runs === '8' ? 4 : Number(values.runs),
+    turns: values.turns === '1000' ? 3 : Number(values.turns),
+    chars: 800,
+    charsPerSecond: 200,
+    dynamo: values.dynamo as 'auto',
+  });
+  process.exit(ok ? 0 : 1);
+}
 if (values.context) {
   // In memory, no emulators: what the prompt holds does not depend on the storage.
   console.log(await runContextBench(values.turns === '1000' ? 200 : Number(values.turns)));
@@ -103,7 +121,10 @@ try {
   await workerShape(env, 'warm-up', 1, 100, 'warmup-w');
   await stepShape(env, 'warm-up', 1, 30, false, 'warmup-s');
   await stepShape(env, 'warm-up', 1, 30, true, 'warmup-c');
-  for (const [key, runs, turns] of [['single', 1, TURNS], ['concurrent', RUNS, perRun]] as const) {
+  for (const [key, runs, turns] of [
+    ['single', 1, TURNS],
+    ['concurrent', RUNS, perRun],
+  ] as const) {
     const tag = `${key}`;
     const label = (s: string) => `${s}, ${runs === 1 ? `1 run x ${turns}` : `${runs} runs x ${turns}`}`;
     // Every mode runs in ROUNDS timed windows, each between two short runs of its floor (the hop
@@ -172,7 +193,12 @@ try {
         lateMs: side.late.ms / side.late.turns,
         slices: side.slices,
       };
-      return { name: m.name, q: quarterRatios(m), ...(overFloor !== undefined ? { overFloor } : {}), ...(sideBySideFigures ? { sideBySide: sideBySideFigures } : {}) };
+      return {
+        name: m.name,
+        q: quarterRatios(m),
+        ...(overFloor !== undefined ? { overFloor } : {}),
+        ...(sideBySideFigures ? { sideBySide: sideBySideFigures } : {}),
+      };
     }),
     references,
   });

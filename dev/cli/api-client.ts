@@ -1,6 +1,7 @@
 import type { ApiErrorBody } from '../../lib/api/errors.js';
 import { issuesText } from '../../lib/core/zod-issues.js';
 import type { RunSummary, RunView } from '../../lib/api/schemas.js';
+import type { StreamPage } from '../../lib/api/stream-read.js';
 
 export const DEFAULT_API = `http://127.0.0.1:${process.env.LOGBOOK_PORT ?? '8787'}`;
 
@@ -84,6 +85,12 @@ export class LogbookClient {
     return (await this.call<EventPage>('GET', `/runs/${encodeURIComponent(runId)}/events?after=${after}&limit=${limit}${wait}`)).data;
   }
 
+  /** The run's stream (events and streamed text) after a cursor; with waitSeconds (at most 20), a long poll. */
+  async stream(runId: string, after: string | undefined, limit = 100, waitSeconds = 0): Promise<StreamPage> {
+    const query = new URLSearchParams({ limit: String(limit), ...(after ? { after } : {}), ...(waitSeconds > 0 ? { waitSeconds: String(waitSeconds) } : {}) });
+    return (await this.call<StreamPage>('GET', `/runs/${encodeURIComponent(runId)}/stream?${query.toString()}`)).data;
+  }
+
   /** Every event of a run, following pages. */
   async allEvents(runId: string, after = 0): Promise<Record<string, unknown>[]> {
     const out: Record<string, unknown>[] = [];
@@ -119,7 +126,13 @@ export class LogbookClient {
     runId: string,
     body: { atSeq: number; runId?: string; input?: unknown; version?: string },
   ): Promise<{ runId: string; status: string; created: boolean; forkedFrom: { runId: string; seq: number } }> {
-    return (await this.call<{ runId: string; status: string; created: boolean; forkedFrom: { runId: string; seq: number } }>('POST', `/runs/${encodeURIComponent(runId)}/fork`, body)).data;
+    return (
+      await this.call<{ runId: string; status: string; created: boolean; forkedFrom: { runId: string; seq: number } }>(
+        'POST',
+        `/runs/${encodeURIComponent(runId)}/fork`,
+        body,
+      )
+    ).data;
   }
 
   async resolve(

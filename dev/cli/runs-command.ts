@@ -10,7 +10,7 @@ import { followRun } from './watch-command.js';
 
 export const RUNS_USAGE = `usage:
   logbook runs start AGENT --input TEXT_OR_JSON | --input-file PATH [--run-id ID] [--version V] [--budgets JSON] [--watch [--until-done]]
-  logbook runs watch RUN_ID [--after SEQ] [--until-done]   print events as they land; exit 0 completed, 3 failed, 4 cancelled, 5 parked
+  logbook runs watch RUN_ID [--after SEQ] [--until-done]   print events and the answer text as they land (GET /runs/{id}/stream); exit 0 completed, 3 failed, 4 cancelled, 5 parked
   logbook runs list [--status S] [--parent RUN_ID] [--limit N] [--cursor C]   --parent: the child runs of that run
   logbook runs show RUN_ID
   logbook runs events RUN_ID [--after SEQ] [--limit N]

@@ -27,7 +27,7 @@ export interface FollowOptions {
   after?: number;
   /** Keep watching a parked run until it completes, fails or is cancelled. */
   untilDone?: boolean;
-  /** One JSON line per event, then one JSON summary line. */
+  /** One JSON line per stream item (event, text, discard), then one JSON summary line. */
   json?: boolean;
   /** Raw writes for the live progress line (default stderr); used only when io.tty. */
   live?: (text: string) => void;
@@ -35,10 +35,14 @@ export interface FollowOptions {
   waitSeconds?: number;
 }
 
+/** Items a stream page holds at most: a full page is followed at once, without waiting. */
+const STREAM_PAGE = 500;
+
 /**
- * Follow a run through the API's long poll: print each event as it lands, keep a live progress
- * line on a terminal, and resolve to the exit code of how the run ended (WATCH_EXIT_CODES). A
- * parked run ends the watch (nothing happens without a person) unless `untilDone`.
+ * Follow a run through the API's stream (GET /runs/{id}/stream, long poll): print each event as
+ * it lands and the answer text as the model writes it, keep a live progress line on a terminal,
+ * and resolve to the exit code of how the run ended (WATCH_EXIT_CODES). A parked run ends the
+ * watch (nothing happens without a person) unless `untilDone`.
  */
 export async function followRun(client: LogbookClient, runId: string, io: Output, options: FollowOptions = {}): Promise<number> {
   // Phase 1: the run exists (a 404 is the CLI's exit 1) and who it is.
@@ -48,28 +52,40 @@ export async function followRun(client: LogbookClient, runId: string, io: Output
   const maxWait = Math.min(options.waitSeconds ?? MAX_WAIT_SECONDS, MAX_WAIT_SECONDS);
   const live = io.tty && !options.json ? (options.live ?? ((text: string) => void process.stderr.write(text))) : undefined;
   const status = new StatusLine(live);
-  let after = options.after ?? 0;
+  const text = new TextPrinter(io, status);
+  // A seq to start after: no call is open there as far as this cursor says (its text is skipped).
+  let cursor = options.after ? `${options.after}.0.0.-1` : undefined;
   let wait = maxWait;
   // Once caught up with the log, look at the head even if the events say nothing: a run parked
   // as poisoned or with a corrupt log has its park on the head only.
   let headChecked = false;
   io.err(`watching ${runId} (${view.agent.name}@${view.agent.version}, ${view.status}); Ctrl-C stops the watch, not the run`);
 
-  // Phase 2: long-poll the log; look at the head when the log goes quiet or says the run stopped.
+  // Phase 2: long-poll the stream; look at the head when it goes quiet or says the run stopped.
   for (;;) {
-    const page = await client.events(runId, after, 500, wait);
-    if (page.events.length > 0) {
-      status.clear();
-      for (const event of page.events) {
-        io.out(options.json ? JSON.stringify(event) : eventLine(event));
-        applyEvent(progress, event, toolNames);
-        after = Math.max(after, Number(event.seq ?? after));
+    const page = await client.stream(runId, cursor, STREAM_PAGE, wait);
+    cursor = page.next;
+    let events = 0;
+    for (const item of page.items) {
+      if (options.json) io.out(JSON.stringify(item));
+      if (item.type === 'text') {
+        if (!options.json) text.add(item.callSeq, item.text);
+        continue;
       }
-      status.draw(progressLine(progress, toolNames));
+      if (item.type === 'discard') {
+        if (!options.json) text.discard(item.callSeq);
+        continue;
+      }
+      events++;
+      text.end();
+      status.clear();
+      if (!options.json) io.out(eventLine(item.event));
+      applyEvent(progress, item.event, toolNames);
     }
-    if (page.next !== undefined) continue;
+    if (events > 0 && !text.open) status.draw(progressLine(progress, toolNames));
+    if (page.items.length >= STREAM_PAGE) continue;
     const ended = TERMINAL_EVENTS.has(progress.lastEvent ?? '');
-    if (!ended && page.events.length > 0 && progress.status !== 'parked' && headChecked) continue;
+    if (!ended && page.items.length > 0 && progress.status !== 'parked' && headChecked) continue;
     view = await client.getRun(runId);
     // The head is projected right after a step's last append: when the events say the run
     // ended, give it a moment, so the summary's usage and answer are the final ones.
@@ -81,6 +97,7 @@ export async function followRun(client: LogbookClient, runId: string, io: Output
     // The head is projected after a step's last append, so it may lag what the events said.
     const finalStatus = ended ? progress.status : view.status;
     if (TERMINAL_STATUSES.has(finalStatus) || (finalStatus === 'parked' && !options.untilDone)) {
+      text.end();
       status.clear();
       return finish(io, { ...view, status: finalStatus as RunView['status'] }, progress, options.json === true);
     }
@@ -89,11 +106,77 @@ export async function followRun(client: LogbookClient, runId: string, io: Output
   }
 }
 
+/**
+ * The answer text as it streams, between the event lines. With a raw writer (a real stdout) each
+ * piece is written as it comes; without one (line output), each line as it completes. The
+ * model_response event line that follows is the text as recorded.
+ */
+class TextPrinter {
+  private call: number | undefined;
+  private pending = '';
+  constructor(
+    private readonly io: Output,
+    private readonly status: StatusLine,
+  ) {}
+
+  get open(): boolean {
+    return this.call !== undefined;
+  }
+
+  add(callSeq: number, text: string): void {
+    if (this.call !== callSeq) {
+      this.end();
+      this.status.clear();
+      this.call = callSeq;
+      this.write('      > ');
+    }
+    this.write(text);
+  }
+
+  /** An abandoned attempt: say so, its text is not the answer. */
+  discard(callSeq: number): void {
+    if (this.call !== callSeq) return;
+    this.write(' [attempt abandoned: the call is retried]');
+    this.end();
+  }
+
+  end(): void {
+    if (this.call === undefined) return;
+    this.call = undefined;
+    if (this.io.write) this.io.write('\n');
+    else if (this.pending !== '') this.io.out(this.pending);
+    this.pending = '';
+  }
+
+  private write(text: string): void {
+    // Streamed text is shown as text: control characters (terminal escapes) are made visible.
+    const safe = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+    if (this.io.write) {
+      this.io.write(safe);
+      return;
+    }
+    const lines = (this.pending + safe).split('\n');
+    this.pending = lines.pop() ?? '';
+    for (const line of lines) this.io.out(line);
+  }
+}
+
 /** Phase 3: how it ended, for people (stderr) or scripts (one JSON line on stdout). */
 function finish(io: Output, view: RunView, progress: RunProgress, json: boolean): number {
   const code = WATCH_EXIT_CODES[view.status as keyof typeof WATCH_EXIT_CODES] ?? 1;
   if (json) {
-    io.out(JSON.stringify({ runId: view.runId, status: view.status, exitCode: code, usage: view.usage, result: view.result, ...(view.output !== undefined ? { output: view.output } : {}), failure: view.failure, attention: view.attention }));
+    io.out(
+      JSON.stringify({
+        runId: view.runId,
+        status: view.status,
+        exitCode: code,
+        usage: view.usage,
+        result: view.result,
+        ...(view.output !== undefined ? { output: view.output } : {}),
+        failure: view.failure,
+        attention: view.attention,
+      }),
+    );
     return code;
   }
   io.err(

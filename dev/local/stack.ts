@@ -128,6 +128,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const app = createApiApp({
       service: engineRunService(runtime.engine),
       caller: () => LOCAL_CALLER,
+      sse: true,
       logger: { info() {}, warn: (m, f) => runtime.logger.warn(m, safeFields(f)), error: (m, f) => runtime.logger.error(m, safeFields(f)) },
     });
     // The web inspector, on the same origin as the API it reads (the deployed API never serves it).

@@ -6,6 +6,7 @@ import { errorCode } from '../core/errors.js';
 import { DEFAULT_BODY_LIMITS, jsonBodyGuard, payloadTooLarge, type BodyLimits } from './body-guard.js';
 import { registerControlRoutes } from './control-routes.js';
 import { registerAgentRoutes } from './agent-routes.js';
+import { registerStreamRoutes } from './stream-routes.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
 import { serveOpenApiDocument } from './openapi.js';
 import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runBlobRoute, runCountsRoute, runEventsRoute, startRunRoute } from './routes.js';
@@ -22,6 +23,8 @@ export interface ApiOptions {
   logger?: ApiLogger;
   /** Body size and JSON nesting limits (default 1 MiB, 64 levels). */
   limits?: Partial<BodyLimits>;
+  /** Serve GET /runs/{id}/stream as Server-Sent Events on `Accept: text/event-stream` (the local server only). */
+  sse?: boolean;
 }
 
 /** Version of the API's contract, as the OpenAPI document states it. */
@@ -150,6 +153,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
 
   registerControlRoutes(app, service, logger);
   registerAgentRoutes(app, service);
+  registerStreamRoutes(app, service, { ...(options.sse ? { sse: true } : {}) });
   serveOpenApiDocument(app, API_VERSION);
   return app;
 }

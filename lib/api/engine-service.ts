@@ -13,6 +13,7 @@ import { eventView, runSummary, runView, withChildren, withOutput } from './run-
 import type { RunService } from './service.js';
 import type { RunView } from './schemas.js';
 import { agentSchemaView } from './agent-routes.js';
+import { streamPage } from './stream-read.js';
 
 async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<RunEvent | undefined> {
   const raw = await deps.log.readOne(run, seq);
@@ -27,6 +28,8 @@ async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<Ru
 export interface RunServiceOptions {
   /** How often a long poll reads the log while it waits (default EVENTS_POLL_MS). */
   eventsPollMs?: number;
+  /** How often a waiting stream request reads (default STREAM_POLL_MS). */
+  streamPollMs?: number;
 }
 
 /** The API's RunService over the engine: every call scoped by the caller's tenant. */
@@ -103,6 +106,10 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
         ...(signal ? { signal } : {}),
       });
       return { events: page.events.map(eventView), ...(page.nextAfterSeq !== undefined ? { next: page.nextAfterSeq } : {}) };
+    },
+    async stream(caller, runId, query, signal) {
+      const run = { tenant: caller.tenant, runId };
+      return streamPage(deps, run, query, { ...(options.streamPollMs ? { pollMs: options.streamPollMs } : {}), ...(signal ? { signal } : {}) });
     },
     async blob(caller, runId, sha256) {
       const run = { tenant: caller.tenant, runId };

@@ -2,6 +2,7 @@ import type { ResolveBody, RunCounts, RunSummary, RunView, StartRunBody } from '
 import type { ControlService } from './control-service.js';
 import type { Caller } from './tenant.js';
 import type { AgentSchemaView } from './agent-routes.js';
+import type { StreamPage } from './stream-read.js';
 
 export interface StartRunOutcome {
   runId: string;
@@ -33,6 +34,11 @@ export interface RunService extends ControlService {
     query: { after: number; limit: number; waitSeconds?: number },
     signal?: AbortSignal,
   ): Promise<{ events: Record<string, unknown>[]; next?: number }>;
+  /**
+   * The run's events and its open model call's streamed text after the cursor `after`
+   * (stream-merge.ts); with `waitSeconds` > 0 and nothing new, waits like `events`.
+   */
+  stream(caller: Caller, runId: string, query: { after?: string; limit: number; waitSeconds?: number }, signal?: AbortSignal): Promise<StreamPage>;
   /** The bytes of a payload the run's log holds by reference; BlobNotFoundError when absent. */
   blob(caller: Caller, runId: string, sha256: string): Promise<Uint8Array>;
   cancel(caller: Caller, runId: string, reason?: string): Promise<{ inboxId: string }>;

@@ -14,6 +14,13 @@ export interface LogbookConfig {
    * takes the tenant from `tenantClaim` (default `sub`). Under IAM the tenant is the caller's account.
    */
   readonly jwt?: { readonly issuer: string; readonly audience: readonly string[]; readonly tenantClaim?: string };
+  /**
+   * Also serve GET /runs/{runId}/stream as true Server-Sent Events from a Lambda function URL with
+   * response streaming (AWS_IAM auth; the tenant is the caller's account, as on the HTTP API).
+   * Off by default: the HTTP API's long poll of the same endpoint needs nothing extra. Grant
+   * callers with `logbook.stream?.url.grantInvokeUrl(role)` (docs/guides/streaming.md).
+   */
+  readonly streamUrl: boolean;
   /** Use the account's default event bus instead of creating a `logbook` bus. */
   readonly useDefaultEventBus: boolean;
   /** Restrict the run-request rule to these event sources (default: any source on the bus). */
@@ -70,6 +77,7 @@ export interface LogbookConfig {
 export const DEFAULTS: LogbookConfig = {
   removalPolicy: RemovalPolicy.RETAIN,
   deletionProtection: true,
+  streamUrl: false,
   useDefaultEventBus: false,
   triggerReservedConcurrency: 10,
   triggerMaxEventAge: Duration.hours(1),
@@ -120,6 +128,7 @@ export function configFromContext(get: (key: string) => unknown): Partial<Logboo
     };
   }
   if (str('useDefaultEventBus') !== undefined) out.useDefaultEventBus = str('useDefaultEventBus') === 'true';
+  if (str('streamUrl') !== undefined) out.streamUrl = str('streamUrl') === 'true';
   const sources = str('triggerSources');
   if (sources !== undefined)
     out.triggerSources = sources

@@ -72,6 +72,8 @@ export class Logbook extends Construct {
   readonly queue: StepQueue;
   readonly functions: Readonly<Record<HandlerKind, LogbookFunction>>;
   readonly api: RunApi;
+  /** With `streamUrl`: the SSE function and its function URL (IAM-authorized, response streaming). */
+  readonly stream?: { readonly function: LogbookFunction; readonly url: lambda.FunctionUrl };
   readonly events: RunEvents;
   readonly alarms: RunAlarms;
 
@@ -202,6 +204,25 @@ export class Logbook extends Construct {
 
     this.functions = { worker, api, trigger, sweeper };
 
+    if (config.streamUrl) {
+      // True SSE beside the HTTP API: API Gateway buffers a whole response (and gives up after
+      // 30 s), a function URL with RESPONSE_STREAM sends each message as it is written.
+      const stream = new LogbookFunction(this, 'Stream', {
+        ...fnDefaults,
+        entry: generatedEntry(projectRoot, agentsModule, 'stream'),
+        description: 'Logbook stream: a run as Server-Sent Events (function URL, response streaming)',
+        serviceName: SERVICE_NAMES.stream,
+        // Billed while a client listens: each response ends before this (the client reconnects
+        // with Last-Event-ID, as EventSource does by itself).
+        timeout: Duration.minutes(5),
+      });
+      // Reads only: the head (tenant check), the log and the chunks. The bucket and queue names
+      // are set because every handler's environment requires them; no right comes with them.
+      stream.bindTable(this.table, { read: true }).bindBucket(this.bucket, {}).bindQueue(this.queue, {});
+      const url = stream.fn.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM, invokeMode: lambda.InvokeMode.RESPONSE_STREAM });
+      this.stream = { function: stream, url };
+    }
+
     this.api = new RunApi(this, 'Http', {
       handler: api.fn,
       jwt: config.jwt,
@@ -240,6 +261,9 @@ export class Logbook extends Construct {
       ['QueueUrl', this.queue.queueUrl],
       ['EventBusName', this.events.bus.eventBusName],
       ['AlarmTopicArn', this.alarms.topic.topicArn],
+      ...(this.stream
+        ? [['StreamUrl', this.stream.url.url, 'Function URL of GET /runs/{runId}/stream as SSE (SigV4, service lambda)'] as [string, string, string]]
+        : []),
     ];
     for (const [name, value, description] of outputs) {
       const output = new CfnOutput(this, name, { value, ...(description ? { description } : {}) });

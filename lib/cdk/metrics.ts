@@ -30,4 +30,6 @@ export const SERVICE_NAMES = {
   api: 'logbook-api',
   trigger: 'logbook-trigger',
   sweeper: 'logbook-sweeper',
+  /** The optional SSE function behind the streaming function URL (`streamUrl`). */
+  stream: 'logbook-stream',
 } as const;

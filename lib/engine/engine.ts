@@ -25,7 +25,10 @@ export interface EngineLogger {
 
 /** Per-turn measurements; handlers emit them as EMF metrics. */
 export interface EngineMetrics {
-  count(name: 'Turns' | 'AppendConflicts' | 'TicksWithoutProgress' | 'RunsParked' | 'InputTokens' | 'OutputTokens', value?: number): void;
+  count(
+    name: 'Turns' | 'AppendConflicts' | 'TicksWithoutProgress' | 'RunsParked' | 'InputTokens' | 'OutputTokens' | 'StreamChunks' | 'StreamWriteFailures',
+    value?: number,
+  ): void;
   duration(name: 'ModelLatency' | 'ToolLatency', ms: number): void;
   cost(usd: number): void;
 }

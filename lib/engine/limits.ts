@@ -141,3 +141,26 @@ export function worstCasePoisonSeconds(leaseMs: number, marginS: number = VISIBI
   for (let n = 1; n < MAX_RECEIVE_COUNT; n++) total += tickVisibilitySeconds(leaseMs, marginS, n);
   return total;
 }
+
+/**
+ * Streaming a model call's text (stream-publisher.ts). Deltas are batched: a chunk is written
+ * once STREAM_FLUSH_MS have passed since the last write began, or at once when STREAM_FLUSH_CHARS
+ * are waiting, whichever comes first, and never two at a time. So a run streams at most
+ * 1000 / STREAM_FLUSH_MS = 4 writes a second (plus the first chunk, written at once) for any
+ * model writing under STREAM_FLUSH_CHARS * 4 characters a second (~2,000 tokens/s).
+ */
+export const STREAM_FLUSH_MS = 250;
+export const STREAM_FLUSH_CHARS = 2_048;
+/** The most text one chunk item holds (UTF-16 units): 4 bytes each stays far below DynamoDB's 400 KB item. */
+export const STREAM_MAX_CHUNK_CHARS = 16_384;
+/**
+ * How long a chunk is kept (its TTL). A chunk is a preview of a call that lasts at most
+ * MODEL_TIMEOUT_MS, and the call's model_response supersedes it, so an hour outlives any reader
+ * that could still want it; the log keeps the text for the run's retention.
+ */
+export const STREAM_RETENTION_MS = 3_600_000;
+/**
+ * The longest the final flush (the text still buffered when the call returns, written before its
+ * model_response is appended) may hold the append up: a preview never delays the log by more.
+ */
+export const STREAM_FINAL_FLUSH_MS = 2_000;

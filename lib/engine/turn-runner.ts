@@ -17,6 +17,7 @@ import { cancelChildren, ensureChildren, startChildCall } from './child-runs.js'
 import { checkAnswer, outputValidator } from './output-check.js';
 import { carriedCall, carriedReservation } from './carried-reservation.js';
 import { summarizeContext } from './context-summary.js';
+import { streamPublisherFor } from './stream-publisher.js';
 
 export type TurnOutcome =
   | { kind: 'continued' }
@@ -222,11 +223,13 @@ async function invokeModel(session: RunSession, action: ModelReservation): Promi
     () => undefined,
   );
   const started = clock.now();
+  // Streaming (when the engine has a stream port): the text as it comes, beside the log.
+  const publisher = streamPublisherFor(session);
   let draft: EventDraft;
   try {
     await checkpoints?.at('before-model', `step ${action.step}`);
     const response = await Promise.race([
-      client.complete(request, { signal: controller.signal }),
+      client.complete(request, { signal: controller.signal, ...(publisher ? { onText: publisher.onText } : {}) }),
       new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })),
     ]);
     await checkpoints?.at('after-model', `step ${action.step}`);
@@ -245,6 +248,7 @@ async function invokeModel(session: RunSession, action: ModelReservation): Promi
     metrics?.count('OutputTokens', usage.outputTokens);
     metrics?.cost(costOf(state.started.model.price, usage.inputTokens, usage.outputTokens));
   } catch (error) {
+    publisher?.stop(); // a failed or abandoned call's partial text is not flushed
     rethrowHalt(error);
     if (session.lease.lost) throw error;
     const retryable = error instanceof ModelError ? error.retryable : true;
@@ -254,6 +258,8 @@ async function invokeModel(session: RunSession, action: ModelReservation): Promi
     session.lease.signal.removeEventListener('abort', onLease);
     metrics?.duration('ModelLatency', clock.now() - started);
   }
+  // The last text is written before the response, never after it (bounded: a preview never holds the log up).
+  await publisher?.finish();
   await session.append(draft);
 }
 

@@ -47,6 +47,11 @@ export const envSchema = z.object({
   LOGBOOK_MAX_ACTIVE_RUNS: z.coerce.number().int().nonnegative().max(MAX_ACTIVE_RUNS_LIMIT).default(0),
   /** The Retry-After of a start refused by LOGBOOK_MAX_ACTIVE_RUNS (s). */
   LOGBOOK_ADMISSION_RETRY_AFTER_S: z.coerce.number().int().positive().max(3600).default(5),
+  /**
+   * Publish model calls' text as it streams (GET /runs/{id}/stream): `on` (default) or `off`.
+   * Off, the models are called without streaming and the stream endpoint serves events only.
+   */
+  LOGBOOK_STREAMING: z.enum(['on', 'off']).default('on'),
   /** Base of the back-off between deliveries of a tick that did not finish (s); default the lease (limits.ts). */
   LOGBOOK_BACKOFF_BASE_S: z.coerce.number().int().nonnegative().optional(),
 });

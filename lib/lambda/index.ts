@@ -10,6 +10,7 @@ import { runtimeOnce } from './cold-start.js';
 import { sweeperHandlerFor } from './sweeper-handler.js';
 import { triggerHandlerFor } from './trigger-handler.js';
 import { workerHandlerFor, type WorkerHandlerOptions } from './worker-handler.js';
+import { streamHandlerFor, type StreamingRuntime } from './stream-handler.js';
 
 export interface HandlerOptions {
   /** The application's agents (`defineAgents(...)`), or a function that builds them once per cold start. */
@@ -53,6 +54,26 @@ export function createTriggerHandler(options: HandlerOptions) {
 /** Scheduled every minute; wakes due runs. It runs no agent code, so it takes no agents. */
 export function createSweeperHandler(options: { serviceName?: string } = {}) {
   return sweeperHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-sweeper'));
+}
+
+/**
+ * The run stream as Server-Sent Events behind a Lambda function URL with response streaming
+ * (the Logbook construct's `streamUrl` option; IAM-authorized). It runs no agent code, so it
+ * takes no agents. Outside a Lambda runtime the returned handler refuses every call.
+ */
+export function createStreamHandler(options: { serviceName?: string } = {}) {
+  const runtime = (globalThis as { awslambda?: StreamingRuntime }).awslambda;
+  if (!runtime) {
+    return async () => {
+      throw new Error('createStreamHandler runs only in a Lambda Node.js runtime (no awslambda global)');
+    };
+  }
+  const getRuntime = runtimeOnce(options.serviceName ?? 'logbook-stream');
+  const getDeps = async () => {
+    const { engine, env } = await getRuntime();
+    return { deps: engine, tenantClaim: env.LOGBOOK_TENANT_CLAIM };
+  };
+  return runtime.streamifyResponse(streamHandlerFor(getDeps, runtime));
 }
 
 export type { WorkerHandlerOptions } from './worker-handler.js';

@@ -24,6 +24,9 @@ export const METRIC = {
   /** Agent Run Requested events dropped because they can never start a run (bad detail or input, instructions that threw). */
   RunRequestsRejected: 'RunRequestsRejected',
   SweepWakeUps: 'SweepWakeUps',
+  /** Chunks of streamed model text written, and writes that failed (streaming stopped for that call). */
+  StreamChunks: 'StreamChunks',
+  StreamWriteFailures: 'StreamWriteFailures',
 } as const;
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
 

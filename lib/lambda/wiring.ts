@@ -2,6 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { LOCAL_CREDENTIALS, createAwsClients, type AwsClients } from '../adapters/aws/aws-clients.js';
 import { DynamoStore } from '../adapters/aws/dynamo-store.js';
+import { DynamoRunStream } from '../adapters/aws/dynamo-run-stream.js';
 import { createEventBridgePublisher } from '../adapters/aws/eventbridge-publisher.js';
 import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
 import { SqsStepQueue, SqsTickVisibility } from '../adapters/aws/sqs-step-queue.js';
@@ -121,6 +122,9 @@ export async function createRuntime(serviceName: string, options: RuntimeOptions
       clock: new SystemClock(),
       ids: new CryptoIds(),
       publisher,
+      // Streamed model text (on unless LOGBOOK_STREAMING=off): the worker writes it, the API reads it.
+      // Two attempts, not six: a chunk is a preview, and the publisher gives up on the call's stream anyway.
+      ...(env.LOGBOOK_STREAMING === 'on' ? { stream: new DynamoRunStream({ doc: clients.doc, tableName: env.LOGBOOK_TABLE, retry: { maxAttempts: 2 } }) } : {}),
       logger: engineLogger(logger),
       metrics: engineMetrics(metrics),
     },

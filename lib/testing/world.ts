@@ -2,6 +2,7 @@ import { MemoryBlobStore } from '../adapters/memory/memory-blob-store.js';
 import { ManualClock, SequentialIds } from '../adapters/memory/manual-clock.js';
 import { MemoryStepQueue } from '../adapters/memory/memory-step-queue.js';
 import { MemoryStore } from '../adapters/memory/memory-store.js';
+import { MemoryRunStream } from '../adapters/memory/memory-run-stream.js';
 import type { Agents } from '../authoring/define-agents.js';
 import type { AgentRegistry } from '../authoring/registry.js';
 import type { Checkpoints } from '../engine/checkpoints.js';
@@ -14,6 +15,7 @@ import type { Inbox } from '../ports/inbox.js';
 import type { ModelResolver } from '../ports/model-client.js';
 import type { RunHeads } from '../ports/run-heads.js';
 import type { StepQueue } from '../ports/step-queue.js';
+import type { RunStream } from '../ports/run-stream.js';
 import type { OutcomePublisher } from '../ports/outcome-publisher.js';
 import { isWrite, RecordingPublisher, type WriteMutation, type WritePoints, type WritePort } from './write-points.js';
 
@@ -26,6 +28,11 @@ export interface WorldStorage {
   queue: StepQueue & { take(): { tick: { tenant: string; runId: string } } | undefined };
   /** Outcome notices, when the world publishes them (memoryStorage() records them). */
   publisher?: OutcomePublisher & { notices?: readonly unknown[] };
+  /**
+   * Streamed model text, when the world streams (memoryStorage() does). Not a crash point: a chunk
+   * is a preview, and a worker killed mid-stream leaves its partial text for readers to discard.
+   */
+  stream?: RunStream;
 }
 
 export interface World {
@@ -37,12 +44,13 @@ export interface World {
   redaction?: RedactionOptions;
 }
 
-export function memoryStorage(): WorldStorage & { store: MemoryStore; blobStore: MemoryBlobStore; stepQueue: MemoryStepQueue } {
+export function memoryStorage(): WorldStorage & { store: MemoryStore; blobStore: MemoryBlobStore; stepQueue: MemoryStepQueue; stream: MemoryRunStream } {
   const store = new MemoryStore();
   const blobStore = new MemoryBlobStore();
   const stepQueue = new MemoryStepQueue();
   const publisher = new RecordingPublisher();
-  return { log: store, heads: store, inbox: store, blobs: blobStore, queue: stepQueue, publisher, store, blobStore, stepQueue };
+  const stream = new MemoryRunStream();
+  return { log: store, heads: store, inbox: store, blobs: blobStore, queue: stepQueue, publisher, stream, store, blobStore, stepQueue };
 }
 
 /**
@@ -149,6 +157,7 @@ export function spawnWorker(
       blobs: guard(s.blobs, isDead, gate, hooks('blobs')),
       queue: guard(s.queue, isDead, gate, hooks('queue')),
       ...(s.publisher ? { publisher: guard(s.publisher, isDead, gate, hooks('publisher')) } : {}),
+      ...(s.stream ? { stream: guard(s.stream, isDead, gate) } : {}),
       models: world.models,
       registry: world.registry,
       clock: world.clock,

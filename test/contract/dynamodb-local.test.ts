@@ -3,8 +3,9 @@ import { admissionContract } from './admission.contract.js';
 import { eventLogContract } from './event-log.contract.js';
 import { inboxContract } from './inbox.contract.js';
 import { runHeadsContract } from './run-heads.contract.js';
+import { runStreamContract } from './run-stream.contract.js';
 import { sweepIndexContract } from './sweep-index.contract.js';
-import { dynamoStoreTarget, dynamoAdmissionTarget } from './targets.js';
+import { dynamoStoreTarget, dynamoAdmissionTarget, dynamoRunStreamTarget } from './targets.js';
 
 const target = dynamoStoreTarget('dynamodb-local');
 eventLogContract(target);
@@ -12,3 +13,4 @@ runHeadsContract(target);
 sweepIndexContract(target);
 inboxContract(target);
 admissionContract(dynamoAdmissionTarget('dynamodb-local'));
+runStreamContract(dynamoRunStreamTarget('dynamodb-local'));

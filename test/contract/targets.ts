@@ -1,8 +1,10 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createLocalAwsClients } from '../../lib/adapters/aws/aws-clients.js';
 import { DynamoStore } from '../../lib/adapters/aws/dynamo-store.js';
-import { eventSk } from '../../lib/adapters/aws/dynamo-keys.js';
+import { eventSk, streamSk } from '../../lib/adapters/aws/dynamo-keys.js';
+import { DynamoRunStream } from '../../lib/adapters/aws/dynamo-run-stream.js';
+import { MemoryRunStream } from '../../lib/adapters/memory/memory-run-stream.js';
 import { S3BlobStore } from '../../lib/adapters/aws/s3-blob-store.js';
 import { SqsStepQueue, SqsTickReceiver } from '../../lib/adapters/aws/sqs-step-queue.js';
 import { ManualClock } from '../../lib/adapters/memory/manual-clock.js';
@@ -13,6 +15,7 @@ import { MemoryStore } from '../../lib/adapters/memory/memory-store.js';
 import { runKey } from '../../lib/ports/run-ref.js';
 import { createTestStack, endpointsFor, type DynamoTarget } from '../setup/emulator-context.js';
 import type { AdmissionTarget } from './admission.contract.js';
+import type { RunStreamTarget } from './run-stream.contract.js';
 import type { BlobStoreTarget } from './blob-store.contract.js';
 import type { StoreTarget } from './fixtures.js';
 import type { DeliveredTick, StepQueueTarget } from './step-queue.contract.js';
@@ -152,6 +155,43 @@ export function dynamoAdmissionTarget(target: DynamoTarget): AdmissionTarget {
       const stack = await createTestStack(target, `${target === 'dynalite' ? 'dl' : 'ddb'}-adm`);
       const admission = new DynamoStore({ doc: stack.clients.doc, tableName: stack.resources.tableName, retry: NO_WAIT_RETRY });
       return { admission, dispose: () => stack.dispose() };
+    },
+  };
+}
+
+export const memoryRunStreamTarget: RunStreamTarget = {
+  name: 'memory',
+  available: true,
+  async setup() {
+    const clock = new ManualClock();
+    const stream = new MemoryRunStream({ now: () => clock.now() });
+    return { stream, peer: stream, clock, dispose: async () => undefined };
+  },
+};
+
+export function dynamoRunStreamTarget(target: DynamoTarget): RunStreamTarget {
+  return {
+    name: target,
+    available: endpointsFor(target) !== undefined,
+    async setup() {
+      const stack = await createTestStack(target, `${target === 'dynalite' ? 'dl' : 'ddb'}-stream`);
+      const clock = new ManualClock();
+      const tableName = stack.resources.tableName;
+      const peerClients = createLocalAwsClients(stack.endpoints);
+      const options = { tableName, now: () => clock.now(), retry: NO_WAIT_RETRY };
+      return {
+        stream: new DynamoRunStream({ ...options, doc: stack.clients.doc }),
+        peer: new DynamoRunStream({ ...options, doc: peerClients.doc }),
+        clock,
+        async storedTtl(run, callSeq, index) {
+          const out = await stack.clients.doc.send(new GetCommand({ TableName: tableName, Key: { pk: runKey(run), sk: streamSk(callSeq, index) } }));
+          return out.Item?.expiresAtSec as number | undefined;
+        },
+        async dispose() {
+          peerClients.destroy();
+          await stack.dispose();
+        },
+      };
     },
   };
 }

@@ -87,6 +87,8 @@ export async function startCommand(argv: string[], io: Output): Promise<number> 
     say('  npx logbook runs list');
     say(`  npx logbook runs show ${runId}`);
     say(`  npx logbook runs events ${runId}`);
+    say(`  npx logbook runs start support --input 'my order arrived damaged' --watch   # the answer as it streams`);
+    say(`  curl -sN -H 'accept: text/event-stream' ${stack.apiUrl}/runs/${runId}/stream   # the run as Server-Sent Events`);
     say(`  curl -s ${stack.apiUrl}/runs -H 'content-type: application/json' -d '{"agent":"support","input":"hello"}'`);
     say('Press Ctrl-C to stop.');
     await new Promise<void>((resolve) => {

@@ -5,6 +5,7 @@ import { TABLE } from './table-definition.js';
 /**
  * Key layout of the single table (see table-definition.ts for the attribute names):
  *   pk = RUN#<tenant>#<runId>, sk = EVT#<seq, 10 digits> | HEAD | INBOX#<ulid>
+ *                                   | STR#<callSeq, 10 digits>#<index, 10 digits> (streamed text)
  *   byTenant:        tenantPk = TENANT#<tenant>, tenantSk = <inverted createdAt>#<runId>
  *   byTenantStatus:  statusPk = TENANT#<tenant>#<status>, tenantSk as above
  *   byParent (sparse): parentPk = PARENT#<tenant>#<parent runId>, tenantSk as above
@@ -29,6 +30,14 @@ export function pk(run: RunRef): string {
 export function eventSk(seq: number): string {
   if (!Number.isSafeInteger(seq) || seq < 0 || seq > MAX_SEQ) throw new RangeError(`seq out of range: ${seq}`);
   return EVENT_PREFIX + String(seq).padStart(SEQ_DIGITS, '0');
+}
+
+export const STREAM_PREFIX = 'STR#';
+export const LAST_STREAM_SK = STREAM_PREFIX + '9'.repeat(SEQ_DIGITS) + '#' + '9'.repeat(SEQ_DIGITS);
+
+/** A streamed chunk's sort key: after every event and the head, sorted by (callSeq, index). */
+export function streamSk(callSeq: number, index: number): string {
+  return STREAM_PREFIX + eventSk(callSeq).slice(EVENT_PREFIX.length) + '#' + eventSk(index).slice(EVENT_PREFIX.length);
 }
 
 export function seqOfSk(sk: string): number {

@@ -2,25 +2,39 @@ import { StreamChunkConflictError } from '../../core/errors.js';
 import { runKey, type RunRef } from '../../ports/run-ref.js';
 import { compareStreamCursors, type RunStream, type StreamChunk, type StreamCursor } from '../../ports/run-stream.js';
 
+interface Stored {
+  chunk: StreamChunk;
+  expiresAt: number;
+}
+
 /** Streamed chunks in memory, with the DynamoDB adapter's semantics (the contract suite checks both). */
 export class MemoryRunStream implements RunStream {
-  private readonly runs = new Map<string, StreamChunk[]>();
+  private readonly runs = new Map<string, Stored[]>();
+  /** Chunks published, for tests that count writes. */
+  writes = 0;
 
-  async publish(run: RunRef, chunk: StreamChunk): Promise<void> {
-    const chunks = this.runs.get(runKey(run)) ?? [];
-    const existing = chunks.find((c) => compareStreamCursors(c, chunk) === 0);
+  /** `now`: the clock expiry is judged by (as the DynamoDB adapter's); without it nothing expires. */
+  constructor(private readonly options: { now?: () => number } = {}) {}
+
+  async publish(run: RunRef, chunk: StreamChunk, options: { expiresAt: number }): Promise<void> {
+    const stored = this.runs.get(runKey(run)) ?? [];
+    const existing = stored.find((s) => compareStreamCursors(s.chunk, chunk) === 0);
     if (existing) {
-      if (existing.writer.nonce === chunk.writer.nonce && existing.writer.epoch === chunk.writer.epoch) return;
-      throw new StreamChunkConflictError(`${run.tenant}/${run.runId}`, chunk.callSeq, chunk.index);
+      if (existing.chunk.writer.nonce === chunk.writer.nonce && existing.chunk.writer.epoch === chunk.writer.epoch) return;
+      throw new StreamChunkConflictError(runKey(run), chunk.callSeq, chunk.index);
     }
-    chunks.push(structuredClone(chunk));
-    chunks.sort(compareStreamCursors);
-    this.runs.set(runKey(run), chunks);
+    this.writes++;
+    stored.push({ chunk: structuredClone(chunk), expiresAt: options.expiresAt });
+    stored.sort((a, b) => compareStreamCursors(a.chunk, b.chunk));
+    this.runs.set(runKey(run), stored);
   }
 
   async read(run: RunRef, options: { after?: StreamCursor; limit?: number }): Promise<StreamChunk[]> {
     const after = options.after;
-    const chunks = (this.runs.get(runKey(run)) ?? []).filter((c) => !after || compareStreamCursors(c, after) > 0);
+    const now = this.options.now?.();
+    // TTL as DynamoDB's is read: expired once its second has passed.
+    const live = (s: Stored) => now === undefined || Math.ceil(s.expiresAt / 1000) * 1000 > now;
+    const chunks = (this.runs.get(runKey(run)) ?? []).filter((s) => live(s) && (!after || compareStreamCursors(s.chunk, after) > 0)).map((s) => s.chunk);
     return structuredClone(options.limit !== undefined ? chunks.slice(0, options.limit) : chunks);
   }
 }

@@ -211,6 +211,7 @@ describe('GET /openapi.json', () => {
       '/runs/{runId}/messages',
       '/runs/{runId}/resolve',
       '/runs/{runId}/signals',
+      '/runs/{runId}/stream',
     ]);
     expect(Object.keys(doc.paths['/runs'] ?? {}).sort()).toEqual(['get', 'post']);
   });

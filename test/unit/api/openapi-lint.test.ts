@@ -71,6 +71,7 @@ describe('the OpenAPI document', () => {
       'GET /runs/{runId} getRun',
       'GET /runs/{runId}/blobs/{sha256} getRunBlob',
       'GET /runs/{runId}/events listRunEvents',
+      'GET /runs/{runId}/stream streamRun',
       'POST /runs startRun',
       'POST /runs/{runId}/approve approveCall',
       'POST /runs/{runId}/cancel cancelRun',

@@ -79,10 +79,10 @@ describe('runs watch on the API over HTTP', () => {
     const answers: { wait: number; events: number }[] = [];
     const counting = (base: string) => {
       const client = new LogbookClient(base);
-      const events = client.events.bind(client);
-      client.events = async (id, after, limit, wait = 0) => {
-        const page = await events(id, after, limit, wait);
-        answers.push({ wait, events: page.events.length });
+      const stream = client.stream.bind(client);
+      client.stream = async (id, after, limit, wait = 0) => {
+        const page = await stream(id, after, limit, wait);
+        answers.push({ wait, events: page.items.length });
         return page;
       };
       return client;
@@ -92,7 +92,7 @@ describe('runs watch on the API over HTTP', () => {
     // Long polls (20 s) that answered as events landed: several answers, each with a few events.
     expect(answers.every((a) => a.wait === 20)).toBe(true);
     expect(answers.filter((a) => a.events > 0).length).toBeGreaterThan(3);
-    const seqs = io.stdout.map((line) => Number(line.trim().split(/\s+/)[0]));
+    const seqs = io.stdout.filter((line) => !line.startsWith('      > ')).map((line) => Number(line.trim().split(/\s+/)[0]));
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     expect(io.stdout[0]).toMatch(/^ {4}1 run_started {8}support@1\.0\.0/);
     expect(io.stdout.at(-1)).toMatch(/run_completed\s+Refunded order/);
@@ -100,7 +100,7 @@ describe('runs watch on the API over HTTP', () => {
     expect(io.stdout.some((line) => /tool_result .* ok from tool: .*; step \d+, up to \d+ output tokens reserved$/.test(line))).toBe(true);
     expect(io.stderr.join('\n')).toMatch(/Status: completed after 4 turns, 4 tool calls/);
     const all = (await new LogbookClient(api).allEvents('w-1')).map(eventLine);
-    expect(io.stdout).toEqual(all);
+    expect(io.stdout.filter((line) => !line.startsWith('      > '))).toEqual(all);
   });
 
   it('keeps one live progress line on a terminal and prints JSON lines with --json', async () => {
@@ -115,7 +115,8 @@ describe('runs watch on the API over HTTP', () => {
     expect(await runsCommand(['watch', 'w-2', '--json', '--api', api], json)).toBe(0);
     const last = JSON.parse(json.stdout.at(-1) ?? '{}') as { status: string; exitCode: number };
     expect(last).toMatchObject({ status: 'completed', exitCode: 0 });
-    expect(JSON.parse(json.stdout[0] ?? '{}')).toMatchObject({ seq: 1, type: 'run_started' });
+    // One line per stream item: the events as GET /runs/{id}/events gives them, each with its cursor.
+    expect(JSON.parse(json.stdout[0] ?? '{}')).toMatchObject({ type: 'event', cursor: '1.0.0.-1', event: { seq: 1, type: 'run_started' } });
   });
 
   it('exits 4 for a cancelled run and 1 for an unknown one', async () => {
@@ -133,6 +134,13 @@ describe('runs watch on the API over HTTP', () => {
     expect(await runsCommand(['watch', 'nope', '--api', api], io).catch((e: Error) => e.message)).toMatch(/404 run_not_found/);
   });
 });
+
+/** A stream page of the events after a cursor, as the API gives it (no model call open in these logs). */
+function pageOf(events: { seq: number }[], after: string | undefined) {
+  const from = Number((after ?? '0').split('.')[0]);
+  const items = events.filter((e) => e.seq > from).map((e) => ({ type: 'event' as const, cursor: `${e.seq}.0.0.-1`, event: e }));
+  return { items, next: items.at(-1)?.cursor ?? after ?? '0.0.0.-1', done: false };
+}
 
 describe('runs watch when the head lags the log', () => {
   const view = (status: string, extra: Record<string, unknown> = {}) => ({
@@ -154,9 +162,9 @@ describe('runs watch when the head lags the log', () => {
     const heads = ['running', 'running', 'parked'];
     const client = {
       getRun: async () => view(heads.shift() ?? 'parked'),
-      events: async (_id: string, after: number, _limit: number, wait: number) => {
+      stream: async (_id: string, after: string | undefined, _limit: number, wait: number) => {
         waits.push(wait);
-        return { runId: 'p-1', events: events.filter((e) => e.seq > after) };
+        return pageOf(events, after);
       },
     } as unknown as LogbookClient;
     const io = capture();
@@ -168,7 +176,7 @@ describe('runs watch when the head lags the log', () => {
   it('finds a park that lives on the head only (poisoned) once caught up with the log', async () => {
     const client = {
       getRun: async () => view('parked', { attention: [], park: { reason: 'poisoned', detail: 'kept failing' } }),
-      events: async (_id: string, after: number) => ({ runId: 'p-1', events: events.slice(0, 2).filter((e) => e.seq > after) }),
+      stream: async (_id: string, after: string | undefined) => pageOf(events.slice(0, 2), after),
     } as unknown as LogbookClient;
     const io = capture();
     expect(await followRun(client, 'p-1', io)).toBe(WATCH_EXIT_CODES.parked);
@@ -176,17 +184,122 @@ describe('runs watch when the head lags the log', () => {
   });
 
   it('when the events say completed before the head is projected, the summary waits for the head: final usage and the answer', async () => {
-    const done = [...events.slice(0, 2), { seq: 3, type: 'tool_result', callId: '3-0', ok: true }, { seq: 4, type: 'run_completed', answer: { kind: 'inline', value: 'ok' } }];
-    const heads = [view('running'), view('running'), view('completed', { usage: { steps: 2, inputTokens: 382, outputTokens: 80, costUsd: 0.0023 }, result: 'All done.' })];
+    const done = [
+      ...events.slice(0, 2),
+      { seq: 3, type: 'tool_result', callId: '3-0', ok: true },
+      { seq: 4, type: 'run_completed', answer: { kind: 'inline', value: 'ok' } },
+    ];
+    const heads = [
+      view('running'),
+      view('running'),
+      view('completed', { usage: { steps: 2, inputTokens: 382, outputTokens: 80, costUsd: 0.0023 }, result: 'All done.' }),
+    ];
     let reads = 0;
     const client = {
       getRun: async () => heads[Math.min(reads++, heads.length - 1)],
-      events: async (_id: string, after: number) => ({ runId: 'p-1', events: done.filter((e) => e.seq > after) }),
+      stream: async (_id: string, after: string | undefined) => pageOf(done, after),
     } as unknown as LogbookClient;
     const io = capture();
     expect(await followRun(client, 'p-1', io)).toBe(WATCH_EXIT_CODES.completed);
     const summary = io.stderr.join('\n');
     expect(summary).toContain('382 input + 80 output tokens');
     expect(summary).toContain('Answer: All done.');
+  });
+});
+
+describe('runs watch prints the answer as it streams', () => {
+  const view = (status: string) => ({
+    runId: 's-1',
+    status,
+    agent: { name: 'a', version: '1' },
+    usage: { steps: 2, inputTokens: 10, outputTokens: 5, costUsd: 0 },
+    attention: [],
+    result: 'Hello world',
+  });
+  const event = (seq: number, type: string, extra: Record<string, unknown> = {}) => ({
+    type: 'event' as const,
+    cursor: `${seq}.x`,
+    event: { seq, type, ...extra },
+  });
+  const text = (callSeq: number, index: number, t: string) => ({ type: 'text' as const, cursor: `t${callSeq}.${index}`, callSeq, attempt: 1, index, text: t });
+  // Attempt at 2 dies mid-stream (discard), the retry at 3 streams and is answered.
+  const pages = [
+    {
+      items: [
+        event(1, 'run_started', { agent: { name: 'a', version: '1' }, model: { id: 'm' }, input: { kind: 'inline', value: 'x' } }),
+        event(2, 'model_started', { step: 1, maxOutputTokens: 10, reserved: {} }),
+        text(2, 0, 'Hel'),
+      ],
+    },
+    {
+      items: [
+        text(2, 1, 'lo\nwor'),
+        { type: 'discard' as const, cursor: 'd2', callSeq: 2 },
+        event(3, 'model_started', { step: 2, maxOutputTokens: 10, reserved: {} }),
+      ],
+    },
+    { items: [text(3, 0, 'Hello '), text(3, 1, 'world \u001b[31mred')] },
+    {
+      items: [
+        event(4, 'model_response', {
+          text: { kind: 'inline', value: 'Hello world' },
+          calls: [],
+          usage: { inputTokens: 1, outputTokens: 1 },
+          costUsd: 0,
+          stopReason: 'end_turn',
+        }),
+        event(5, 'run_completed', { answer: { kind: 'inline', value: 'Hello world' } }),
+      ],
+    },
+  ];
+  const client = (afters: (string | undefined)[]) =>
+    ({
+      getRun: async () => view(afters.length >= pages.length ? 'completed' : 'running'),
+      stream: async (_id: string, after: string | undefined) => {
+        afters.push(after);
+        const page = pages[afters.length - 1] ?? { items: [] };
+        return { ...page, next: page.items.at(-1)?.cursor ?? after ?? '', done: afters.length >= pages.length };
+      },
+    }) as unknown as LogbookClient;
+
+  it('writes each piece as it comes on a real stdout, and marks an abandoned attempt', async () => {
+    const io = { ...capture(), raw: [] as string[] };
+    const withWrite: Output = { ...io, write: (t) => io.raw.push(`out:${t}`), out: (t) => io.raw.push(`line:${t}`) };
+    const afters: (string | undefined)[] = [];
+    expect(await followRun(client(afters), 's-1', withWrite)).toBe(0);
+    // Each page resumed from the cursor of the last item of the page before.
+    expect(afters).toEqual([undefined, 't2.0', '3.x', 't3.1']);
+    expect(io.raw).toEqual([
+      expect.stringMatching(/^line: +1 run_started/),
+      expect.stringMatching(/^line: +2 model_started/),
+      'out:      > ',
+      'out:Hel',
+      'out:lo\nwor',
+      'out: [attempt abandoned: the call is retried]',
+      'out:\n',
+      expect.stringMatching(/^line: +3 model_started/),
+      'out:      > ',
+      'out:Hello ',
+      // A terminal escape in streamed text is shown, not obeyed.
+      'out:world \\x1b[31mred',
+      'out:\n',
+      expect.stringMatching(/^line: +4 model_response/),
+      expect.stringMatching(/^line: +5 run_completed/),
+    ]);
+  });
+
+  it('without a raw writer prints whole lines; --json prints one line per item', async () => {
+    const io = capture();
+    expect(await followRun(client([]), 's-1', io)).toBe(0);
+    expect(io.stdout.filter((l) => l.startsWith('      > ') || !/^ +\d/.test(l))).toEqual([
+      '      > Hello',
+      'wor [attempt abandoned: the call is retried]',
+      '      > Hello world \\x1b[31mred',
+    ]);
+    const json = capture();
+    expect(await followRun(client([]), 's-1', json, { json: true })).toBe(0);
+    const lines = json.stdout.slice(0, -1).map((l) => JSON.parse(l) as { type: string });
+    expect(lines.map((l) => l.type)).toEqual(['event', 'event', 'text', 'text', 'discard', 'event', 'text', 'text', 'event', 'event']);
+    expect(lines[2]).toEqual(text(2, 0, 'Hel'));
   });
 });

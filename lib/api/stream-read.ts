@@ -1,0 +1,119 @@
+import { RunNotFoundError, ValidationError } from '../core/errors.js';
+import { writerSchema } from '../core/event-base.js';
+import type { EngineDeps } from '../engine/engine.js';
+import { TERMINAL_STATUSES } from '../ports/run-heads.js';
+import { runKey, type RunRef } from '../ports/run-ref.js';
+import { eventView } from './run-views.js';
+import {
+  decodeCursor,
+  eventItems,
+  factsOf,
+  isTerminal,
+  textItems,
+  encodeCursor,
+  START_POSITION,
+  type StreamItem,
+  type StreamPosition,
+} from './stream-merge.js';
+
+/**
+ * How often a waiting stream request reads while nothing is new: each pass is one consistent
+ * Query of the log and, while a model call is open, one of its chunks (each returning nothing
+ * costs half a read unit). 100 ms keeps a chunk's way from the model to a reader under the
+ * publisher's 250 ms batching plus a tenth of a second.
+ */
+export const STREAM_POLL_MS = 100;
+
+export interface StreamPage {
+  items: StreamItem[];
+  next: string;
+  done: boolean;
+}
+
+export interface StreamReadOptions {
+  from: StreamPosition;
+  limit: number;
+  /** How long to wait for a first item; 0 reads once. */
+  waitMs: number;
+  pollMs: number;
+  /** The run was already finished when the request came: no wait, and `done` once all is served. */
+  finished: boolean;
+  signal?: AbortSignal;
+}
+
+export type StreamDeps = Pick<EngineDeps, 'log' | 'heads' | 'clock' | 'stream'>;
+
+/**
+ * GET /runs/{id}/stream for a run of the caller's tenant (RunNotFoundError for any other):
+ * the query's cursor checked, the wait skipped for a finished run.
+ */
+export async function streamPage(
+  deps: StreamDeps,
+  run: RunRef,
+  query: { after?: string; limit: number; waitSeconds?: number },
+  options: { pollMs?: number; signal?: AbortSignal } = {},
+): Promise<StreamPage> {
+  const head = await deps.heads.getHead(run);
+  if (!head) throw new RunNotFoundError(runKey(run));
+  const from = query.after === undefined ? START_POSITION : decodeCursor(query.after);
+  if (!from) throw new ValidationError('invalid cursor', [{ path: 'query.after', message: 'not a cursor this endpoint gave out' }]);
+  return readStream(deps, run, {
+    from,
+    limit: query.limit,
+    waitMs: (query.waitSeconds ?? 0) * 1000,
+    pollMs: options.pollMs ?? STREAM_POLL_MS,
+    finished: TERMINAL_STATUSES.has(head.status),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+}
+
+/**
+ * One page of the run's stream (stream-merge.ts): the events after the cursor and, when the log
+ * has no more and a model call is open, that call's chunks; while there is nothing and the wait
+ * is not over, sleep and read again.
+ */
+export async function readStream(deps: Pick<EngineDeps, 'log' | 'clock' | 'stream'>, run: RunRef, options: StreamReadOptions): Promise<StreamPage> {
+  const deadline = deps.clock.now() + (options.finished ? 0 : options.waitMs);
+  const writers = new Map<number, { epoch: number; nonce: string } | undefined>();
+  for (;;) {
+    const page = await readOnce(deps, run, options, writers);
+    const left = deadline - deps.clock.now();
+    if (page.items.length > 0 || page.done || left <= 0 || options.signal?.aborted) return page;
+    try {
+      await deps.clock.sleep(Math.min(options.pollMs, left), options.signal);
+    } catch {
+      return page; // the client left
+    }
+  }
+}
+
+async function readOnce(
+  deps: Pick<EngineDeps, 'log' | 'clock' | 'stream'>,
+  run: RunRef,
+  options: StreamReadOptions,
+  writers: Map<number, { epoch: number; nonce: string } | undefined>,
+): Promise<StreamPage> {
+  const { from, limit } = options;
+  const read = await deps.log.read(run, { afterSeq: from.seq, limit });
+  const events = read.events.map((raw) => ({ raw, facts: factsOf(raw), view: eventView(raw) }));
+  for (const e of events) if (e.facts.reserves) writers.set(e.facts.seq, writerOf(e.raw));
+  const out = eventItems(from, events, limit);
+  const complete = read.nextAfterSeq === undefined && out.position.seq >= (events.at(-1)?.facts.seq ?? 0);
+  let items = out.items;
+  let position = out.position;
+  // Chunks only once the log is read to its end: a call answered further on needs none.
+  if (complete && position.open > 0 && deps.stream && items.length < limit) {
+    if (!writers.has(position.open)) writers.set(position.open, writerOf(await deps.log.readOne(run, position.open)));
+    const chunks = await deps.stream.read(run, { after: { callSeq: position.open, index: position.index }, limit: limit - items.length });
+    const text = textItems(position, chunks, writers.get(position.open), limit - items.length);
+    items = [...items, ...text.items];
+    position = text.position;
+  }
+  const ended = options.finished || events.some((e) => isTerminal(e.facts) && e.facts.seq <= position.seq);
+  return { items, next: encodeCursor(position), done: complete && ended };
+}
+
+function writerOf(raw: unknown): { epoch: number; nonce: string } | undefined {
+  const parsed = writerSchema.safeParse((raw as { by?: unknown } | undefined)?.by);
+  return parsed.success ? parsed.data : undefined;
+}

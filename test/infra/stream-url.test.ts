@@ -1,0 +1,117 @@
+// The construct's `streamUrl` option: true SSE for GET /runs/{runId}/stream from a Lambda function
+// URL with response streaming, IAM-authorized, on a function that may only read the run table.
+// Off by default (nothing is added); on, cdk-nag stays clean and the URL is an output.
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { asArray, describeResource, inLogbook, statementsOf, synthLogbook, type Synthesized } from './synth.js';
+
+let off: Synthesized;
+let on: Synthesized;
+beforeAll(() => {
+  off = synthLogbook({ bundle: false });
+  on = synthLogbook({ bundle: false, appProps: { context: { streamUrl: 'true' } } });
+});
+
+function grants(s: Synthesized, rolePrefix: string): string[] {
+  const pairs = new Set<string>();
+  for (const st of statementsOf(s.template, rolePrefix)) {
+    expect(st.Effect).toBe('Allow');
+    for (const action of asArray(st.Action as string | string[])) {
+      for (const resource of asArray(st.Resource))
+        pairs.add(
+          `${action} @ ${describeResource(resource)
+            .replace(/[0-9A-F]{8}(?=\.)/g, '')
+            .replace(/(^|[^A-Za-z])Logbook(?=[A-Z])/g, '$1')}`,
+        );
+    }
+  }
+  return [...pairs].sort();
+}
+
+describe('streamUrl', () => {
+  it('is off by default: no function URL, no stream function', () => {
+    expect(off.template.findResources('AWS::Lambda::Url')).toEqual({});
+    expect(Object.keys(off.template.findResources('AWS::Lambda::Function')).filter((id) => inLogbook(id, 'StreamFunction'))).toEqual([]);
+  });
+
+  it('on: one function URL, AWS_IAM auth, RESPONSE_STREAM, on the stream function, and no public invoke permission', () => {
+    const urls = Object.values(on.template.findResources('AWS::Lambda::Url'));
+    expect(urls).toHaveLength(1);
+    const props = urls[0]!.Properties as { AuthType: string; InvokeMode: string; TargetFunctionArn: unknown; Cors?: unknown };
+    expect(props.AuthType).toBe('AWS_IAM');
+    expect(props.InvokeMode).toBe('RESPONSE_STREAM');
+    expect(props.Cors).toBeUndefined();
+    expect(describeResource(props.TargetFunctionArn)).toMatch(/^LogbookStreamFunction[0-9A-F]{8}\.Arn$/);
+    // IAM auth with no resource policy: only principals the deployer grants (grantInvokeUrl) may call it.
+    for (const p of Object.values(on.template.findResources('AWS::Lambda::Permission'))) {
+      const perm = p.Properties as { Action: string; Principal: string };
+      expect(perm.Action).not.toBe('lambda:InvokeFunctionUrl');
+      expect(perm.Principal).not.toBe('*');
+    }
+    expect(on.template.toJSON().Outputs.StreamUrl).toBeDefined();
+  });
+
+  it('the stream function may only read the table (and decrypt it), and ends before five minutes', () => {
+    expect(grants(on, 'StreamRole')).toEqual(
+      [
+        'logs:CreateLogStream @ StreamLogs.Arn',
+        'logs:PutLogEvents @ StreamLogs.Arn',
+        'dynamodb:GetItem @ RunsTable.Arn',
+        'dynamodb:Query @ RunsTable.Arn',
+        'kms:Decrypt @ DataKey.Arn',
+        'kms:DescribeKey @ DataKey.Arn',
+      ].sort(),
+    );
+    const [, fn] = Object.entries(on.template.findResources('AWS::Lambda::Function')).find(([id]) => inLogbook(id, 'StreamFunction'))!;
+    const p = fn.Properties as { Timeout: number; Environment: { Variables: Record<string, unknown> } };
+    expect(p.Timeout).toBe(300);
+    expect(p.Environment.Variables.POWERTOOLS_SERVICE_NAME).toBe('logbook-stream');
+    expect(p.Environment.Variables.LOGBOOK_TABLE).toEqual({ Ref: expect.stringMatching(/^LogbookRunsTable/) });
+  });
+
+  it('cdk-nag stays clean with it on', () => {
+    expect(on.nagViolations).toEqual([]);
+  });
+});
+
+// The bundle resolves `logbook/lambda` through node_modules: in a checkout whose node_modules is
+// another checkout's (a git worktree sharing one install), that is the other checkout's code.
+const selfResolved = realpathSync(resolve('node_modules/logbook')) === realpathSync(resolve('.'));
+
+describe('the stream function bundle', () => {
+  it.runIf(selfResolved)(
+    'bundles, and loads in plain Node as a streamified handler when Lambda’s awslambda global is there',
+    async () => {
+      const { spawnSync } = await import('node:child_process');
+      const { readFileSync } = await import('node:fs');
+      const { join } = await import('node:path');
+      const { pathToFileURL } = await import('node:url');
+      const bundled = synthLogbook({ bundle: true, appProps: { context: { streamUrl: 'true' } } });
+      const [, fn] = Object.entries(bundled.template.findResources('AWS::Lambda::Function')).find(([id]) => inLogbook(id, 'StreamFunction'))!;
+      const assetHash = ((fn.Properties as { Code: { S3Key: unknown } }).Code.S3Key as string | { 'Fn::Sub'?: string }).toString();
+      const manifest = JSON.parse(readFileSync(join(bundled.outdir, 'Logbook.assets.json'), 'utf8')) as {
+        files: Record<string, { source: { path: string; packaging?: string } }>;
+      };
+      const entry = Object.entries(manifest.files).find(([hash]) => JSON.stringify(fn.Properties).includes(hash));
+      expect(entry, assetHash).toBeDefined();
+      const url = pathToFileURL(join(bundled.outdir, entry![1].source.path, 'index.mjs')).href;
+      // Lambda's Node runtime provides `awslambda`; streamifyResponse marks the handler as streaming.
+      const script = `globalThis.awslambda = { streamifyResponse: (h) => Object.assign(h, { streaming: true }), HttpResponseStream: { from: (s) => s } };
+      const m = await import(${JSON.stringify(url)}); console.log(typeof m.handler, m.handler.streaming);`;
+      const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        encoding: 'utf8',
+        env: {
+          PATH: process.env.PATH,
+          LOGBOOK_TABLE: 't',
+          LOGBOOK_BUCKET: 'b',
+          LOGBOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo',
+          AWS_REGION: 'us-east-1',
+        },
+      });
+      expect(result.stderr).toBe('');
+      expect(result.stdout.trim()).toBe('function true');
+    },
+    600_000,
+  );
+});
