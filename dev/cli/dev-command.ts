@@ -1,4 +1,5 @@
 import { javaAvailable } from '../local/dynamodb-local.js';
+import { LOCAL_SCRIPTED_PACE_MS, SCRIPTED_PACE_ENV } from '../../lib/models/scripted-model.js';
 import { startLocalStack } from '../local/stack.js';
 import { parseCommandArgs } from './args.js';
 import { UsageError, type Output } from './output.js';
@@ -41,6 +42,8 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     agentsModule: values.agents,
     dynamo,
     concurrency: workers,
+    // A scripted model's answer is streamed at a pace people can see.
+    env: { [SCRIPTED_PACE_ENV]: process.env[SCRIPTED_PACE_ENV] ?? String(LOCAL_SCRIPTED_PACE_MS) },
     ...(values['work-dir'] ? { workDir: values['work-dir'] } : {}),
     ...(port !== undefined ? { port } : {}),
   }).catch((error: unknown) => {

@@ -20,7 +20,7 @@ export interface ScriptedModelOptions {
    * text that is a pure function of the request, so a repeated summary call gets the same one.
    */
   summary?: (request: ModelRequest) => string;
-  /** How a streamed call (onText set) hands out its text. Default: DEFAULT_SCRIPTED_PACE. */
+  /** How a streamed call (onText set) hands out its text. Default: DEFAULT_SCRIPTED_PACE, its delay from SCRIPTED_PACE_ENV when set. */
   pace?: Partial<ScriptedPace>;
   /** Waits between chunks. Default: the system clock; a test passes its own to stay instant. */
   clock?: Clock;
@@ -36,8 +36,24 @@ export interface ScriptedPace {
   delayMs: number;
 }
 
-/** About three words every 40 ms: `logbook dev` and `npm start` show the answer being written. */
-export const DEFAULT_SCRIPTED_PACE: ScriptedPace = { chunkChars: 16, delayMs: 40 };
+/**
+ * About three words a chunk, all at once: tests that stream stay as fast as tests that do not.
+ * `logbook dev` and `npm start` set SCRIPTED_PACE_ENV to 40 (ms between chunks) for their workers,
+ * so there the answer is seen being written.
+ */
+export const DEFAULT_SCRIPTED_PACE: ScriptedPace = { chunkChars: 16, delayMs: 0 };
+
+/** Milliseconds between two chunks of every ScriptedModel made without `pace.delayMs`. */
+export const SCRIPTED_PACE_ENV = 'LOGBOOK_SCRIPTED_PACE_MS';
+
+/** The local stack's pace: visible, and still a 200-character answer in about half a second. */
+export const LOCAL_SCRIPTED_PACE_MS = 40;
+
+function envDelayMs(): number | undefined {
+  const raw = typeof process === 'undefined' ? undefined : process.env[SCRIPTED_PACE_ENV];
+  const ms = raw === undefined || raw.trim() === '' ? NaN : Number(raw);
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
 
 /**
  * A deterministic model: the reply is chosen by how many assistant turns the conversation already
@@ -55,7 +71,8 @@ export class ScriptedModel implements ModelClient {
     private readonly script: ScriptStep[],
     private readonly options: ScriptedModelOptions = {},
   ) {
-    this.pace = { ...DEFAULT_SCRIPTED_PACE, ...options.pace };
+    const delayMs = envDelayMs();
+    this.pace = { ...DEFAULT_SCRIPTED_PACE, ...(delayMs !== undefined ? { delayMs } : {}), ...options.pace };
     this.clock = options.clock ?? new SystemClock();
   }
 

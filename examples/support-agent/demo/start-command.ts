@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LogbookClient, UsageError, describeEvent, javaAvailable, progressLine, startLocalStack, watchRun, type Output } from 'logbook/local';
+import { LOCAL_SCRIPTED_PACE_MS, SCRIPTED_PACE_ENV } from 'logbook';
 import { SUPPORT_AGENTS_MODULE, ledgerPath, supportEnv } from './stack-env.js';
 
 export const DEMO_INPUT = 'Customer c_77 writes: my order arrived damaged. Please refund it and let me know.';
@@ -39,7 +40,8 @@ export async function startCommand(argv: string[], io: Output): Promise<number> 
   const stack = await startLocalStack({
     agentsModule: SUPPORT_AGENTS_MODULE,
     workDir,
-    env: supportEnv(workDir, Number(values['tool-delay'])),
+    // The scripted model's answer is streamed at a pace people can see (`runs watch`, the inspector).
+    env: { ...supportEnv(workDir, Number(values['tool-delay'])), [SCRIPTED_PACE_ENV]: process.env[SCRIPTED_PACE_ENV] ?? String(LOCAL_SCRIPTED_PACE_MS) },
     dynamo,
     ...(port !== undefined ? { port } : {}),
   }).catch((error: unknown) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../../lib/core/messages.js';
-import { DEFAULT_SCRIPTED_PACE, ScriptedModel, scriptedChunks, type ScriptStep } from '../../../lib/models/scripted-model.js';
+import { DEFAULT_SCRIPTED_PACE, LOCAL_SCRIPTED_PACE_MS, SCRIPTED_PACE_ENV, ScriptedModel, scriptedChunks, type ScriptStep } from '../../../lib/models/scripted-model.js';
 import type { Clock } from '../../../lib/ports/clock.js';
 import { InstantClock } from './fixture-server.js';
 import { seeded } from './model-outputs.js';
@@ -46,10 +46,16 @@ class GateClock implements Clock {
 }
 
 describe('ScriptedModel streaming (onText)', () => {
-  it('hands out the text in chunks at the default pace (about three words every 40 ms) through its clock, and the response is the same', async () => {
-    expect(DEFAULT_SCRIPTED_PACE).toEqual({ chunkChars: 16, delayMs: 40 });
+  it('hands out the text in chunks (about three words) at the pace of LOGBOOK_SCRIPTED_PACE_MS through its clock, and the response is the same', async () => {
+    expect(DEFAULT_SCRIPTED_PACE).toEqual({ chunkChars: 16, delayMs: 0 });
     const clock = new InstantClock();
-    const streamed = new ScriptedModel(script, { clock });
+    process.env[SCRIPTED_PACE_ENV] = String(LOCAL_SCRIPTED_PACE_MS);
+    let streamed: ScriptedModel;
+    try {
+      streamed = new ScriptedModel(script, { clock });
+    } finally {
+      delete process.env[SCRIPTED_PACE_ENV];
+    }
     const deltas: string[] = [];
     const response = await streamed.complete(second, { signal: new AbortController().signal, onText: (d) => deltas.push(d) });
     const plain = await new ScriptedModel(script).complete(second, { signal: new AbortController().signal });
@@ -63,6 +69,10 @@ describe('ScriptedModel streaming (onText)', () => {
       expect(d.trim().split(/\s+/).length).toBeGreaterThanOrEqual(2);
     }
     expect(clock.sleeps).toEqual(Array(deltas.length - 1).fill(40));
+    // Without the variable: the same chunks, no waits (tests that stream stay fast).
+    const instant = new InstantClock();
+    await new ScriptedModel(script, { clock: instant }).complete(second, { signal: new AbortController().signal, onText: () => undefined });
+    expect(instant.sleeps).toEqual([]);
   });
 
   it('streams a turn with tool calls too (its text), and gives the same calls and usage', async () => {
@@ -86,7 +96,7 @@ describe('ScriptedModel streaming (onText)', () => {
     const clock = new GateClock();
     const controller = new AbortController();
     const deltas: string[] = [];
-    const call = new ScriptedModel(script, { clock }).complete(second, { signal: controller.signal, onText: (d) => deltas.push(d) });
+    const call = new ScriptedModel(script, { clock, pace: { delayMs: 40 } }).complete(second, { signal: controller.signal, onText: (d) => deltas.push(d) });
     await clock.waiting(1);
     clock.waits[0]!.release();
     await clock.waiting(2);
