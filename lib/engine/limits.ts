@@ -141,3 +141,15 @@ export function worstCasePoisonSeconds(leaseMs: number, marginS: number = VISIBI
   for (let n = 1; n < MAX_RECEIVE_COUNT; n++) total += tickVisibilitySeconds(leaseMs, marginS, n);
   return total;
 }
+
+/**
+ * Largest attachment (image or document) an upload may carry, in bytes. Bedrock Converse takes
+ * images up to 3.75 MB and documents up to 4.5 MB; one limit for both, the lower, because the
+ * upload reaches the API function base64-encoded inside Lambda's 6 MB request payload (3.75 MB
+ * is 5 MB of base64, which leaves room for the event around it) and a document limit above the
+ * image one would let through files some model of the same deployment refuses.
+ */
+export const MAX_ATTACHMENT_BYTES = 3_750_000;
+
+/** Attachments one message may carry, per kind: what Bedrock Converse takes in one request's message. */
+export const MAX_ATTACHMENTS_PER_MESSAGE = { image: 20, document: 5 } as const;

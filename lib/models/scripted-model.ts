@@ -1,5 +1,5 @@
 import type { JsonValue } from '../core/json.js';
-import type { ModelRequest, ModelResponse } from '../core/messages.js';
+import type { ModelAttachment, ModelRequest, ModelResponse } from '../core/messages.js';
 import type { ModelSettings } from '../core/model-settings.js';
 import type { ModelClient, ModelResolver } from '../ports/model-client.js';
 
@@ -29,6 +29,11 @@ export class ScriptedModel implements ModelClient {
   calls = 0;
   /** The settings each call was sent (undefined: none pinned), in call order: what a test asserts. */
   readonly settings: (ModelSettings | undefined)[] = [];
+  /**
+   * The attachments each call was sent (every user message's, in order; empty: none), in call
+   * order: a test asserts the parts and their bytes (`Buffer.from(a.data, 'base64')`).
+   */
+  readonly attachments: ModelAttachment[][] = [];
   constructor(
     private readonly script: ScriptStep[],
     private readonly options: ScriptedModelOptions = {},
@@ -38,6 +43,7 @@ export class ScriptedModel implements ModelClient {
     if (options.signal.aborted) throw options.signal.reason;
     this.calls++;
     this.settings.push(request.settings);
+    this.attachments.push(request.messages.flatMap((m) => (m.role === 'user' ? (m.attachments ?? []) : [])));
     const turn = request.turns ?? request.messages.filter((m) => m.role === 'assistant').length;
     const step = this.script[Math.min(turn, this.script.length - 1)];
     const reply =
@@ -53,7 +59,9 @@ export class ScriptedModel implements ModelClient {
       args: c.args,
       ...(c.argsError !== undefined ? { argsError: c.argsError } : {}),
     }));
-    const inputChars = request.system.length + JSON.stringify(request.messages).length;
+    // Attachments count by their reference, not their base64 (a model charges an image by its
+    // pixels, not its bytes): usage stays small and the same for the same request.
+    const inputChars = request.system.length + JSON.stringify(request.messages.map(withoutAttachmentData)).length;
     const outputChars = (reply.text ?? '').length + JSON.stringify(calls).length;
     return {
       text: reply.text ?? '',
@@ -62,6 +70,10 @@ export class ScriptedModel implements ModelClient {
       stopReason: calls.length > 0 ? 'tool_use' : 'end_turn',
     };
   }
+}
+
+function withoutAttachmentData(m: ModelRequest['messages'][number]): unknown {
+  return m.role === 'user' && m.attachments ? { ...m, attachments: m.attachments.map(({ data: _data, ...ref }) => ref) } : m;
 }
 
 /** The default summary: how many transcript lines it read and the last of them, shortened. */
