@@ -13,6 +13,7 @@ import { eventView, runSummary, runView, withChildren, withOutput } from './run-
 import type { RunService } from './service.js';
 import type { RunView } from './schemas.js';
 import { agentSchemaView } from './agent-routes.js';
+import { engineAttachmentService } from './attachment-service.js';
 
 async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<RunEvent | undefined> {
   const raw = await deps.log.readOne(run, seq);
@@ -38,6 +39,7 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
   };
   return {
     ...engineControlService(deps),
+    ...engineAttachmentService(deps),
     async start(caller, body) {
       const out = await startRun(deps, {
         tenant: caller.tenant,

@@ -44,7 +44,8 @@ export interface AttachmentUpload {
 export async function storeAttachment(blobs: BlobStore, tenant: string, upload: AttachmentUpload): Promise<AttachmentRef> {
   const { bytes, mediaType } = upload;
   if (!isAttachmentMediaType(mediaType)) {
-    throw new UnsupportedMediaTypeError(`${mediaType || 'no Content-Type'} is not an attachment type; send one of ${ATTACHMENT_MEDIA_TYPES.join(', ')}`);
+    const what = mediaType === '' ? 'the upload has no Content-Type' : `${mediaType} is not an attachment type`;
+    throw new UnsupportedMediaTypeError(`${what}; send one of ${ATTACHMENT_MEDIA_TYPES.join(', ')}`);
   }
   if (bytes.byteLength === 0) throw new ValidationError('the attachment is empty', [{ path: 'body', message: 'no bytes' }]);
   if (bytes.byteLength > MAX_ATTACHMENT_BYTES) {
