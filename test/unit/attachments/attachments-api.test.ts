@@ -52,7 +52,7 @@ const blobs = () => t.storage.blobStore as MemoryBlobStore;
 const paths = (res: { body?: Loose }) => ((res.body?.error?.issues ?? []) as { path: string }[]).map((i) => i.path);
 
 async function logOf(runId: string) {
-  return (await t.storage.log.read({ tenant: 't', runId }, { afterSeq: 0 })).events;
+  return (await t.storage.log.read({ tenant: 't', runId }, { afterSeq: 0 })).events as { type: string }[];
 }
 
 describe('POST /attachments', () => {

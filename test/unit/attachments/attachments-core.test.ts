@@ -5,6 +5,7 @@ import { defineAgent } from '../../../lib/authoring/define-agent.js';
 import { parseRunInput } from '../../../lib/authoring/run-input.js';
 import { attachmentCandidates, attachmentRefs, labelProblem, sniffAttachment } from '../../../lib/core/attachments.js';
 import { ConfigError, ValidationError } from '../../../lib/core/errors.js';
+import type { JsonValue } from '../../../lib/core/json.js';
 import { attachmentProblem } from '../../../lib/models/model-capabilities.js';
 import { docxBytes, jpegBytes, pdfBytes, pngBytes, textBytes } from './fixtures.js';
 
@@ -37,7 +38,7 @@ describe('sniffAttachment', () => {
 
 describe('attachment references in a value', () => {
   it('finds every attachment-shaped object with its path, and keeps the valid ones once each', () => {
-    const input = { task: 'x', photo: ref('a'), more: [ref('b'), { deep: ref('a') }, { kind: 'blob', mediaType: 'image/png' }], other: { kind: 'blob' } };
+    const input: JsonValue = { task: 'x', photo: ref('a'), more: [ref('b'), { deep: ref('a') }, { kind: 'blob', mediaType: 'image/png' }], other: { kind: 'blob' } };
     expect(attachmentCandidates(input, 'input').map((c) => c.path)).toEqual(['input.photo', 'input.more.0', 'input.more.1.deep', 'input.more.2']);
     expect(attachmentRefs(input).map((r) => r.sha256[0])).toEqual(['a', 'b']);
     expect(attachmentRefs('a string input')).toEqual([]);
