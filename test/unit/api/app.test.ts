@@ -200,6 +200,8 @@ describe('GET /openapi.json', () => {
     const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>> };
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/agents/{name}/schema',
+      '/attachments',
+      '/attachments/{sha256}',
       '/runs',
       '/runs/{runId}',
       '/runs/{runId}/approve',

@@ -66,10 +66,12 @@ describe('the OpenAPI document', () => {
     const ids = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
     expect(ids.sort()).toEqual([
       'GET /agents/{name}/schema getAgentSchema',
+      'GET /attachments/{sha256} getAttachment',
       'GET /runs listRuns',
       'GET /runs/{runId} getRun',
       'GET /runs/{runId}/blobs/{sha256} getRunBlob',
       'GET /runs/{runId}/events listRunEvents',
+      'POST /attachments uploadAttachment',
       'POST /runs startRun',
       'POST /runs/{runId}/approve approveCall',
       'POST /runs/{runId}/cancel cancelRun',
