@@ -3,10 +3,11 @@ import type { RunView } from '../../lib/api/schemas.js';
 import { DEFAULT_API, LogbookClient } from './api-client.js';
 import { UsageError, type Output } from './output.js';
 import { keyValues, table, truncate } from './table.js';
+import { withAttachments } from './attach.js';
 
 export const CONTROL_USAGE = `  logbook runs approve RUN_ID --call CALL_ID --decision approve|reject|edit [--args JSON] [--args-hash H] [--comment TEXT]
   logbook runs signal RUN_ID --signal NAME [--payload JSON]
-  logbook runs message RUN_ID --input TEXT_OR_JSON [--message-id ID]
+  logbook runs message RUN_ID --input TEXT_OR_JSON [--attach [FIELD=]PATH]... [--message-id ID]
   logbook runs fork RUN_ID --at SEQ [--run-id ID] [--input TEXT_OR_JSON] [--version V]`;
 
 export const CONTROL_VERBS: ReadonlySet<string> = new Set(['approve', 'signal', 'message', 'fork']);
@@ -23,6 +24,7 @@ const OPTIONS = {
   payload: { type: 'string' },
   input: { type: 'string' },
   'message-id': { type: 'string' },
+  attach: { type: 'string', multiple: true },
   at: { type: 'string' },
   'run-id': { type: 'string' },
   version: { type: 'string' },
@@ -78,8 +80,10 @@ export async function controlCommand(argv: string[], io: Output, makeClient = (a
     }
     case 'message': {
       if (values.input === undefined) throw new UsageError('message needs --input');
-      const out = await client.message(runId, { input: loose(values.input), ...(values['message-id'] ? { messageId: values['message-id'] } : {}) });
-      print(out, `message queued for ${runId} (inbox ${out.inboxId})`);
+      const { input, refs } = await withAttachments(client, loose(values.input), values.attach);
+      const out = await client.message(runId, { input, ...(values['message-id'] ? { messageId: values['message-id'] } : {}) });
+      const attached = refs.map((r) => `, attached ${r.name ?? r.sha256.slice(0, 12)}`).join('');
+      print(refs.length > 0 ? { ...out, attachments: refs } : out, `message queued for ${runId} (inbox ${out.inboxId}${attached})`);
       return 0;
     }
     case 'fork': {
