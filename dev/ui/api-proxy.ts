@@ -78,5 +78,7 @@ export function createApiProxy(options: ApiProxyOptions): Hono {
     proxy.get(path, forward);
     proxy.post(path, forward);
   }
+  // The inspector's attachment links read uploads; it never uploads.
+  proxy.get('/attachments/*', forward);
   return proxy;
 }
