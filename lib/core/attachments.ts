@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Body } from './body.js';
 import type { JsonValue } from './json.js';
 
 /**
@@ -98,6 +99,27 @@ export function attachmentRefs(value: JsonValue): AttachmentRef[] {
     out.push(parsed.data);
   }
   return out;
+}
+
+/**
+ * Input tokens the budget reserves for one image: deliberately high. Claude on Bedrock charges
+ * about width × height / 750 tokens and scales images down to about 1,600 tokens; Nova and the
+ * OpenAI vision models charge less or similar for their largest tiles.
+ */
+export const IMAGE_TOKENS_ESTIMATE = 3_000;
+
+/**
+ * Characters the input-token estimate (core/budgets.ts, about 3 characters a token) adds for the
+ * attachments of a user message body: an image at IMAGE_TOKENS_ESTIMATE, a document at its size
+ * (a text document is about that many characters; a PDF's pages cost more tokens than its bytes
+ * suggest only when they are images, and then fewer bytes per page). A body offloaded to the blob
+ * store is not read for this (its references are counted as the body's bytes only).
+ */
+export function attachmentChars(body: Body): number {
+  if (body.kind !== 'inline' || typeof body.value !== 'object' || body.value === null) return 0;
+  let chars = 0;
+  for (const ref of attachmentRefs(body.value)) chars += attachmentKind(ref.mediaType) === 'image' ? IMAGE_TOKENS_ESTIMATE * 3 : ref.bytes;
+  return chars;
 }
 
 const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];

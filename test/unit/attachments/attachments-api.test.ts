@@ -4,6 +4,7 @@ import { engineRunService } from '../../../lib/api/engine-service.js';
 import type { Caller } from '../../../lib/api/tenant.js';
 import { sha256Hex } from '../../../lib/adapters/system/crypto.js';
 import { MAX_ATTACHMENT_BYTES } from '../../../lib/engine/limits.js';
+import { IMAGE_TOKENS_ESTIMATE } from '../../../lib/core/attachments.js';
 import type { MemoryBlobStore } from '../../../lib/adapters/memory/memory-blob-store.js';
 import { ScriptedModel } from '../../../lib/models/scripted-model.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
@@ -162,6 +163,10 @@ describe('runs and messages with attachments', () => {
     const text = JSON.stringify(log);
     expect(text).not.toContain(Buffer.from(png).toString('base64').slice(0, 40));
     expect((await call('GET', '/runs/r-1')).body?.status).toBe('completed');
+    // The budget reserves input tokens for the image (IMAGE_TOKENS_ESTIMATE) beyond its reference.
+    const reserved = (log.find((e) => e.type === 'model_started') as unknown as { reserved: { inputTokens: number } }).reserved.inputTokens;
+    expect(reserved).toBeGreaterThan(IMAGE_TOKENS_ESTIMATE);
+    expect(reserved).toBeLessThan(IMAGE_TOKENS_ESTIMATE + 500);
 
     // A follow-up with a document: the second call carries both (the conversation holds both messages).
     const csv = textBytes('order,amount\n1001,45.00\n');
