@@ -1,4 +1,8 @@
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { lambdaContext } from '../../../dev/local/lambda-context.js';
+import { apiHandlerFor } from '../../../lib/lambda/api-handler.js';
+import type { Runtime } from '../../../lib/lambda/wiring.js';
 import { createApiApp } from '../../../lib/api/app.js';
 import { engineRunService } from '../../../lib/api/engine-service.js';
 import type { Caller } from '../../../lib/api/tenant.js';
@@ -226,5 +230,51 @@ describe('a model that cannot take the attachment', () => {
       { path: 'body.input.photo', message: 'model bedrock:amazon.titan-text-express-v1 does not take images (image/png) on Bedrock Converse' },
     ]);
     expect(await logOf('r-t')).toEqual([]);
+  });
+});
+
+describe('through the Lambda handler (API Gateway HTTP API, payload v2)', () => {
+  const LAMBDA_PAYLOAD_LIMIT = 6 * 1024 * 1024;
+  const event = (method: string, path: string, init: { body?: string; isBase64Encoded?: boolean; contentType?: string; query?: string } = {}) =>
+    ({
+      version: '2.0',
+      routeKey: '$default',
+      rawPath: path,
+      rawQueryString: init.query ?? '',
+      headers: { host: 'api.example.com', ...(init.contentType ? { 'content-type': init.contentType } : {}) },
+      ...(init.body !== undefined ? { body: init.body, isBase64Encoded: init.isBase64Encoded ?? false } : { isBase64Encoded: false }),
+      requestContext: {
+        accountId: '1',
+        apiId: 'a',
+        domainName: 'api.example.com',
+        domainPrefix: 'api',
+        http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' },
+        requestId: 'r',
+        routeKey: '$default',
+        stage: '$default',
+        time: '',
+        timeEpoch: 0,
+        authorizer: { iam: { accountId: '111111111111' } },
+      },
+    }) as unknown as APIGatewayProxyEventV2;
+
+  it('takes the largest upload base64-encoded within Lambda’s 6 MB payload, and gives it back the same way', async () => {
+    const runtime = { engine: t.worker.deps, env: { LOGBOOK_TENANT_CLAIM: 'sub' }, logger: { info() {}, warn() {}, error() {} } } as unknown as Runtime;
+    const handler = apiHandlerFor(async () => runtime);
+    const png = pngBytes(MAX_ATTACHMENT_BYTES, 6);
+    const upload = event('POST', '/attachments', { body: Buffer.from(png).toString('base64'), isBase64Encoded: true, contentType: 'image/png', query: 'name=big.png' });
+    expect(JSON.stringify(upload).length).toBeLessThan(LAMBDA_PAYLOAD_LIMIT);
+    const stored = (await handler(upload, lambdaContext('api', 30_000) as Context)) as { statusCode: number; body: string };
+    expect(stored.statusCode).toBe(201);
+    expect(JSON.parse(stored.body)).toEqual({ ref: { kind: 'blob', sha256: sha256Hex(png), mediaType: 'image/png', bytes: MAX_ATTACHMENT_BYTES, name: 'big.png' } });
+    const read = (await handler(event('GET', `/attachments/${sha256Hex(png)}`), lambdaContext('api', 30_000) as Context)) as {
+      statusCode: number;
+      body: string;
+      isBase64Encoded: boolean;
+    };
+    expect(read.statusCode).toBe(200);
+    expect(read.isBase64Encoded).toBe(true);
+    expect(JSON.stringify(read).length).toBeLessThan(LAMBDA_PAYLOAD_LIMIT);
+    expect(Buffer.from(read.body, 'base64').equals(Buffer.from(png))).toBe(true);
   });
 });
