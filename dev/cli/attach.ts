@@ -46,7 +46,11 @@ export function mediaTypeOfPath(path: string): string {
 }
 
 /** Upload each `--attach` file; the input with their references in it (the input itself when none). */
-export async function withAttachments(client: LogbookClient, input: unknown, specs: readonly string[] | undefined): Promise<{ input: unknown; refs: AttachmentRef[] }> {
+export async function withAttachments(
+  client: LogbookClient,
+  input: unknown,
+  specs: readonly string[] | undefined,
+): Promise<{ input: unknown; refs: AttachmentRef[] }> {
   if (!specs || specs.length === 0) return { input, refs: [] };
   const parsed = specs.map(parseSpec);
   let base: Record<string, unknown>;

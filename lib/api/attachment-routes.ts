@@ -33,7 +33,11 @@ const UploadQuerySchema = z.object({
   name: z
     .string()
     .optional()
-    .openapi({ param: { name: 'name', in: 'query' }, description: 'the file name to show the model and people (1 to 255 characters, no slashes)', example: 'receipt.png' }),
+    .openapi({
+      param: { name: 'name', in: 'query' },
+      description: 'the file name to show the model and people (1 to 255 characters, no slashes)',
+      example: 'receipt.png',
+    }),
 });
 
 const AttachmentParamsSchema = z.object({ sha256: Sha256Schema.openapi({ param: { name: 'sha256', in: 'path' } }) });

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { ATTACHMENT_MEDIA_TYPES, attachmentKind, attachmentRefSchema, type AttachmentKind, type AttachmentMediaType, type AttachmentRef } from '../core/attachments.js';
+import {
+  ATTACHMENT_MEDIA_TYPES,
+  attachmentKind,
+  attachmentRefSchema,
+  type AttachmentKind,
+  type AttachmentMediaType,
+  type AttachmentRef,
+} from '../core/attachments.js';
 import { ConfigError } from '../core/errors.js';
 
 export type { AttachmentRef, AttachmentMediaType } from '../core/attachments.js';
@@ -27,7 +34,9 @@ export function attachment(options: AttachmentOptions = {}): z.ZodType<Attachmen
   const types = ATTACHMENT_MEDIA_TYPES.filter((t) => accept.has(t) || accept.has(attachmentKind(t)));
   const unknown = [...accept].filter((a) => a !== 'image' && a !== 'document' && !(ATTACHMENT_MEDIA_TYPES as readonly string[]).includes(a));
   if (unknown.length > 0 || types.length === 0) {
-    throw new ConfigError(`attachment(): accept names no attachment type (${[...accept].join(', ')}); known: image, document, ${ATTACHMENT_MEDIA_TYPES.join(', ')}`);
+    throw new ConfigError(
+      `attachment(): accept names no attachment type (${[...accept].join(', ')}); known: image, document, ${ATTACHMENT_MEDIA_TYPES.join(', ')}`,
+    );
   }
   return attachmentRefSchema.extend({ mediaType: z.enum(types as [AttachmentMediaType, ...AttachmentMediaType[]]) }) as z.ZodType<AttachmentRef>;
 }

@@ -54,7 +54,13 @@ export async function storeAttachment(blobs: BlobStore, tenant: string, upload: 
   const mislabeled = labelProblem(mediaType, bytes);
   if (mislabeled) throw new UnsupportedMediaTypeError(`${mislabeled}: send it with its own Content-Type`);
   const sha256 = sha256Hex(bytes);
-  const ref = attachmentRefSchema.safeParse({ kind: 'blob', sha256, mediaType, bytes: bytes.byteLength, ...(upload.name !== undefined ? { name: upload.name } : {}) });
+  const ref = attachmentRefSchema.safeParse({
+    kind: 'blob',
+    sha256,
+    mediaType,
+    bytes: bytes.byteLength,
+    ...(upload.name !== undefined ? { name: upload.name } : {}),
+  });
   if (!ref.success) throw new ValidationError('invalid attachment name', zodIssues(ref.error, { prefix: 'query' }));
   await blobs.put(attachmentKey(tenant, sha256), bytes, { contentType: mediaType });
   return ref.data;

@@ -73,12 +73,14 @@ export function toAiSdkCallOptions(request: ModelRequest, signal?: AbortSignal):
   if (request.system !== '') prompt.push({ role: 'system', content: request.system });
   for (const m of request.messages) {
     if (m.role === 'user') {
-      const files = (m.attachments ?? []).map(
-        (a): AiSdkFilePart => ({ type: 'file', data: a.data, mediaType: a.mediaType, ...(a.name !== undefined ? { filename: a.name } : {}) }),
-      );
+      const files = (m.attachments ?? []).map((a): AiSdkFilePart => ({
+        type: 'file',
+        data: a.data,
+        mediaType: a.mediaType,
+        ...(a.name !== undefined ? { filename: a.name } : {}),
+      }));
       prompt.push({ role: 'user', content: [{ type: 'text', text: m.content }, ...files] });
-    }
-    else if (m.role === 'assistant') {
+    } else if (m.role === 'assistant') {
       prompt.push({
         role: 'assistant',
         content: [

@@ -89,7 +89,8 @@ export function modelSettingsProblems(modelId: string, settings: ModelSettings, 
 }
 
 /** Bedrock models whose Converse API takes image and document blocks (Claude 3+, Nova Lite/Pro/Premier, Llama 3.2 vision and 4, Pixtral). */
-const BEDROCK_MULTIMODAL = /(^|[.:/])(anthropic\.claude-(3|(sonnet|opus|haiku)-[4-9])|amazon\.nova-(lite|pro|premier)|meta\.llama(3-2-(11|90)b|4)|mistral\.pixtral)/;
+const BEDROCK_MULTIMODAL =
+  /(^|[.:/])(anthropic\.claude-(3|(sonnet|opus|haiku)-[4-9])|amazon\.nova-(lite|pro|premier)|meta\.llama(3-2-(11|90)b|4)|mistral\.pixtral)/;
 /** OpenAI-compatible models that take image_url parts (and PDFs as file parts): OpenAI's vision models and the usual open ones. */
 const OPENAI_VISION = /^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-4-turbo|gpt-5|o1(?!-mini)|o3(?!-mini)|o4)|llava|vision|pixtral|[-_.]vl\b|qwen2\.5vl|gemma3/i;
 

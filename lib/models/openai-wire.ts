@@ -16,9 +16,7 @@ type WireMessage =
 
 /** Chat Completions user content parts: text, an image as a data URL, a PDF as a file. */
 export type WireUserPart =
-  | { type: 'text'; text: string }
-  | { type: 'image_url'; image_url: { url: string } }
-  | { type: 'file'; file: { filename: string; file_data: string } };
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } } | { type: 'file'; file: { filename: string; file_data: string } };
 
 /**
  * A user message with attachments as content parts. The chat API has image_url parts and file
@@ -31,7 +29,8 @@ export function userParts(content: string, attachments: readonly ModelAttachment
   for (const a of attachments) {
     const label = a.name ?? a.sha256.slice(0, 12);
     if (a.kind === 'image') parts.push({ type: 'image_url', image_url: { url: `data:${a.mediaType};base64,${a.data}` } });
-    else if (a.mediaType === 'application/pdf') parts.push({ type: 'file', file: { filename: a.name ?? `${label}.pdf`, file_data: `data:application/pdf;base64,${a.data}` } });
+    else if (a.mediaType === 'application/pdf')
+      parts.push({ type: 'file', file: { filename: a.name ?? `${label}.pdf`, file_data: `data:application/pdf;base64,${a.data}` } });
     else if (a.mediaType.startsWith('text/')) {
       parts.push({ type: 'text', text: `Attached document ${label} (${a.mediaType}):\n${Buffer.from(a.data, 'base64').toString('utf8')}` });
     } else throw modelError(MODEL_ERROR.badRequest, `the OpenAI chat API takes no ${a.mediaType} attachment (${label})`);

@@ -41,7 +41,13 @@ describe.runIf(endpointsFor(target))(`attachments through the API, S3 and the wo
     server = await startFixtureServer([loadFixture('openai/text-answer.json')]);
     const clock = new ManualClock(Date.now());
     store = new DynamoStore({ doc: stack.clients.doc, tableName: stack.resources.tableName, now: () => clock.now() });
-    const model = new OpenAiCompatibleClient({ baseUrl: server.url, model: 'gpt-4.1-mini', apiKey: 'sk-logbook-test', clock: new InstantClock(), random: () => 0.5 });
+    const model = new OpenAiCompatibleClient({
+      baseUrl: server.url,
+      model: 'gpt-4.1-mini',
+      apiKey: 'sk-logbook-test',
+      clock: new InstantClock(),
+      random: () => 0.5,
+    });
     const agent = defineAgent({
       name: 'claims',
       version: '1',
@@ -73,7 +79,11 @@ describe.runIf(endpointsFor(target))(`attachments through the API, S3 and the wo
   it('uploads to S3, starts a run that refers to it, and the model receives the bytes; the log holds only the reference', async () => {
     const photo = pngBytes(150_000, 4);
     const sha256 = createHash('sha256').update(photo).digest('hex');
-    const uploaded = await request('/attachments?name=mug.png', { method: 'POST', headers: { 'content-type': 'image/png' }, body: photo as Uint8Array<ArrayBuffer> });
+    const uploaded = await request('/attachments?name=mug.png', {
+      method: 'POST',
+      headers: { 'content-type': 'image/png' },
+      body: photo as Uint8Array<ArrayBuffer>,
+    });
     expect(uploaded.status).toBe(201);
     const { ref } = (await uploaded.json()) as { ref: Record<string, unknown> };
     expect(ref).toEqual({ kind: 'blob', sha256, mediaType: 'image/png', bytes: 150_000, name: 'mug.png' });

@@ -10,7 +10,8 @@ export interface AttachmentRefView {
 const SHA256 = /^[0-9a-f]{64}$/;
 
 function asRef(v: Record<string, unknown>): AttachmentRefView | undefined {
-  if (v.kind !== 'blob' || typeof v.sha256 !== 'string' || !SHA256.test(v.sha256) || typeof v.mediaType !== 'string' || typeof v.bytes !== 'number') return undefined;
+  if (v.kind !== 'blob' || typeof v.sha256 !== 'string' || !SHA256.test(v.sha256) || typeof v.mediaType !== 'string' || typeof v.bytes !== 'number')
+    return undefined;
   return { sha256: v.sha256, mediaType: v.mediaType, bytes: v.bytes, ...(typeof v.name === 'string' ? { name: v.name } : {}) };
 }
 

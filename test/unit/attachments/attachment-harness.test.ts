@@ -7,7 +7,17 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ScriptedModel, attachment, defineAgent, defineAgents, defineTool, type JsonValue, type ModelRequest } from 'logbook';
-import { agentsWorld, effectLog, formatHarnessReport, memoryStorage, resolveFromEffects, runCrashHarness, type EffectRecorder, type HarnessScenario, type World } from 'logbook/testing';
+import {
+  agentsWorld,
+  effectLog,
+  formatHarnessReport,
+  memoryStorage,
+  resolveFromEffects,
+  runCrashHarness,
+  type EffectRecorder,
+  type HarnessScenario,
+  type World,
+} from 'logbook/testing';
 import { attachmentKey } from '../../../lib/engine/attachments.js';
 import { pngBytes } from './fixtures.js';
 
@@ -56,7 +66,10 @@ function scenario(): HarnessScenario<PhotoWorld> {
         graceMs: 1_000,
       });
       const model = () =>
-        new ScriptedModel([(r) => ({ calls: [{ name: 'order_lookup', args: { orderId: '1001', saw: seen(r) } }] }), (r) => ({ text: `damaged; saw ${seen(r)}` })]);
+        new ScriptedModel([
+          (r) => ({ calls: [{ name: 'order_lookup', args: { orderId: '1001', saw: seen(r) } }] }),
+          (r) => ({ text: `damaged; saw ${seen(r)}` }),
+        ]);
       const storage = memoryStorage();
       // The upload, made before the run starts (as POST /attachments does).
       void storage.blobs.put(attachmentKey('t', ref.sha256), photo, { contentType: 'image/png' });

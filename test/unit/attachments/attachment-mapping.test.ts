@@ -61,7 +61,12 @@ describe('Bedrock Converse', () => {
       credentials: { accessKeyId: 'AKIDLOGBOOKTEST', secretAccessKey: 'logbook-test-secret' },
       maxAttempts: 1,
     });
-    const client = new BedrockConverseClient({ client: sdk, modelId: 'anthropic.claude-3-5-haiku-20241022-v1:0', clock: new InstantClock(), random: () => 0.5 });
+    const client = new BedrockConverseClient({
+      client: sdk,
+      modelId: 'anthropic.claude-3-5-haiku-20241022-v1:0',
+      clock: new InstantClock(),
+      random: () => 0.5,
+    });
     await client.complete(request, { signal: new AbortController().signal });
     const sent = JSON.parse(server.requests[0]!.body) as { messages: { content: unknown[] }[] };
     expect(sent.messages[0]!.content).toEqual([
@@ -97,7 +102,13 @@ describe('OpenAI-compatible chat completions', () => {
 
   it('puts the parts on the wire, and refuses a docx rather than dropping it', async () => {
     server = await startFixtureServer([loadFixture('openai/text-answer.json')]);
-    const client = new OpenAiCompatibleClient({ baseUrl: server.url, model: 'gpt-4.1-mini', apiKey: 'sk-logbook-test', clock: new InstantClock(), random: () => 0.5 });
+    const client = new OpenAiCompatibleClient({
+      baseUrl: server.url,
+      model: 'gpt-4.1-mini',
+      apiKey: 'sk-logbook-test',
+      clock: new InstantClock(),
+      random: () => 0.5,
+    });
     await client.complete(request, { signal: new AbortController().signal });
     const sent = JSON.parse(server.requests[0]!.body) as { messages: { content: unknown }[] };
     expect((sent.messages[1]!.content as { type: string }[]).map((p) => p.type)).toEqual(['text', 'image_url', 'file', 'text']);

@@ -67,7 +67,11 @@ describe('POST /attachments', () => {
     expect(first).toEqual({ status: 201, body: { ref: { kind: 'blob', sha256: sha256Hex(png), mediaType: 'image/png', bytes: 100, name: 'broken mug.png' } } });
     const again = await upload(png, 'image/png', { name: 'broken mug.png' });
     expect(again.body).toEqual(first.body);
-    expect(blobs().keys().filter((k) => k.startsWith('attachments/'))).toEqual([`attachments/t/${sha256Hex(png)}`]);
+    expect(
+      blobs()
+        .keys()
+        .filter((k) => k.startsWith('attachments/')),
+    ).toEqual([`attachments/t/${sha256Hex(png)}`]);
     // A Content-Type with parameters is its media type.
     expect((await upload(textBytes(), 'text/csv; charset=utf-8')).body.ref.mediaType).toBe('text/csv');
     expect((await upload(pdfBytes(), 'application/pdf')).status).toBe(201);
@@ -161,7 +165,9 @@ describe('runs and messages with attachments', () => {
     const start = await call('POST', '/runs', { agent: 'agent', runId: 'r-1', input: { task: 'Is this mug broken?', photo: ref } });
     expect(start.status).toBe(201);
     await drain(t.world, t.worker);
-    expect(model.attachments[0]).toEqual([{ kind: 'image', mediaType: 'image/png', sha256: ref.sha256, name: 'mug.png', data: Buffer.from(png).toString('base64') }]);
+    expect(model.attachments[0]).toEqual([
+      { kind: 'image', mediaType: 'image/png', sha256: ref.sha256, name: 'mug.png', data: Buffer.from(png).toString('base64') },
+    ]);
     const log = await logOf('r-1');
     expect(log.find((e) => e.type === 'run_started')).toMatchObject({ input: { kind: 'inline', value: { task: 'Is this mug broken?', photo: ref } } });
     const text = JSON.stringify(log);
@@ -188,7 +194,9 @@ describe('runs and messages with attachments', () => {
     const theirs = (await upload(png, 'image/png', { tenant: 'other' })).body.ref;
     const cross = await call('POST', '/runs', { agent: 'agent', runId: 'r-x', input: { task: 'look', photos: [theirs] } });
     expect(cross.status).toBe(400);
-    expect(cross.body?.error.issues).toEqual([{ path: 'body.input.photos.0', message: `no attachment ${theirs.sha256} was uploaded for this tenant (POST /attachments first)` }]);
+    expect(cross.body?.error.issues).toEqual([
+      { path: 'body.input.photos.0', message: `no attachment ${theirs.sha256} was uploaded for this tenant (POST /attachments first)` },
+    ]);
     expect(await logOf('r-x')).toEqual([]);
     expect(await t.storage.heads.getHead({ tenant: 't', runId: 'r-x' })).toBeUndefined();
     expect(t.storage.queue.take()).toBeUndefined();
@@ -262,11 +270,18 @@ describe('through the Lambda handler (API Gateway HTTP API, payload v2)', () => 
     const runtime = { engine: t.worker.deps, env: { LOGBOOK_TENANT_CLAIM: 'sub' }, logger: { info() {}, warn() {}, error() {} } } as unknown as Runtime;
     const handler = apiHandlerFor(async () => runtime);
     const png = pngBytes(MAX_ATTACHMENT_BYTES, 6);
-    const upload = event('POST', '/attachments', { body: Buffer.from(png).toString('base64'), isBase64Encoded: true, contentType: 'image/png', query: 'name=big.png' });
+    const upload = event('POST', '/attachments', {
+      body: Buffer.from(png).toString('base64'),
+      isBase64Encoded: true,
+      contentType: 'image/png',
+      query: 'name=big.png',
+    });
     expect(JSON.stringify(upload).length).toBeLessThan(LAMBDA_PAYLOAD_LIMIT);
     const stored = (await handler(upload, lambdaContext('api', 30_000) as Context)) as { statusCode: number; body: string };
     expect(stored.statusCode).toBe(201);
-    expect(JSON.parse(stored.body)).toEqual({ ref: { kind: 'blob', sha256: sha256Hex(png), mediaType: 'image/png', bytes: MAX_ATTACHMENT_BYTES, name: 'big.png' } });
+    expect(JSON.parse(stored.body)).toEqual({
+      ref: { kind: 'blob', sha256: sha256Hex(png), mediaType: 'image/png', bytes: MAX_ATTACHMENT_BYTES, name: 'big.png' },
+    });
     const read = (await handler(event('GET', `/attachments/${sha256Hex(png)}`), lambdaContext('api', 30_000) as Context)) as {
       statusCode: number;
       body: string;

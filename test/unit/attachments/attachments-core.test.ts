@@ -38,7 +38,12 @@ describe('sniffAttachment', () => {
 
 describe('attachment references in a value', () => {
   it('finds every attachment-shaped object with its path, and keeps the valid ones once each', () => {
-    const input: JsonValue = { task: 'x', photo: ref('a'), more: [ref('b'), { deep: ref('a') }, { kind: 'blob', mediaType: 'image/png' }], other: { kind: 'blob' } };
+    const input: JsonValue = {
+      task: 'x',
+      photo: ref('a'),
+      more: [ref('b'), { deep: ref('a') }, { kind: 'blob', mediaType: 'image/png' }],
+      other: { kind: 'blob' },
+    };
     expect(attachmentCandidates(input, 'input').map((c) => c.path)).toEqual(['input.photo', 'input.more.0', 'input.more.1.deep', 'input.more.2']);
     expect(attachmentRefs(input).map((r) => r.sha256[0])).toEqual(['a', 'b']);
     expect(attachmentRefs('a string input')).toEqual([]);
@@ -53,7 +58,11 @@ describe('attachment() in an input schema', () => {
       model: { id: 'scripted:test', maxOutputTokens: 100 },
       system: { version: '1', text: 'Look.' },
       tools: [],
-      input: z.object({ question: z.string(), photo: attachment({ accept: ['image'] }), docs: z.array(attachment({ accept: ['application/pdf'] })).optional() }),
+      input: z.object({
+        question: z.string(),
+        photo: attachment({ accept: ['image'] }),
+        docs: z.array(attachment({ accept: ['application/pdf'] })).optional(),
+      }),
     });
     expect(parseRunInput(agent, { question: 'q', photo: ref('a') })).toEqual({ question: 'q', photo: ref('a') });
     const refused = (() => {
@@ -82,9 +91,13 @@ describe('attachmentProblem', () => {
     expect(attachmentProblem('bedrock:us.anthropic.claude-sonnet-4-20250514-v1:0', 'image/png')).toBeUndefined();
     expect(attachmentProblem('bedrock:anthropic.claude-3-5-haiku-20241022-v1:0', 'application/pdf')).toBeUndefined();
     expect(attachmentProblem('bedrock:amazon.nova-lite-v1:0', 'image/webp')).toBeUndefined();
-    expect(attachmentProblem('bedrock:amazon.nova-micro-v1:0', 'image/png')).toBe('model bedrock:amazon.nova-micro-v1:0 does not take images (image/png) on Bedrock Converse');
+    expect(attachmentProblem('bedrock:amazon.nova-micro-v1:0', 'image/png')).toBe(
+      'model bedrock:amazon.nova-micro-v1:0 does not take images (image/png) on Bedrock Converse',
+    );
     expect(attachmentProblem('openai:gpt-4.1-mini', 'image/png')).toBeUndefined();
-    expect(attachmentProblem('openai:gpt-3.5-turbo', 'image/png')).toBe('model openai:gpt-3.5-turbo does not take images (image/png) (not a known vision model)');
+    expect(attachmentProblem('openai:gpt-3.5-turbo', 'image/png')).toBe(
+      'model openai:gpt-3.5-turbo does not take images (image/png) (not a known vision model)',
+    );
     expect(attachmentProblem('openai:gpt-3.5-turbo', 'text/csv')).toBeUndefined();
     expect(attachmentProblem('openai:gpt-4o', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document')).toContain('takes no docx');
     expect(attachmentProblem('openai:o3-mini', 'application/pdf')).toContain('does not take application/pdf documents');

@@ -54,7 +54,19 @@ describe('logbook runs start|message --attach', () => {
     writeFileSync(join(dir, 'orders.csv'), textBytes());
     const io = capture();
     const code = await runsCommand(
-      ['start', 'agent', '--input', '{"task":"look"}', '--attach', `photo=${join(dir, 'mug.png')}`, '--attach', join(dir, 'orders.csv'), '--run-id', 'cli-1', '--json'],
+      [
+        'start',
+        'agent',
+        '--input',
+        '{"task":"look"}',
+        '--attach',
+        `photo=${join(dir, 'mug.png')}`,
+        '--attach',
+        join(dir, 'orders.csv'),
+        '--run-id',
+        'cli-1',
+        '--json',
+      ],
       io,
       makeClient,
     );
@@ -90,7 +102,9 @@ describe('logbook runs start|message --attach', () => {
     await expect(runsCommand(['start', 'agent', '--input', '{"photo":1}', '--attach', `photo=${join(dir, 'mug.png')}`], capture(), makeClient)).rejects.toThrow(
       /already has a "photo" field/,
     );
-    await expect(runsCommand(['start', 'agent', '--input', '[1]', '--attach', join(dir, 'mug.png')], capture(), makeClient)).rejects.toThrow(/text or JSON object/);
+    await expect(runsCommand(['start', 'agent', '--input', '[1]', '--attach', join(dir, 'mug.png')], capture(), makeClient)).rejects.toThrow(
+      /text or JSON object/,
+    );
     // A text file named .png: the server sniffs it and says what it is.
     writeFileSync(join(dir, 'fake.png'), 'not an image');
     await expect(runsCommand(['start', 'agent', '--input', 'hi', '--attach', join(dir, 'fake.png')], capture(), makeClient)).rejects.toThrow(
