@@ -14,11 +14,11 @@ import {
   memoryStorage,
   resolveFromEffects,
   runCrashHarness,
+  uploadAttachment,
   type EffectRecorder,
   type HarnessScenario,
   type World,
 } from 'logbook/testing';
-import { attachmentKey } from '../../../lib/engine/attachments.js';
 import { pngBytes } from './fixtures.js';
 
 interface PhotoWorld extends World {
@@ -71,8 +71,9 @@ function scenario(): HarnessScenario<PhotoWorld> {
           (r) => ({ text: `damaged; saw ${seen(r)}` }),
         ]);
       const storage = memoryStorage();
-      // The upload, made before the run starts (as POST /attachments does).
-      void storage.blobs.put(attachmentKey('t', ref.sha256), photo, { contentType: 'image/png' });
+      // The upload, made before the run starts, as POST /attachments makes it (the memory store's
+      // put is done when called; the reference is the one computed above).
+      void uploadAttachment(storage, 't', { bytes: photo, mediaType: 'image/png', name: 'mug.png' });
       return { ...agentsWorld(defineAgents({ agents: [agent], models: { 'scripted:claims': model } }), storage), effects };
     },
     request: { tenant: 't', runId: 'claim-1', agent: 'claims', input: { orderId: '1001', photo: ref } },
