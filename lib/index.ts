@@ -35,6 +35,8 @@ export type {
   JsonCompatible,
 } from './authoring/types.js';
 export { InstructionsError } from './authoring/instructions.js';
+// Images and documents in a run's input: the field an input schema declares them with.
+export { attachment, type AttachmentOptions, type AttachmentRef, type AttachmentMediaType } from './authoring/attachment.js';
 export type { ModelSettings, ToolChoice, ReasoningSetting } from './core/model-settings.js';
 export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js';
 // Redaction: what the log, S3 payloads, the API and the model see of secrets (defineAgents({ redaction })).
@@ -46,7 +48,7 @@ export { selectedModel, parseModelId } from './models/model-selection.js';
 // Any AI SDK language model (provider specification v2, v3...), duck-typed: no `ai` dependency.
 export { aiSdkModel, aiSdkModelId, AiSdkModelClient, type AiSdkLanguageModel, type AiSdkModelOptions } from './models/ai-sdk-model.js';
 export type { ModelClient, ModelResolver } from './ports/model-client.js';
-export type { ModelRequest, ModelResponse, ModelMessage, ModelUsage, ModelToolSpec, ModelOutputSpec } from './core/messages.js';
+export type { ModelRequest, ModelResponse, ModelMessage, ModelAttachment, ModelUsage, ModelToolSpec, ModelOutputSpec } from './core/messages.js';
 // Tools from MCP servers (the SDK is loaded on first use, not by importing this module).
 export { mcpTools, connectMcpServer, type McpServerTools } from './tools/mcp/mcp-tools.js';
 export {

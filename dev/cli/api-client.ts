@@ -2,6 +2,7 @@ import type { ApiErrorBody } from '../../lib/api/errors.js';
 import { issuesText } from '../../lib/core/zod-issues.js';
 import type { RunSummary, RunView } from '../../lib/api/schemas.js';
 import type { StreamPage } from '../../lib/api/stream-read.js';
+import type { AttachmentRef } from '../../lib/core/attachments.js';
 
 export const DEFAULT_API = `http://127.0.0.1:${process.env.LOGBOOK_PORT ?? '8787'}`;
 
@@ -28,13 +29,19 @@ export class LogbookClient {
     private readonly headers: Record<string, string> = {},
   ) {}
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; data: T }> {
+  /** A JSON request, or with `raw` the bytes as they are under their own Content-Type (an upload). */
+  private async call<T>(method: string, path: string, body?: unknown, raw?: { bytes: Uint8Array; contentType: string }): Promise<{ status: number; data: T }> {
     let response: Response;
+    const content = raw
+      ? { type: raw.contentType, body: raw.bytes as Uint8Array<ArrayBuffer> }
+      : body === undefined
+        ? undefined
+        : { type: 'application/json', body: JSON.stringify(body) };
     try {
       response = await fetch(new URL(path, this.baseUrl), {
         method,
-        headers: { ...this.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        headers: { ...this.headers, ...(content ? { 'content-type': content.type } : {}) },
+        ...(content ? { body: content.body } : {}),
       });
     } catch (error) {
       throw new ApiError(0, undefined, `cannot reach the Logbook API at ${this.baseUrl} (${(error as Error).message}); is \`npm start\` running?`);
@@ -133,6 +140,12 @@ export class LogbookClient {
         body,
       )
     ).data;
+  }
+
+  /** Upload an image or document (POST /attachments): the reference a run input or message carries. */
+  async upload(bytes: Uint8Array, mediaType: string, name?: string): Promise<{ ref: AttachmentRef }> {
+    const query = name === undefined ? '' : `?name=${encodeURIComponent(name)}`;
+    return (await this.call<{ ref: AttachmentRef }>('POST', `/attachments${query}`, undefined, { bytes, contentType: mediaType })).data;
   }
 
   async resolve(

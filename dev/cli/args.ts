@@ -6,6 +6,8 @@ export interface FlagSpec {
   type: 'string' | 'boolean';
   short?: string;
   default?: string | boolean;
+  /** May be given more than once (its value is then an array). */
+  multiple?: boolean;
   /** What the value looks like in messages (`--limit N`); string flags only. */
   value?: string;
 }

@@ -4,10 +4,11 @@ import { DEFAULT_API, LogbookClient } from './api-client.js';
 import { UsageError, type Output } from './output.js';
 import { readRunInput } from './run-input.js';
 import { keyValues, table, truncate } from './table.js';
+import { withAttachments } from './attach.js';
 
 export const CONTROL_USAGE = `  logbook runs approve RUN_ID --call CALL_ID --decision approve|reject|edit [--args JSON] [--args-hash H] [--comment TEXT]
   logbook runs signal RUN_ID --signal NAME [--payload JSON]
-  logbook runs message RUN_ID --input TEXT_OR_JSON | --input-file PATH [--message-id ID]
+  logbook runs message RUN_ID --input TEXT_OR_JSON | --input-file PATH [--attach [FIELD=]PATH]... [--message-id ID]
   logbook runs fork RUN_ID --at SEQ [--run-id ID] [--input TEXT_OR_JSON | --input-file PATH] [--version V]`;
 
 export const CONTROL_VERBS: ReadonlySet<string> = new Set(['approve', 'signal', 'message', 'fork']);
@@ -25,6 +26,7 @@ const OPTIONS = {
   input: { type: 'string' },
   'input-file': { type: 'string' },
   'message-id': { type: 'string' },
+  attach: { type: 'string', multiple: true },
   at: { type: 'string' },
   'run-id': { type: 'string' },
   version: { type: 'string' },
@@ -70,10 +72,12 @@ export async function controlCommand(argv: string[], io: Output, makeClient = (a
       return 0;
     }
     case 'message': {
-      const input = await readRunInput(values.input, values['input-file']);
-      if (input === undefined) throw new UsageError('message needs --input TEXT_OR_JSON or --input-file PATH');
+      const read = await readRunInput(values.input, values['input-file']);
+      if (read === undefined) throw new UsageError('message needs --input TEXT_OR_JSON or --input-file PATH');
+      const { input, refs } = await withAttachments(client, read, values.attach);
       const out = await client.message(runId, { input, ...(values['message-id'] ? { messageId: values['message-id'] } : {}) });
-      print(out, `message queued for ${runId} (inbox ${out.inboxId})`);
+      const attached = refs.map((r) => `, attached ${r.name ?? r.sha256.slice(0, 12)}`).join('');
+      print(refs.length > 0 ? { ...out, attachments: refs } : out, `message queued for ${runId} (inbox ${out.inboxId}${attached})`);
       return 0;
     }
     case 'fork': {

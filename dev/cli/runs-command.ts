@@ -7,9 +7,10 @@ import { readRunInput } from './run-input.js';
 import { runText } from './run-text.js';
 import { formatTime, formatUsd, keyValues, table, truncate } from './table.js';
 import { followRun } from './watch-command.js';
+import { withAttachments } from './attach.js';
 
 export const RUNS_USAGE = `usage:
-  logbook runs start AGENT --input TEXT_OR_JSON | --input-file PATH [--run-id ID] [--version V] [--budgets JSON] [--watch [--until-done]]
+  logbook runs start AGENT --input TEXT_OR_JSON | --input-file PATH [--attach [FIELD=]PATH]... [--run-id ID] [--version V] [--budgets JSON] [--watch [--until-done]]
   logbook runs watch RUN_ID [--after SEQ] [--until-done]   print events and the answer text as they land (GET /runs/{id}/stream); exit 0 completed, 3 failed, 4 cancelled, 5 parked
   logbook runs list [--status S] [--parent RUN_ID] [--limit N] [--cursor C]   --parent: the child runs of that run
   logbook runs show RUN_ID
@@ -102,12 +103,14 @@ const COMMANDS = {
       budgets: { type: 'string', value: 'JSON' },
       watch: { type: 'boolean' },
       'until-done': { type: 'boolean' },
+      attach: { type: 'string', value: '[FIELD=]PATH', multiple: true },
     },
     async ({ client, io, json, target: agent }, values) => {
       if (!agent) throw new UsageError('logbook runs start needs an AGENT');
+      const { input, refs } = await withAttachments(client, await runInput(values.input, values['input-file']), values.attach);
       const started = await client.startRun({
         agent,
-        input: await runInput(values.input, values['input-file']),
+        input,
         ...(values['run-id'] ? { runId: values['run-id'] } : {}),
         ...(values.version ? { version: values.version } : {}),
         ...(values.budgets ? { budgets: parseJsonOption(values.budgets, 'budgets') as Record<string, number> } : {}),
@@ -116,8 +119,11 @@ const COMMANDS = {
         io.err(`run ${started.runId} ${started.created ? 'created' : 'already exists with this request'}`);
         return followRun(client, started.runId, io, { json, untilDone: Boolean(values['until-done']) });
       }
-      if (json) io.out(JSON.stringify(started));
-      else io.out(keyValues([['run', started.runId], ['status', started.status], ['created', started.created ? 'yes' : 'no (existing run)']]));
+      if (json) io.out(JSON.stringify(refs.length > 0 ? { ...started, attachments: refs } : started));
+      else {
+        const attached = refs.map((r): [string, string] => ['attached', `${r.name ?? r.sha256.slice(0, 12)} (${r.mediaType}, ${r.bytes} bytes)`]);
+        io.out(keyValues([['run', started.runId], ['status', started.status], ['created', started.created ? 'yes' : 'no (existing run)'], ...attached]));
+      }
     },
   ),
   watch: command({ after: { type: 'string', value: 'SEQ' }, 'until-done': { type: 'boolean' } }, async (ctx, values) =>

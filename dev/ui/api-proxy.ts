@@ -79,5 +79,7 @@ export function createApiProxy(options: ApiProxyOptions): Hono {
     proxy.post(path, forward);
   }
   proxy.get('/run-counts', forward);
+  // The inspector's attachment links read uploads; it never uploads.
+  proxy.get('/attachments/*', forward);
   return proxy;
 }

@@ -3,7 +3,9 @@ import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { errorCode } from '../core/errors.js';
-import { DEFAULT_BODY_LIMITS, jsonBodyGuard, payloadTooLarge, type BodyLimits } from './body-guard.js';
+import { DEFAULT_BODY_LIMITS, attachmentTooLarge, jsonBodyGuard, payloadTooLarge, type BodyLimits } from './body-guard.js';
+import { registerAttachmentRoutes } from './attachment-routes.js';
+import { MAX_ATTACHMENT_BYTES } from '../engine/limits.js';
 import { registerControlRoutes } from './control-routes.js';
 import { registerAgentRoutes } from './agent-routes.js';
 import { registerStreamRoutes } from './stream-routes.js';
@@ -69,8 +71,13 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
         }),
     }),
   );
-  // Before anything reads a body: stops at the limit while streaming, never buffering more.
-  app.use(bodyLimit({ maxSize: limits.maxBodyBytes, onError: (c) => payloadTooLarge(c, limits) }));
+  // Before anything reads a body: stops at the limit while streaming, never buffering more. An
+  // upload has its own, larger limit (an attachment's), every other request the JSON one.
+  const jsonLimit = bodyLimit({ maxSize: limits.maxBodyBytes, onError: (c) => payloadTooLarge(c, limits) });
+  const uploadLimit = bodyLimit({ maxSize: MAX_ATTACHMENT_BYTES, onError: (c) => attachmentTooLarge(c) });
+  app.use((c, next) => (c.req.method === 'POST' && c.req.path === '/attachments' ? uploadLimit(c, next) : jsonLimit(c, next)));
+  app.use('/attachments', authenticate(options));
+  app.use('/attachments/*', authenticate(options));
   app.use('/runs', authenticate(options));
   app.use('/runs/*', authenticate(options));
   app.use('/agents/*', authenticate(options));
@@ -154,6 +161,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   registerControlRoutes(app, service, logger);
   registerAgentRoutes(app, service);
   registerStreamRoutes(app, service, { ...(options.sse ? { sse: true } : {}) });
+  registerAttachmentRoutes(app, service, logger);
   serveOpenApiDocument(app, API_VERSION);
   return app;
 }

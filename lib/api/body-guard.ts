@@ -1,6 +1,6 @@
 import type { Context, Next } from 'hono';
 import { jsonShapeProblem } from '../core/json.js';
-import { MAX_JSON_DEPTH } from '../engine/limits.js';
+import { MAX_ATTACHMENT_BYTES, MAX_JSON_DEPTH } from '../engine/limits.js';
 import type { ApiErrorBody } from './errors.js';
 
 /** What the API accepts in one request body: anything else is a 4xx before a route sees it. */
@@ -21,6 +21,11 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
 export function payloadTooLarge(c: Context, limits: BodyLimits): Response {
   return c.json<ApiErrorBody>({ error: { code: 'payload_too_large', message: `the request body is over ${limits.maxBodyBytes} bytes` } }, 413);
+}
+
+/** An upload (POST /attachments) over the attachment limit: refused while it streams in. */
+export function attachmentTooLarge(c: Context): Response {
+  return c.json<ApiErrorBody>({ error: { code: 'attachment_too_large', message: `the attachment is over ${MAX_ATTACHMENT_BYTES} bytes` } }, 413);
 }
 
 /**

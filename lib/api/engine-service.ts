@@ -14,6 +14,7 @@ import type { RunService } from './service.js';
 import type { RunView } from './schemas.js';
 import { agentSchemaView } from './agent-routes.js';
 import { streamPage } from './stream-read.js';
+import { engineAttachmentService } from './attachment-service.js';
 
 async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<RunEvent | undefined> {
   const raw = await deps.log.readOne(run, seq);
@@ -41,6 +42,7 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
   };
   return {
     ...engineControlService(deps),
+    ...engineAttachmentService(deps),
     async start(caller, body) {
       const out = await startRun(deps, {
         tenant: caller.tenant,

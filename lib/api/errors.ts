@@ -35,7 +35,7 @@ const HTTP_CODES: Record<number, string> = {
 };
 
 /** HTTP status of a Logbook error; unknown errors are 500 and never echo their message. */
-export function statusOf(error: unknown): 400 | 404 | 409 | 413 | 429 | 500 | 503 {
+export function statusOf(error: unknown): 400 | 404 | 409 | 413 | 415 | 429 | 500 | 503 {
   switch (errorCode(error)) {
     case 'validation_error':
     // An agent's instructions refused this run's input or context: the request cannot start a run.
@@ -43,7 +43,10 @@ export function statusOf(error: unknown): 400 | 404 | 409 | 413 | 429 | 500 | 50
       return 400;
     // Only a request's own content makes an item too large (a resolution's result, say).
     case 'item_too_large':
+    case 'attachment_too_large':
       return 413;
+    case 'unsupported_media_type':
+      return 415;
     case 'run_not_found':
     case 'blob_not_found':
     case 'call_not_found':

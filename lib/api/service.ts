@@ -1,5 +1,6 @@
 import type { ResolveBody, RunCounts, RunSummary, RunView, StartRunBody } from './schemas.js';
 import type { ControlService } from './control-service.js';
+import type { AttachmentService } from './attachment-service.js';
 import type { Caller } from './tenant.js';
 import type { AgentSchemaView } from './agent-routes.js';
 import type { StreamPage } from './stream-read.js';
@@ -15,7 +16,7 @@ export interface StartRunOutcome {
  * caller's tenant: a run of another tenant is indistinguishable from a missing one
  * (RunNotFoundError). Errors are Logbook errors; the app maps them to status codes.
  */
-export interface RunService extends ControlService {
+export interface RunService extends ControlService, AttachmentService {
   start(caller: Caller, body: StartRunBody): Promise<StartRunOutcome>;
   list(
     caller: Caller,

@@ -161,7 +161,8 @@ export class Logbook extends Construct {
         delete: true,
         queryIndexes: [TABLE.gsi.byTenant.name, TABLE.gsi.byTenantStatus.name, TABLE.gsi.byParent.name],
       })
-      // write: starting a run offloads a large input or pinned prompt before run_started.
+      // write: starting a run offloads a large input or pinned prompt before run_started, and
+      // POST /attachments stores uploads; read: blobs, uploads, and the check of a run's references.
       .bindBucket(this.bucket, { read: true, write: true })
       .bindQueue(this.queue, { send: true })
       .bindRetention(config.retention)
@@ -181,7 +182,8 @@ export class Logbook extends Construct {
     trigger
       // read: an idempotent create reads back run_started to tell a retry from a conflict.
       .bindTable(this.table, { read: true, write: true })
-      .bindBucket(this.bucket, { write: true })
+      // readAttachments: a run requested with attachments is checked against the tenant's uploads.
+      .bindBucket(this.bucket, { write: true, readAttachments: true })
       .bindQueue(this.queue, { send: true })
       .bindRetention(config.retention)
       .bindTenantLimits(config.tenantLimits);

@@ -1,3 +1,4 @@
+import { attachmentChars } from './attachments.js';
 import { bodySize } from './body.js';
 import type { Budgets, Price } from './events.js';
 import type { LoggedMessage } from './messages.js';
@@ -107,7 +108,7 @@ export function estimateInputTokens(state: RunState): number {
   const plan = contextPlan(state);
   chars += plan ? plannedChars(state.messages, plan) : conversationChars(state.messages);
   // Follow-up messages join the conversation at the next model call.
-  for (const m of state.pendingMessages) chars += bodySize(m) + 16;
+  for (const m of state.pendingMessages) chars += bodySize(m) + attachmentChars(m) + 16;
   return Math.ceil(chars / 3) + 64;
 }
 
@@ -126,7 +127,7 @@ function plannedChars(messages: readonly LoggedMessage[], plan: ContextPlan): nu
 
 function messageChars(m: LoggedMessage): number {
   let chars = 16;
-  if (m.role === 'user') chars += bodySize(m.content);
+  if (m.role === 'user') chars += bodySize(m.content) + attachmentChars(m.content);
   else if (m.role === 'tool') chars += bodySize(m.content) + m.callId.length + 16;
   else {
     if (m.text) chars += bodySize(m.text);

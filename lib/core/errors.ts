@@ -166,6 +166,16 @@ export class ItemTooLargeError extends LogbookError {
   }
 }
 
+/** An upload whose media type is not on the attachment allow-list, or whose bytes are not what its label says. */
+export class UnsupportedMediaTypeError extends LogbookError {
+  readonly code = 'unsupported_media_type';
+}
+
+/** An upload over MAX_ATTACHMENT_BYTES. */
+export class AttachmentTooLargeError extends LogbookError {
+  readonly code = 'attachment_too_large';
+}
+
 /** The model provider failed in a way a retry will not fix (bad request, auth, context length). */
 export class ModelError extends LogbookError {
   readonly code: string;

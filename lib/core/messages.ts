@@ -1,3 +1,4 @@
+import type { AttachmentKind, AttachmentMediaType } from './attachments.js';
 import type { Body } from './body.js';
 import type { JsonValue } from './json.js';
 import type { ModelSettings } from './model-settings.js';
@@ -22,9 +23,25 @@ export interface LoggedCall {
 
 /** Messages with every body resolved: what a ModelClient receives. */
 export type ModelMessage =
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string; attachments?: readonly ModelAttachment[] }
   | { role: 'assistant'; text: string; calls: ModelCall[] }
   | { role: 'tool'; callId: string; providerId: string; name: string; isError: boolean; content: string };
+
+/**
+ * An image or document of a user message (core/attachments.ts): the reference the log holds, with
+ * the bytes the engine fetched from the blob store (sha256-checked) when it built the request.
+ * Adapters map it to their wire: Bedrock image/document blocks, OpenAI image_url and file parts,
+ * AI SDK file parts.
+ */
+export interface ModelAttachment {
+  kind: AttachmentKind;
+  mediaType: AttachmentMediaType;
+  sha256: string;
+  /** The name it was uploaded with, if any. */
+  name?: string;
+  /** The bytes, base64: a string, so the frozen request cannot be written into. */
+  data: string;
+}
 
 export interface ModelCall {
   callId: string;

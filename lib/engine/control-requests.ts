@@ -9,6 +9,8 @@ import type { EngineDeps } from './engine.js';
 import { hintedTick } from '../ports/step-queue.js';
 import { zodIssues } from '../core/zod-issues.js';
 import { parseRunInput } from '../authoring/run-input.js';
+import { attachmentCandidates } from '../core/attachments.js';
+import { checkAttachments } from './attachments.js';
 
 /**
  * Approvals, signals and follow-up messages, as the API and the CLI send them. Like cancel and
@@ -191,6 +193,9 @@ export async function requestMessage(
   }
   const head = await requireHead(deps, run);
   await checkMessageInput(deps, run, head, request.input);
+  if (attachmentCandidates(request.input, 'input').length > 0) {
+    await checkAttachments(deps.blobs, run.tenant, (await pinnedContent(deps, run)).model.id, request.input, 'input');
+  }
   if (head.status === 'failed' || head.status === 'cancelled') {
     throw new MessageConflictError(`run ${run.runId} is ${head.status}: only a completed or active run takes messages (fork it to continue)`);
   }

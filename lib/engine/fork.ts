@@ -12,6 +12,7 @@ import { projectHead } from './head-projection.js';
 import { contextPin, initialHead } from './start-run.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 import { parseRunInput } from '../authoring/run-input.js';
+import { checkAttachments } from './attachments.js';
 import { resolveInstructions, type ResolvedInstructions } from '../authoring/instructions.js';
 
 export interface ForkRequest {
@@ -75,7 +76,10 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
   // after a crash recognises the copies it already made as its own writes.
   const writer = { epoch: 0, nonce: `fork:${deps.ids.nonce()}` };
   const replaceAt = request.input === undefined ? undefined : lastUserMessageSeq(prefix);
-  if (request.input !== undefined) checkForkInput(deps, sourceStarted, agent, request.input);
+  if (request.input !== undefined) {
+    checkForkInput(deps, sourceStarted, agent, request.input);
+    await checkAttachments(deps.blobs, request.tenant, agent?.model.id ?? sourceStarted.model.id, request.input, 'input');
+  }
   const replaceInput = replaceAt === 1 ? request.input : undefined;
   const instructions = agent ? await repinnedInstructions(deps, fork, sourceStarted, agent, replaceInput) : undefined;
   const started = await forkStarted(deps, fork, sourceStarted, agent, { requestHash, atSeq: request.atSeq, now, replaceInput, instructions });

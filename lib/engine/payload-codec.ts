@@ -44,6 +44,11 @@ export class PayloadCodec {
     this.cacheEntries = options.cacheEntries ?? 500;
   }
 
+  /** The store behind the references: the prompt builder reads a message's attachments from it too. */
+  get blobStore(): BlobStore {
+    return this.options.blobs;
+  }
+
   redactText(text: string): string {
     return this.options.redactor.text(text);
   }

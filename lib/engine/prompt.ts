@@ -4,6 +4,7 @@ import { MessageMemo } from '../core/message-memo.js';
 import { contextPlan, elidedText, messageFate, summaryPreamble, type ContextPlan } from '../core/context-policy.js';
 import type { RunState } from '../core/state.js';
 import type { PayloadCodec } from './payload-codec.js';
+import { mayCarryAttachments, messageAttachments } from './attachments.js';
 
 /**
  * Each logged message as the model reads it, kept between model calls (core/message-memo.ts): its
@@ -27,7 +28,7 @@ export async function buildModelRequest(state: RunState, codec: PayloadCodec, ma
     const m = state.messages[i]!;
     // Inline and already-resolved bodies are not awaited: an await costs a microtask hop even for
     // a plain value, and a cold container resolves its whole history here.
-    messages[i] = memo.get(i) ?? memo.set(i, messageNow(m, codec) ?? (await resolveMessage(m, codec)));
+    messages[i] = memo.get(i) ?? memo.set(i, messageNow(m, codec) ?? (await resolveMessage(m, codec, state.started.tenant)));
   }
   return requestWith(state, codec, messages, maxOutputTokens);
 }
@@ -61,7 +62,7 @@ async function plannedRequest(state: RunState, codec: PayloadCodec, maxOutputTok
     const fate = messageFate(plan, i, m);
     if (fate === 'drop') continue;
     if (fate === 'elide' && m.role === 'tool') messages.push(frozen(m, elidedText(m, mode)));
-    else messages.push(memo.get(i) ?? memo.set(i, messageNow(m, codec) ?? (await resolveMessage(m, codec))));
+    else messages.push(memo.get(i) ?? memo.set(i, messageNow(m, codec) ?? (await resolveMessage(m, codec, state.started.tenant))));
     // The summary stands right after the input, in place of the turns it covers.
     if (i === 0 && plan.summary) {
       const text = codec.textNow(plan.summary.summary) ?? (await codec.resolveText(plan.summary.summary));
@@ -73,6 +74,8 @@ async function plannedRequest(state: RunState, codec: PayloadCodec, maxOutputTok
 
 /** The message as the model reads it, when none of its bodies needs a round trip. */
 function messageNow(m: LoggedMessage, codec: PayloadCodec): ModelMessage | undefined {
+  // Attachments need their bytes from the blob store: a round trip.
+  if (m.role === 'user' && mayCarryAttachments(m.content)) return undefined;
   if (m.role !== 'assistant') {
     const content = codec.textNow(m.content);
     return content === undefined ? undefined : frozen(m, content);
@@ -89,7 +92,12 @@ function messageNow(m: LoggedMessage, codec: PayloadCodec): ModelMessage | undef
   );
 }
 
-async function resolveMessage(m: LoggedMessage, codec: PayloadCodec): Promise<ModelMessage> {
+async function resolveMessage(m: LoggedMessage, codec: PayloadCodec, tenant: string): Promise<ModelMessage> {
+  if (m.role === 'user') {
+    const attachments = await messageAttachments(codec.blobStore, tenant, await codec.resolve(m.content));
+    const content = await codec.resolveText(m.content);
+    return Object.freeze(attachments ? { role: 'user', content, attachments: Object.freeze(attachments) } : { role: 'user', content });
+  }
   if (m.role !== 'assistant') return frozen(m, await codec.resolveText(m.content));
   const calls: ModelCall[] = [];
   for (const c of m.calls) calls.push(modelCall(c, c.args.kind === 'inline' ? c.args.value : await codec.resolve(c.args)));

@@ -9,6 +9,7 @@ import { hashJson } from '../adapters/system/crypto.js';
 import { hintedTick } from '../ports/step-queue.js';
 import { pinContext } from '../authoring/context-spec.js';
 import { parseRunInput } from '../authoring/run-input.js';
+import { checkAttachments } from './attachments.js';
 import { resolveInstructions } from '../authoring/instructions.js';
 
 export interface StartRunRequest {
@@ -55,6 +56,8 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   }
   // Typed input: what does not fit is refused before anything is written or charged.
   const parsedInput = parseRunInput(agent, request.input);
+  // Attachments: uploaded by this tenant, of a kind the model takes (read, never written here).
+  await checkAttachments(deps.blobs, request.tenant, agent.model.id, request.input, 'input');
   const run: RunRef = { tenant: request.tenant, runId };
   const child = request.child;
   // Admission before anything is written (an offloaded input included), so a refused start

@@ -43,9 +43,17 @@ export interface AiSdkCallOptions {
 
 export type AiSdkMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: { type: 'text'; text: string }[] }
+  | { role: 'user'; content: ({ type: 'text'; text: string } | AiSdkFilePart)[] }
   | { role: 'assistant'; content: ({ type: 'text'; text: string } | AiSdkToolCallPart)[] }
   | { role: 'tool'; content: AiSdkToolResultPart[] };
+
+/** An image or document (V2 and V3 alike): base64 data with its media type; providers map it to their wire. */
+export interface AiSdkFilePart {
+  type: 'file';
+  data: string;
+  mediaType: string;
+  filename?: string;
+}
 
 export interface AiSdkToolCallPart {
   type: 'tool-call';
@@ -75,8 +83,15 @@ export function toAiSdkCallOptions(request: ModelRequest, signal: AbortSignal | 
   const prompt: AiSdkMessage[] = [];
   if (request.system !== '') prompt.push({ role: 'system', content: request.system });
   for (const m of request.messages) {
-    if (m.role === 'user') prompt.push({ role: 'user', content: [{ type: 'text', text: m.content }] });
-    else if (m.role === 'assistant') {
+    if (m.role === 'user') {
+      const files = (m.attachments ?? []).map((a): AiSdkFilePart => ({
+        type: 'file',
+        data: a.data,
+        mediaType: a.mediaType,
+        ...(a.name !== undefined ? { filename: a.name } : {}),
+      }));
+      prompt.push({ role: 'user', content: [{ type: 'text', text: m.content }, ...files] });
+    } else if (m.role === 'assistant') {
       prompt.push({
         role: 'assistant',
         content: [

@@ -1,6 +1,7 @@
-import type { ContentBlock, ConverseCommandInput, ConverseCommandOutput, Message, Tool } from '@aws-sdk/client-bedrock-runtime';
+import type { ContentBlock, ConverseCommandInput, ConverseCommandOutput, DocumentFormat, ImageFormat, Message, Tool } from '@aws-sdk/client-bedrock-runtime';
+import { ATTACHMENT_TYPES } from '../core/attachments.js';
 import type { JsonValue } from '../core/json.js';
-import type { ModelRequest, ModelResponse, ModelResponseCall, StopReason } from '../core/messages.js';
+import type { ModelAttachment, ModelRequest, ModelResponse, ModelResponseCall, StopReason } from '../core/messages.js';
 import { MODEL_ERROR, modelError } from './model-errors.js';
 import { assignWireIds } from './wire-ids.js';
 import { wireSchema } from './wire-schema.js';
@@ -24,6 +25,24 @@ function nonBlank(text: string, placeholder: string): string {
 }
 
 /**
+ * An attachment as a Converse block, its bytes raw (the SDK base64-encodes them). A document needs
+ * a name of letters, digits, single spaces, hyphens, parentheses and brackets, unique in the
+ * request: the uploaded name so cleaned, with the start of its sha256 (a message holds each
+ * sha256 once).
+ */
+export function attachmentBlock(a: ModelAttachment): ContentBlock {
+  const bytes = Buffer.from(a.data, 'base64');
+  const format = ATTACHMENT_TYPES[a.mediaType].format;
+  if (a.kind === 'image') return { image: { format: format as ImageFormat, source: { bytes } } };
+  const base = (a.name ?? '')
+    .replace(/\.[A-Za-z0-9]{1,5}$/, '')
+    .replace(/[^A-Za-z0-9\s\-()[\]]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return { document: { format: format as DocumentFormat, name: `${base || 'document'} (${a.sha256.slice(0, 8)})`, source: { bytes } } };
+}
+
+/**
  * Builds the Converse request. Consecutive messages of one role are merged into one message
  * (Converse requires user/assistant alternation, and all results of one turn in one user message).
  */
@@ -39,7 +58,7 @@ export function toConverseInput(modelId: string, request: ModelRequest, options:
 
   for (const m of request.messages) {
     if (m.role === 'user') {
-      push('user', [{ text: nonBlank(m.content, '(empty message)') }]);
+      push('user', [{ text: nonBlank(m.content, '(empty message)') }, ...(m.attachments ?? []).map(attachmentBlock)]);
     } else if (m.role === 'assistant') {
       const blocks: ContentBlock[] = [];
       if (m.text.trim() !== '') blocks.push({ text: m.text });

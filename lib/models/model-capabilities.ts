@@ -1,3 +1,4 @@
+import { attachmentKind, type AttachmentMediaType } from '../core/attachments.js';
 import type { ModelSettings } from '../core/model-settings.js';
 import { aiSdkSettingsProblems, parseAiSdkModelId } from './ai-sdk-settings.js';
 import { parseModelId } from './model-selection.js';
@@ -93,4 +94,35 @@ export function modelSettingsProblems(modelId: string, settings: ModelSettings, 
     if (OPENAI_OWN_FIELDS.includes(key)) refuse(`providerOptions.${key}`, 'Logbook sets this field itself (use the named setting)');
   }
   return problems;
+}
+
+/** Bedrock models whose Converse API takes image and document blocks (Claude 3+, Nova Lite/Pro/Premier, Llama 3.2 vision and 4, Pixtral). */
+const BEDROCK_MULTIMODAL =
+  /(^|[.:/])(anthropic\.claude-(3|(sonnet|opus|haiku)-[4-9])|amazon\.nova-(lite|pro|premier)|meta\.llama(3-2-(11|90)b|4)|mistral\.pixtral)/;
+/** OpenAI-compatible models that take image_url parts (and PDFs as file parts): OpenAI's vision models and the usual open ones. */
+const OPENAI_VISION = /^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-4-turbo|gpt-5|o1(?!-mini)|o3(?!-mini)|o4)|llava|vision|pixtral|[-_.]vl\b|qwen2\.5vl|gemma3/i;
+
+/**
+ * Why `modelId` cannot take an attachment of `mediaType` (undefined: it can). Checked when a run
+ * starts or a message arrives with attachments, so a model that cannot see them is refused there,
+ * never sent a request with the attachment silently left out.
+ *
+ * - `scripted` and ids of clients the application supplies: everything (the client gets the parts).
+ * - `bedrock:`: image and document blocks for the families in BEDROCK_MULTIMODAL.
+ * - `openai:`: images and PDFs for vision models (OPENAI_VISION); txt, csv, md and html go to any
+ *   model as text parts; docx to none (the chat API has no part for it).
+ */
+export function attachmentProblem(modelId: string, mediaType: AttachmentMediaType): string | undefined {
+  const parsed = parseModelId(modelId);
+  if (!parsed || parsed.provider === 'scripted') return undefined;
+  const kind = attachmentKind(mediaType);
+  const what = kind === 'image' ? `images (${mediaType})` : `${mediaType} documents`;
+  if (parsed.provider === 'bedrock') {
+    return BEDROCK_MULTIMODAL.test(parsed.name) ? undefined : `model ${modelId} does not take ${what} on Bedrock Converse`;
+  }
+  if (mediaType.startsWith('text/')) return undefined;
+  if (mediaType === 'application/vnd.openxmlformats-officedocument.wordprocessingml.document') {
+    return `model ${modelId}: the OpenAI chat API takes no docx documents (send a PDF or text)`;
+  }
+  return OPENAI_VISION.test(parsed.name) ? undefined : `model ${modelId} does not take ${what} (not a known vision model)`;
 }

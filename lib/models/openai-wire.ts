@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { JsonValue } from '../core/json.js';
-import type { ModelRequest, ModelResponse, ModelResponseCall, StopReason } from '../core/messages.js';
+import type { ModelAttachment, ModelRequest, ModelResponse, ModelResponseCall, StopReason } from '../core/messages.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 import { MODEL_ERROR, modelError } from './model-errors.js';
 import { assignWireIds } from './wire-ids.js';
@@ -9,9 +9,34 @@ import { wireSchema } from './wire-schema.js';
 export type MaxTokensParam = 'max_tokens' | 'max_completion_tokens';
 
 type WireMessage =
-  | { role: 'system' | 'user'; content: string }
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | WireUserPart[] }
   | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
+
+/** Chat Completions user content parts: text, an image as a data URL, a PDF as a file. */
+export type WireUserPart =
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } } | { type: 'file'; file: { filename: string; file_data: string } };
+
+/**
+ * A user message with attachments as content parts. The chat API has image_url parts and file
+ * parts (PDF only); a text document (txt, csv, md, html) is a text part that says what it is,
+ * which is all a model reads of it anyway. A docx has no part: refused when the run starts
+ * (model-capabilities.ts), and here too rather than dropped.
+ */
+export function userParts(content: string, attachments: readonly ModelAttachment[]): WireUserPart[] {
+  const parts: WireUserPart[] = [{ type: 'text', text: content }];
+  for (const a of attachments) {
+    const label = a.name ?? a.sha256.slice(0, 12);
+    if (a.kind === 'image') parts.push({ type: 'image_url', image_url: { url: `data:${a.mediaType};base64,${a.data}` } });
+    else if (a.mediaType === 'application/pdf')
+      parts.push({ type: 'file', file: { filename: a.name ?? `${label}.pdf`, file_data: `data:application/pdf;base64,${a.data}` } });
+    else if (a.mediaType.startsWith('text/')) {
+      parts.push({ type: 'text', text: `Attached document ${label} (${a.mediaType}):\n${Buffer.from(a.data, 'base64').toString('utf8')}` });
+    } else throw modelError(MODEL_ERROR.badRequest, `the OpenAI chat API takes no ${a.mediaType} attachment (${label})`);
+  }
+  return parts;
+}
 
 interface WireToolCall {
   id: string;
@@ -39,7 +64,7 @@ export function toChatCompletionsBody(model: string, request: ModelRequest, maxT
   const messages: WireMessage[] = [];
   if (request.system !== '') messages.push({ role: 'system', content: request.system });
   for (const m of request.messages) {
-    if (m.role === 'user') messages.push({ role: 'user', content: m.content });
+    if (m.role === 'user') messages.push({ role: 'user', content: m.attachments ? userParts(m.content, m.attachments) : m.content });
     else if (m.role === 'assistant') {
       if (m.calls.length === 0) messages.push({ role: 'assistant', content: m.text });
       else {

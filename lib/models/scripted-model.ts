@@ -1,5 +1,5 @@
 import type { JsonValue } from '../core/json.js';
-import type { ModelRequest, ModelResponse } from '../core/messages.js';
+import type { ModelAttachment, ModelRequest, ModelResponse } from '../core/messages.js';
 import type { ModelSettings } from '../core/model-settings.js';
 import { SystemClock } from '../adapters/system/system-clock.js';
 import type { Clock } from '../ports/clock.js';
@@ -67,6 +67,11 @@ export class ScriptedModel implements ModelClient {
   readonly settings: (ModelSettings | undefined)[] = [];
   private readonly pace: ScriptedPace;
   private readonly clock: Clock;
+  /**
+   * The attachments each call was sent (every user message's, in order; empty: none), in call
+   * order: a test asserts the parts and their bytes (`Buffer.from(a.data, 'base64')`).
+   */
+  readonly attachments: ModelAttachment[][] = [];
   constructor(
     private readonly script: ScriptStep[],
     private readonly options: ScriptedModelOptions = {},
@@ -96,6 +101,7 @@ export class ScriptedModel implements ModelClient {
     if (options.signal.aborted) throw options.signal.reason;
     this.calls++;
     this.settings.push(request.settings);
+    this.attachments.push(request.messages.flatMap((m) => (m.role === 'user' ? (m.attachments ?? []) : [])));
     const turn = request.turns ?? request.messages.filter((m) => m.role === 'assistant').length;
     const step = this.script[Math.min(turn, this.script.length - 1)];
     const reply =
@@ -111,7 +117,9 @@ export class ScriptedModel implements ModelClient {
       args: c.args,
       ...(c.argsError !== undefined ? { argsError: c.argsError } : {}),
     }));
-    const inputChars = request.system.length + JSON.stringify(request.messages).length;
+    // Attachments count by their reference, not their base64 (a model charges an image by its
+    // pixels, not its bytes): usage stays small and the same for the same request.
+    const inputChars = request.system.length + JSON.stringify(request.messages.map(withoutAttachmentData)).length;
     const outputChars = (reply.text ?? '').length + JSON.stringify(calls).length;
     return {
       text: reply.text ?? '',
@@ -141,6 +149,10 @@ export function scriptedChunks(text: string, size: number): string[] {
     start = end;
   }
   return chunks;
+}
+
+function withoutAttachmentData(m: ModelRequest['messages'][number]): unknown {
+  return m.role === 'user' && m.attachments ? { ...m, attachments: m.attachments.map(({ data: _data, ...ref }) => ref) } : m;
 }
 
 /** The default summary: how many transcript lines it read and the last of them, shortened. */

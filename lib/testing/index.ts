@@ -13,6 +13,7 @@ export { effectLog, repeatedEffects, resolveFromEffects, type EffectRecorder, ty
 export { driveRun, type DriveOptions, type DriveResult, type Outside, type Resolver } from './driver.js';
 export { agentsWorld, memoryStorage, spawnWorker, guard, type World, type WorldStorage, type WorkerProcess } from './world.js';
 export { scriptedWorld, type ScriptedWorldOptions } from './scripted-world.js';
+export { uploadAttachment } from './attachments.js';
 export { toolTestContext, type ToolTestContext, type ToolTestContextOptions, type ToolAbortReason } from './tool-context.js';
 export { ToolAbort } from '../engine/tool-runner.js';
 export {

@@ -73,13 +73,15 @@ describe('least privilege per handler', () => {
     );
   });
 
-  it('trigger: table read/write, bucket write, queue send, send to its on-failure queue', () => {
+  it('trigger: table read/write, bucket write, reads of the uploads only, queue send, send to its on-failure queue', () => {
     expect(grantsOf('TriggerRole')).toEqual(
       expand({
         'TriggerLogs.Arn': ['logs:CreateLogStream', 'logs:PutLogEvents'],
         [TABLE]: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
         [KEY]: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'],
         [OBJECTS]: ['s3:PutObject'],
+        [`${OBJECTS.slice(0, -2)}/attachments/*`]: ['s3:GetObject'],
+        [BUCKET]: ['s3:ListBucket'],
         [QUEUE]: ['sqs:SendMessage'],
         'EventsTriggerFailures.Arn': ['sqs:SendMessage'],
       }),

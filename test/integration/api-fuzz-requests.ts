@@ -149,7 +149,9 @@ function forgedCursor(r: Rng, ctx: FuzzContext): string {
 function template(r: Rng, ctx: FuzzContext): FuzzRequest {
   const json = { 'content-type': 'application/json' };
   const id = r.chance(0.7) ? r.pick(ctx.runIds) : `fz-${r.int(50)}`;
-  switch (r.int(7)) {
+  switch (r.int(8)) {
+    case 7:
+      return uploadTemplate(r);
     case 0:
       return { method: 'POST', path: '/runs', headers: json, body: JSON.stringify({ agent: 'support', input: `fuzz ${r.int(1e6)}`, ...(r.chance(0.5) ? { runId: `fz-${r.int(50)}` } : {}) }), label: 'start' };
     case 1: {
@@ -171,6 +173,25 @@ function template(r: Rng, ctx: FuzzContext): FuzzRequest {
     default:
       return { method: 'GET', path: '/openapi.json', headers: {}, label: 'openapi' };
   }
+}
+
+const UPLOAD_TYPES = ['image/png', 'image/jpeg', 'application/pdf', 'text/plain', 'text/csv; charset=utf-8', 'image/svg+xml', 'application/octet-stream', ''];
+
+/** An upload (POST /attachments): PNG, PDF or text bytes, or random ones, under a random allowed or refused type. */
+function uploadTemplate(r: Rng): FuzzRequest {
+  const kind = r.int(4);
+  const random = Uint8Array.from({ length: 1 + r.int(64) }, () => r.int(256));
+  const body =
+    kind === 0
+      ? Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...random])
+      : kind === 1
+        ? new TextEncoder().encode(`%PDF-1.7 ${randomString(r, 20)}`)
+        : kind === 2
+          ? new TextEncoder().encode(randomString(r, 40))
+          : random;
+  const type = r.pick(UPLOAD_TYPES);
+  const name = r.chance(0.5) ? `?name=${pct(randomString(r, 12))}` : '';
+  return { method: 'POST', path: `/attachments${name}`, headers: type ? { 'content-type': type } : {}, body, label: 'upload' };
 }
 
 /** One request: a template with one to three mutations (a few starts stay valid, about 1 in 140). */

@@ -75,6 +75,11 @@ export async function blob(runId: string, sha256: string): Promise<ArrayBuffer> 
   return (await request(`${runPath(runId)}/blobs/${encodeURIComponent(sha256)}`)).arrayBuffer();
 }
 
+/** The bytes of an upload of the caller's tenant (a run input's or message's attachment); the caller checks their sha256. */
+export async function attachment(sha256: string): Promise<ArrayBuffer> {
+  return (await request(`/attachments/${encodeURIComponent(sha256)}`)).arrayBuffer();
+}
+
 export type ResolveBody = { callId: string; outcome: 'succeeded' | 'failed' | 'rerun'; result?: unknown } | { action: 'retry' | 'fail' };
 
 export function resolve(runId: string, body: ResolveBody): Promise<{ inboxId: string }> {

@@ -2,6 +2,7 @@ import { blob, errorText } from './api.js';
 import { h } from './dom.js';
 import { bytes, pretty, short } from './format.js';
 import { isBody, type Body, type LogEvent } from './types.js';
+import { attachmentList } from './attachments.js';
 
 /** The bodies an event carries, with a label for each. */
 export function bodiesOf(e: LogEvent): [string, Body][] {
@@ -24,6 +25,9 @@ export function bodiesOf(e: LogEvent): [string, Body][] {
     case 'attention_resolved':
       add('result', e.result);
       break;
+    case 'user_message':
+      add('message', e.input);
+      break;
     case 'run_completed':
       add('answer', e.answer);
       break;
@@ -45,6 +49,7 @@ function inlineView(label: string, value: unknown): HTMLElement {
     { class: 'payload' },
     h('summary', {}, `${label} `, h('span', { class: 'muted' }, `inline, ${text.length} chars`)),
     h('pre', { class: 'json', tabindex: '0' }, text),
+    attachmentList(value),
   );
 }
 

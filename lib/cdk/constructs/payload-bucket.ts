@@ -9,6 +9,12 @@ export interface BucketAccess {
   readonly read?: boolean;
   /** PutObject. Content-addressed keys make a repeated put harmless; nothing deletes. */
   readonly write?: boolean;
+  /**
+   * GetObject on the uploads only (`attachments/*`, and ListBucket so a missing upload is a 404):
+   * for a function that starts runs and checks the attachments their input refers to, without
+   * reading any run's payloads. Implied by `read`.
+   */
+  readonly readAttachments?: boolean;
 }
 
 export interface PayloadBucketProps {
@@ -81,18 +87,28 @@ export class PayloadBucket extends Construct {
    */
   grant(grantee: iam.IGrantable, access: BucketAccess, scope: Construct): string[] {
     const objectActions = [...(access.read ? ['s3:GetObject'] : []), ...(access.write ? ['s3:PutObject'] : [])];
-    if (objectActions.length === 0) return [];
+    const uploadsOnly = access.readAttachments === true && !access.read;
+    if (objectActions.length === 0 && !uploadsOnly) return [];
     const principal = grantee.grantPrincipal;
-    principal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: objectActions, resources: [this.bucket.arnForObjects('*')] }));
-    if (access.read) {
-      principal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }));
-    }
     const stack = Stack.of(this);
     const logicalId = stack.resolve(stack.getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket)) as string;
-    Validations.of(scope).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/*]`,
-      reason: 'Object-level S3 actions need an object ARN; the grant covers only objects of the Logbook payload bucket, which holds nothing else.',
-    });
+    if (objectActions.length > 0) {
+      principal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: objectActions, resources: [this.bucket.arnForObjects('*')] }));
+      Validations.of(scope).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/*]`,
+        reason: 'Object-level S3 actions need an object ARN; the grant covers only objects of the Logbook payload bucket, which holds nothing else.',
+      });
+    }
+    if (uploadsOnly) {
+      principal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [this.bucket.arnForObjects('attachments/*')] }));
+      Validations.of(scope).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/attachments/*]`,
+        reason: 'Reads the uploads (attachments) a run input refers to: object ARNs under the one prefix that holds them, no run payloads.',
+      });
+    }
+    if (access.read || uploadsOnly) {
+      principal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }));
+    }
     // Readers decrypt; writers make data keys (and decrypt, which multipart uploads need).
     return access.write ? ['kms:Decrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt'];
   }

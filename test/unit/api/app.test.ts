@@ -201,6 +201,8 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/agents/{name}/schema',
       '/run-counts',
+      '/attachments',
+      '/attachments/{sha256}',
       '/runs',
       '/runs/{runId}',
       '/runs/{runId}/approve',

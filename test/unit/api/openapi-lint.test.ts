@@ -67,11 +67,13 @@ describe('the OpenAPI document', () => {
     expect(ids.sort()).toEqual([
       'GET /agents/{name}/schema getAgentSchema',
       'GET /run-counts countRuns',
+      'GET /attachments/{sha256} getAttachment',
       'GET /runs listRuns',
       'GET /runs/{runId} getRun',
       'GET /runs/{runId}/blobs/{sha256} getRunBlob',
       'GET /runs/{runId}/events listRunEvents',
       'GET /runs/{runId}/stream streamRun',
+      'POST /attachments uploadAttachment',
       'POST /runs startRun',
       'POST /runs/{runId}/approve approveCall',
       'POST /runs/{runId}/cancel cancelRun',
