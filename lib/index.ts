@@ -42,7 +42,16 @@ export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js
 // Redaction: what the log, S3 payloads, the API and the model see of secrets (defineAgents({ redaction })).
 export { Redactor, DEFAULT_REDACTION_RULES, FIELD_PLACEHOLDER, type RedactionOptions, type RedactionRule } from './core/redaction.js';
 // Models: scripted ones for tests and `logbook dev`, prices, and how a model id is read.
-export { LOCAL_SCRIPTED_PACE_MS, SCRIPTED_PACE_ENV, ScriptedModel, StaticModelResolver, type ScriptStep, type ScriptedTurn, type ScriptedModelOptions, type ScriptedPace } from './models/scripted-model.js';
+export {
+  LOCAL_SCRIPTED_PACE_MS,
+  SCRIPTED_PACE_ENV,
+  ScriptedModel,
+  StaticModelResolver,
+  type ScriptStep,
+  type ScriptedTurn,
+  type ScriptedModelOptions,
+  type ScriptedPace,
+} from './models/scripted-model.js';
 export { registerPrice } from './models/prices.js';
 export { selectedModel, parseModelId } from './models/model-selection.js';
 // Any AI SDK language model (provider specification v2, v3...), duck-typed: no `ai` dependency.

@@ -164,6 +164,8 @@ export const STREAM_RETENTION_MS = 3_600_000;
  * model_response is appended) may hold the append up: a preview never delays the log by more.
  */
 export const STREAM_FINAL_FLUSH_MS = 2_000;
+
+/**
  * Largest attachment (image or document) an upload may carry, in bytes. Bedrock Converse takes
  * images up to 3.75 MB and documents up to 4.5 MB; one limit for both, the lower, because the
  * upload reaches the API function base64-encoded inside Lambda's 6 MB request payload (3.75 MB

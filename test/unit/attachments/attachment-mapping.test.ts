@@ -124,7 +124,7 @@ describe('OpenAI-compatible chat completions', () => {
 
 describe('AI SDK', () => {
   it('maps every attachment to a file part with its media type and name', () => {
-    const options = toAiSdkCallOptions(request);
+    const options = toAiSdkCallOptions(request, undefined, 'openai.chat');
     expect(options.prompt[1]).toEqual({
       role: 'user',
       content: [
