@@ -136,6 +136,7 @@ ol.conversation .badge.person { background: var(--person); color: var(--warn); }
 .load-status.ok { color: var(--ok); }
 .load-status.error { color: var(--err); }
 ul.attachments { margin: .3rem 0; padding-left: 1.2rem; }
+.result-error pre { border-color: var(--err); }
 .approval { border: 1px dashed var(--person-line); border-radius: 6px; padding: .2rem .6rem; margin: .3rem 0; }
 .approval p { margin: .3rem 0; }
 .waterfall-scroll { overflow-x: auto; }

@@ -10,10 +10,10 @@
 // The live part serves GET /runs/{id}/stream from a stub in this test (page.route), written to the
 // wire contract: the stream route is built on another branch. Once it is merged, the stub's run can
 // be a real one with a slow scripted model.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page, Route } from 'playwright-core';
+import type { Browser, Locator, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogbookClient } from '../../dev/cli/api-client.js';
 import { startLocalStack, type LocalStack } from '../../dev/local/stack.js';
@@ -35,6 +35,7 @@ const STREAMED = '<img src=x onerror="window.__xss=9">';
  * fail as a dropped connection does.
  */
 class StreamStub {
+  constructor(readonly runId = 'cv-live') {}
   readonly items: Record<string, unknown>[] = [];
   readonly requests: URLSearchParams[] = [];
   readonly aborted: URLSearchParams[] = [];
@@ -71,14 +72,16 @@ class StreamStub {
         setTimeout(resolve, 1_000);
       });
     }
-    const items = this.items.slice(from());
-    await route.fulfill({ json: { items, next: (items.at(-1)?.cursor as string | undefined) ?? after ?? '', done: this.done } });
+    const limit = Number(query.get('limit') ?? 500);
+    const items = this.items.slice(from(), from() + limit);
+    const done = this.done && from() + items.length >= this.items.length;
+    await route.fulfill({ json: { items, next: (items.at(-1)?.cursor as string | undefined) ?? after ?? '', done } });
   }
 
   view(): Record<string, unknown> {
     const last = this.items.filter((i) => i.type === 'event').length;
     return {
-      runId: 'cv-live',
+      runId: this.runId,
       status: this.status,
       agent: { name: 'poet', version: '1.0.0' },
       createdAt: '2026-01-01T00:00:00.000Z',
@@ -89,6 +92,13 @@ class StreamStub {
       ...(this.status === 'completed' ? { result: 'Violets are blue.' } : {}),
     };
   }
+}
+
+/** One part of the page, for the docs (copied there with LOGBOOK_UPDATE_SCREENSHOTS=1, as screenshot() does). */
+async function shoot(part: Locator, dir: string, name: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  await part.screenshot({ path: join(dir, name) });
+  if (process.env.LOGBOOK_UPDATE_SCREENSHOTS === '1') copyFileSync(join(dir, name), join('docs', name));
 }
 
 describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall and live stream in a browser', () => {
@@ -158,7 +168,8 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     }
     const answer = events.find((e) => e.type === 'run_completed') as Ev;
     expect(await conv.locator('.entry-end .say').textContent()).toBe((answer.answer as { value: string }).value);
-    await screenshot(page, shots, 'inspector-conversation.png');
+    await screenshot(page, shots, 'inspector-run-conversation.png');
+    await shoot(page.locator('.run-views'), shots, 'inspector-conversation.png');
 
     // The waterfall: a bar per model call and per tool attempt, and per step.
     await page.getByRole('tab', { name: 'Waterfall' }).click();
@@ -171,7 +182,7 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     const usage = firstModel.usage as { inputTokens: number; outputTokens: number };
     expect(await page.locator('rect.wf-bar.model title').first().textContent()).toContain(`${usage.inputTokens} in / ${usage.outputTokens} out`);
     expect(page.url()).toMatch(/#waterfall$/);
-    await screenshot(page, shots, 'inspector-waterfall.png');
+    await shoot(page.locator('.run-views'), shots, 'inspector-waterfall-demo.png');
 
     // The event timeline is still there, a tab away, with the keyboard.
     await page.getByRole('tab', { name: 'Waterfall' }).press('ArrowRight');
@@ -190,6 +201,13 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     await details.locator('summary').click();
     await expect.poll(() => read.locator('.load-status').textContent()).toMatch(/^Loaded \d+\.\d KB, sha256 checked\.$/);
     expect(await read.locator('.slot-result pre:not(.summary)').textContent()).toContain(BIG_PAGE_MARK);
+
+    // The parent waited for its child with no worker: two steps and a gap between them that says so.
+    await page.getByRole('tab', { name: 'Waterfall' }).click();
+    await expect.poll(() => page.locator('rect.wf-bar.step').count()).toBeGreaterThanOrEqual(2);
+    expect(await page.locator('rect.wf-gap title').allTextContents()).toContainEqual(expect.stringMatching(/^waits for a child run: /));
+    await shoot(page.locator('.run-views'), shots, 'inspector-waterfall.png');
+    await page.getByRole('tab', { name: 'Conversation' }).click();
 
     const ask = page.locator('.entry-tool', { has: page.locator('h3 code', { hasText: 'ask_helper' }) });
     const child = ask.locator('a[href^="/ui/runs/"]');
@@ -258,7 +276,7 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     const afterDrop = stub.requests[stub.requests.indexOf(stub.aborted[0] as URLSearchParams) + 1];
     expect(afterDrop?.get('after')).toBe(stub.aborted[0]?.get('after'));
     expect(stub.aborted[0]?.get('after')).toMatch(/^k[45]$/);
-    await screenshot(page, shots, 'inspector-live-stream.png');
+    await shoot(page.locator('.run-views'), shots, 'inspector-live-stream.png');
 
     // The worker died: the next worker reserves the step again, and the old attempt's text goes.
     stub.release(
@@ -283,6 +301,58 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     await expect.poll(() => page.locator('.live').textContent(), { timeout: 20_000 }).toMatch(/^Finished: completed/);
     expect(await page.evaluate(() => (globalThis as { __xss?: unknown }).__xss)).toBeUndefined();
     expect(await page.locator('main img, main script').count()).toBe(0);
+    await page.close();
+  });
+
+  it('draws a 600-event run: every turn, call and event once, caught up in pages', async () => {
+    const stub = new StreamStub('cv-big');
+    const w = { epoch: 1, nonce: 'big' };
+    const event = (e: Record<string, unknown>) => ({ type: 'event', event: { v: 1, by: w, ...e } });
+    const inline = (value: unknown) => ({ kind: 'inline', value });
+    let seq = 1;
+    stub.release(event({ seq: seq++, type: 'run_started', at: 0, by: { epoch: 0, nonce: 'create:big' }, agent: { name: 'big', version: '1' }, input: inline('Go.'), tools: [{ name: 'step', policy: 'rerun' }] }));
+    const TURNS = 150;
+    for (let t = 1; t <= TURNS; t++) {
+      const reserved = seq++;
+      stub.release(
+        event({ seq: reserved, type: 'model_started', at: reserved * 10, step: t }),
+        { type: 'text', callSeq: reserved, attempt: 1, index: 0, text: `Turn ${t}` },
+      );
+      const response = seq++;
+      const callId = `${response}-0`;
+      stub.release(
+        event({ seq: response, type: 'model_response', at: response * 10, text: inline(`Turn ${t} <b>${t}</b>`), usage: { inputTokens: t, outputTokens: 1 }, costUsd: 0.0001, stopReason: 'tool_use', calls: [{ callId, providerId: 'p', name: 'step', args: inline({ t }) }] }),
+        event({ seq: seq, type: 'tool_started', at: seq++ * 10, callId, attempt: 1, notAfter: 10_000_000 }),
+        event({ seq: seq, type: 'tool_result', at: seq++ * 10, callId, ok: true, source: 'tool', output: inline({ done: t }) }),
+      );
+    }
+    const last = seq++;
+    stub.release(
+      event({ seq: last, type: 'model_started', at: last * 10, step: TURNS + 1 }),
+      event({ seq: seq, type: 'model_response', at: seq++ * 10, text: inline('All done.'), usage: { inputTokens: 1, outputTokens: 1 }, costUsd: 0, stopReason: 'end_turn', calls: [] }),
+      event({ seq: seq, type: 'run_completed', at: seq++ * 10, answer: inline('All done.') }),
+    );
+    stub.finish();
+    const events = seq - 1;
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    watchProblems(page, problems);
+    await page.route((url) => url.pathname === '/runs/cv-big', (route) => route.fulfill({ json: stub.view() }));
+    await page.route((url) => url.pathname === '/runs/cv-big/stream', (route) => stub.stream(route));
+    const started = Date.now();
+    await page.goto(new URL('/ui/runs/cv-big', stack.apiUrl).href);
+    await expect.poll(() => page.locator('.live').textContent(), { timeout: 30_000 }).toMatch(/^Finished: completed/);
+    console.info(`inspector: a ${events}-event run (${stub.items.length} stream items) drawn and finished ${Date.now() - started} ms after navigation`);
+    // More items than one page: the page asked again at once, from where the first page ended.
+    expect(stub.requests[1]?.get('after')).toBe('k500');
+    expect(await page.locator('.entry-turn').count()).toBe(TURNS + 1);
+    expect(await page.locator('.entry-tool').count()).toBe(TURNS);
+    expect(await page.locator('.entry-turn .say.streaming').count()).toBe(0);
+    expect(await page.locator('#conv-turn-2 .say').textContent()).toBe('Turn 1 <b>1</b>');
+    expect(await page.locator('main b').count()).toBe(0);
+    expect(await page.locator('table.timeline tbody tr').count()).toBe(events);
+    await page.getByRole('tab', { name: 'Waterfall' }).click();
+    await expect.poll(() => page.locator('rect.wf-bar.model').count()).toBe(TURNS + 1);
+    expect(await page.locator('rect.wf-bar.tool').count()).toBe(TURNS);
     await page.close();
   });
 

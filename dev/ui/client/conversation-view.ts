@@ -207,7 +207,7 @@ function resultView(runId: string, t: ToolEntry): Child {
           : r.source === 'tool'
             ? 'Result'
             : `Result (${r.source})`;
-  return h('div', { class: `result ${r.ok ? 'ok' : 'error'}` }, r.output ? payload(runId, `${from}${took}`, r.output) : h('p', { class: 'meta' }, `${from}${took}.`));
+  return h('div', { class: `result result-${r.ok ? 'ok' : 'error'}` }, r.output ? payload(runId, `${from}${took}`, r.output) : h('p', { class: 'meta' }, `${from}${took}.`));
 }
 
 function slotsOf(runId: string, e: Entry): Slot[] {

@@ -105,7 +105,8 @@ export function layoutWaterfall(events: readonly LogEvent[], now: number): Water
     const key = `${num(by?.epoch)}:${nonce}`;
     if (!notAStep(nonce) && by) {
       if (key !== stepKey || !step) {
-        if (step) gapsRaw.push({ start: step.end, end: e.at, reason: waitReason() });
+        // Before the first step the run waited for a worker to pick it up.
+        gapsRaw.push(step ? { start: step.end, end: e.at, reason: waitReason() } : { start: first.at, end: e.at, reason: 'queued for a worker' });
         steps++;
         step = { kind: 'step', label: `step ${steps} (lease epoch ${num(by.epoch)})`, start: e.at, end: e.at, seq: e.seq };
         bars.push(step);

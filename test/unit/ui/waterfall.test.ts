@@ -62,6 +62,7 @@ describe('the waterfall layout', () => {
     const search = layout.bars.find((b) => b.label.startsWith('search'));
     expect(search).toMatchObject({ x: 0.25, width: 0.1 });
     expect(layout.gaps).toEqual([
+      { start: 0, end: 100, reason: 'queued for a worker', x: 0, width: 0.05 },
       { start: 700, end: 1_700, reason: 'waits for signal ok', x: 0.35, width: 0.5 },
       { start: 1_700, end: 1_900, reason: 'between steps', x: 0.85, width: 0.1 },
     ]);
