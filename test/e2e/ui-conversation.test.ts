@@ -26,6 +26,9 @@ import { SKIP_BROWSER, launchChromium, screenshot, watchProblems } from './ui-br
 const endpoints = endpointsFor('dynamodb-local') ?? endpointsFor('dynalite');
 type Ev = Record<string, unknown> & { seq: number; type: string };
 
+/** How the conversation shows a JSON value: on one line up to 100 characters, else indented. */
+const shown = (value: unknown) => (JSON.stringify(value).length <= 100 ? JSON.stringify(value) : JSON.stringify(value, null, 2));
+
 /** Markup that must never become an element; each sets a global the test looks for. */
 const STREAMED = '<img src=x onerror="window.__xss=9">';
 
@@ -161,9 +164,9 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     for (const call of calls) {
       const entry = conv.locator(`#conv-call-${call.callId}`);
       expect(await entry.locator('h3 code').textContent()).toBe(call.name);
-      expect(await entry.locator('.slot-args pre').textContent()).toBe(JSON.stringify(call.args.value, null, 2));
+      expect(await entry.locator('.slot-args pre').textContent()).toBe(shown(call.args.value));
       const result = events.find((e) => e.type === 'tool_result' && e.callId === call.callId) as Ev;
-      expect(await entry.locator('.slot-result pre').textContent()).toBe(JSON.stringify((result.output as { value: unknown }).value, null, 2));
+      expect(await entry.locator('.slot-result pre').textContent()).toBe(shown((result.output as { value: unknown }).value));
       expect(await entry.locator('.badge').textContent()).toBe(result.ok ? 'ok' : `error ${String(result.errorCode ?? '')}`.trim());
     }
     const answer = events.find((e) => e.type === 'run_completed') as Ev;

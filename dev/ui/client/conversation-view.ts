@@ -35,13 +35,21 @@ async function loadBlobText(runId: string, sha256: string): Promise<{ text: stri
   return { text: pretty(value), size: data.byteLength };
 }
 
+/** A value as text: strings as they are, short JSON on one line, longer JSON indented. */
+export function asText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const line = JSON.stringify(value) ?? String(value);
+  return line.length <= COMPACT_CHARS ? line : pretty(value);
+}
+const COMPACT_CHARS = 100;
+
 /**
  * A payload as text: inline at once; stored in S3 as its summary, loaded through the API (sha256
  * checked) the first time someone opens it.
  */
 export function payload(runId: string, label: string, body: Body, options: { prose?: boolean } = {}): HTMLElement {
   if (body.kind === 'inline') {
-    const text = pretty(body.value);
+    const text = asText(body.value);
     const asProse = options.prose === true && typeof body.value === 'string';
     return h('div', { class: 'said' }, label ? h('span', { class: 'label' }, label) : null, h(asProse ? 'p' : 'pre', { class: asProse ? 'say' : 'json', tabindex: asProse ? undefined : '0' }, text));
   }
