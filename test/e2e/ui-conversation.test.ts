@@ -21,7 +21,7 @@ import { eventually } from '../integration/runtime-helpers.js';
 import { endpointsFor, uniquePrefix } from '../setup/emulator-context.js';
 import { BIG_PAGE_MARK } from './ui-conversation.fixture.js';
 import { HOSTILE } from './ui-agents.fixture.js';
-import { SKIP_BROWSER, launchChromium, screenshot, watchProblems } from './ui-browser.js';
+import { SKIP_BROWSER, launchChromium, watchProblems } from './ui-browser.js';
 
 const endpoints = endpointsFor('dynamodb-local') ?? endpointsFor('dynalite');
 type Ev = Record<string, unknown> & { seq: number; type: string };
@@ -97,11 +97,11 @@ class StreamStub {
   }
 }
 
-/** One part of the page, for the docs (copied there with LOGBOOK_UPDATE_SCREENSHOTS=1, as screenshot() does). */
-async function shoot(part: Locator, dir: string, name: string): Promise<void> {
+/** One part of the page to the scratch directory; the docs' ones also to docs/ with LOGBOOK_UPDATE_SCREENSHOTS=1. */
+async function shoot(part: Locator, dir: string, name: string, options: { docs?: boolean } = {}): Promise<void> {
   mkdirSync(dir, { recursive: true });
   await part.screenshot({ path: join(dir, name) });
-  if (process.env.LOGBOOK_UPDATE_SCREENSHOTS === '1') copyFileSync(join(dir, name), join('docs', name));
+  if (options.docs && process.env.LOGBOOK_UPDATE_SCREENSHOTS === '1') copyFileSync(join(dir, name), join('docs', name));
 }
 
 describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall and live stream in a browser', () => {
@@ -171,8 +171,7 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     }
     const answer = events.find((e) => e.type === 'run_completed') as Ev;
     expect(await conv.locator('.entry-end .say').textContent()).toBe((answer.answer as { value: string }).value);
-    await screenshot(page, shots, 'inspector-run-conversation.png');
-    await shoot(page.locator('.run-views'), shots, 'inspector-conversation.png');
+    await shoot(page.locator('.run-views'), shots, 'inspector-conversation.png', { docs: true });
 
     // The waterfall: a bar per model call and per tool attempt, and per step.
     await page.getByRole('tab', { name: 'Waterfall' }).click();
@@ -209,7 +208,7 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     await page.getByRole('tab', { name: 'Waterfall' }).click();
     await expect.poll(() => page.locator('rect.wf-bar.step').count()).toBeGreaterThanOrEqual(2);
     expect(await page.locator('rect.wf-gap title').allTextContents()).toContainEqual(expect.stringMatching(/^waits for a child run: /));
-    await shoot(page.locator('.run-views'), shots, 'inspector-waterfall.png');
+    await shoot(page.locator('.run-views'), shots, 'inspector-waterfall.png', { docs: true });
     await page.getByRole('tab', { name: 'Conversation' }).click();
 
     const ask = page.locator('.entry-tool', { has: page.locator('h3 code', { hasText: 'ask_helper' }) });
