@@ -59,12 +59,21 @@ export function createAgents(): Agents {
       [SUPPORT_MODEL_ID]: () => supportModel(),
       [LEAD_MODEL_ID]: () =>
         new ScriptedModel([
-          { text: 'Reading the long page, and asking the helper.', calls: [{ name: 'read_page', args: { url: 'https://example.com/long' } }, { name: 'ask_helper', args: { task: 'Summarise chapter 1' } }] },
+          {
+            text: 'Reading the long page, and asking the helper.',
+            calls: [
+              { name: 'read_page', args: { url: 'https://example.com/long' } },
+              { name: 'ask_helper', args: { task: 'Summarise chapter 1' } },
+            ],
+          },
           { text: 'Both done: the page is long, and the helper summarised it.' },
         ]),
       [HELPER_MODEL_ID]: () => new ScriptedModel([{ text: 'Chapter 1 is short.' }]),
       [HOSTILE_MODEL_ID]: () =>
-        new ScriptedModel([{ text: `Reading ${HOSTILE.svg}`, calls: [{ name: 'read_page', args: { url: HOSTILE.link } }] }, { text: `Done: ${HOSTILE.script} ${HOSTILE.img}` }]),
+        new ScriptedModel([
+          { text: `Reading ${HOSTILE.svg}`, calls: [{ name: 'read_page', args: { url: HOSTILE.link } }] },
+          { text: `Done: ${HOSTILE.script} ${HOSTILE.img}` },
+        ]),
     },
   });
 }

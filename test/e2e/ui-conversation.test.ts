@@ -125,7 +125,14 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
 
   beforeAll(async () => {
     workDir = mkdtempSync(join(tmpdir(), 'logbook-ui-conv-'));
-    stack = await startLocalStack({ port: 0, endpoints, prefix: uniquePrefix('uiconv'), workDir, concurrency: 2, agentsModule: 'test/e2e/ui-conversation.fixture.ts' });
+    stack = await startLocalStack({
+      port: 0,
+      endpoints,
+      prefix: uniquePrefix('uiconv'),
+      workDir,
+      concurrency: 2,
+      agentsModule: 'test/e2e/ui-conversation.fixture.ts',
+    });
     client = new LogbookClient(stack.apiUrl);
     browser = await launchChromium();
     await client.startRun({ agent: 'support', runId: 'cv-demo', input: 'Customer c_12 writes: my order arrived damaged.' });
@@ -176,7 +183,9 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     // The waterfall: a bar per model call and per tool attempt, and per step.
     await page.getByRole('tab', { name: 'Waterfall' }).click();
     await page.locator('svg.waterfall-svg').waitFor();
-    expect(await page.locator('rect.wf-bar.model').count()).toBe(events.filter((e) => e.type === 'model_started' || (e.type === 'tool_result' && e.reservation)).length);
+    expect(await page.locator('rect.wf-bar.model').count()).toBe(
+      events.filter((e) => e.type === 'model_started' || (e.type === 'tool_result' && e.reservation)).length,
+    );
     expect(await page.locator('rect.wf-bar.tool').count()).toBe(events.filter((e) => e.type === 'tool_started').length);
     expect(await page.locator('rect.wf-bar.step').count()).toBeGreaterThan(0);
     // Cost and tokens per model call, on hover and in the table.
@@ -235,7 +244,9 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     // Inside tool output and arguments, as JSON shows them.
     for (const markup of [HOSTILE.script, HOSTILE.link]) expect(text).toContain(JSON.stringify(markup).slice(1, -1));
     expect(await page.evaluate(() => (globalThis as { __xss?: unknown }).__xss)).toBeUndefined();
-    expect(await page.locator('main img, main script, main iframe, main svg:not(.chart-svg), main [onerror], main [onload], main a[href^="javascript"]').count()).toBe(0);
+    expect(
+      await page.locator('main img, main script, main iframe, main svg:not(.chart-svg), main [onerror], main [onload], main a[href^="javascript"]').count(),
+    ).toBe(0);
     await page.close();
   });
 
@@ -256,7 +267,19 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     const w2 = { epoch: 2, nonce: 'n2' };
     const base = { v: 1 };
     stub.release(
-      { type: 'event', event: { ...base, seq: 1, type: 'run_started', at: 1_000, by: { epoch: 0, nonce: 'create:1' }, agent: { name: 'poet', version: '1.0.0' }, input: { kind: 'inline', value: 'A poem, please.' }, tools: [] } },
+      {
+        type: 'event',
+        event: {
+          ...base,
+          seq: 1,
+          type: 'run_started',
+          at: 1_000,
+          by: { epoch: 0, nonce: 'create:1' },
+          agent: { name: 'poet', version: '1.0.0' },
+          input: { kind: 'inline', value: 'A poem, please.' },
+          tools: [],
+        },
+      },
       { type: 'event', event: { ...base, seq: 2, type: 'model_started', at: 1_100, by: w1, step: 1 } },
       { type: 'text', callSeq: 2, attempt: 1, index: 0, text: 'Roses ' },
     );
@@ -294,7 +317,21 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
 
     // The response is logged: its text replaces the streamed one.
     stub.release(
-      { type: 'event', event: { ...base, seq: 4, type: 'model_response', at: 6_000, by: w2, text: { kind: 'inline', value: 'Violets are blue. <script>window.__xss=10</script>' }, calls: [], usage: { inputTokens: 12, outputTokens: 7 }, costUsd: 0.0001, stopReason: 'end_turn' } },
+      {
+        type: 'event',
+        event: {
+          ...base,
+          seq: 4,
+          type: 'model_response',
+          at: 6_000,
+          by: w2,
+          text: { kind: 'inline', value: 'Violets are blue. <script>window.__xss=10</script>' },
+          calls: [],
+          usage: { inputTokens: 12, outputTokens: 7 },
+          costUsd: 0.0001,
+          stopReason: 'end_turn',
+        },
+      },
       { type: 'event', event: { ...base, seq: 5, type: 'run_completed', at: 6_001, by: w2, answer: { kind: 'inline', value: 'Violets are blue.' } } },
     );
     stub.finish();
@@ -312,18 +349,40 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     const event = (e: Record<string, unknown>) => ({ type: 'event', event: { v: 1, by: w, ...e } });
     const inline = (value: unknown) => ({ kind: 'inline', value });
     let seq = 1;
-    stub.release(event({ seq: seq++, type: 'run_started', at: 0, by: { epoch: 0, nonce: 'create:big' }, agent: { name: 'big', version: '1' }, input: inline('Go.'), tools: [{ name: 'step', policy: 'rerun' }] }));
+    stub.release(
+      event({
+        seq: seq++,
+        type: 'run_started',
+        at: 0,
+        by: { epoch: 0, nonce: 'create:big' },
+        agent: { name: 'big', version: '1' },
+        input: inline('Go.'),
+        tools: [{ name: 'step', policy: 'rerun' }],
+      }),
+    );
     const TURNS = 150;
     for (let t = 1; t <= TURNS; t++) {
       const reserved = seq++;
-      stub.release(
-        event({ seq: reserved, type: 'model_started', at: reserved * 10, step: t }),
-        { type: 'text', callSeq: reserved, attempt: 1, index: 0, text: `Turn ${t}` },
-      );
+      stub.release(event({ seq: reserved, type: 'model_started', at: reserved * 10, step: t }), {
+        type: 'text',
+        callSeq: reserved,
+        attempt: 1,
+        index: 0,
+        text: `Turn ${t}`,
+      });
       const response = seq++;
       const callId = `${response}-0`;
       stub.release(
-        event({ seq: response, type: 'model_response', at: response * 10, text: inline(`Turn ${t} <b>${t}</b>`), usage: { inputTokens: t, outputTokens: 1 }, costUsd: 0.0001, stopReason: 'tool_use', calls: [{ callId, providerId: 'p', name: 'step', args: inline({ t }) }] }),
+        event({
+          seq: response,
+          type: 'model_response',
+          at: response * 10,
+          text: inline(`Turn ${t} <b>${t}</b>`),
+          usage: { inputTokens: t, outputTokens: 1 },
+          costUsd: 0.0001,
+          stopReason: 'tool_use',
+          calls: [{ callId, providerId: 'p', name: 'step', args: inline({ t }) }],
+        }),
         event({ seq: seq, type: 'tool_started', at: seq++ * 10, callId, attempt: 1, notAfter: 10_000_000 }),
         event({ seq: seq, type: 'tool_result', at: seq++ * 10, callId, ok: true, source: 'tool', output: inline({ done: t }) }),
       );
@@ -331,15 +390,30 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     const last = seq++;
     stub.release(
       event({ seq: last, type: 'model_started', at: last * 10, step: TURNS + 1 }),
-      event({ seq: seq, type: 'model_response', at: seq++ * 10, text: inline('All done.'), usage: { inputTokens: 1, outputTokens: 1 }, costUsd: 0, stopReason: 'end_turn', calls: [] }),
+      event({
+        seq: seq,
+        type: 'model_response',
+        at: seq++ * 10,
+        text: inline('All done.'),
+        usage: { inputTokens: 1, outputTokens: 1 },
+        costUsd: 0,
+        stopReason: 'end_turn',
+        calls: [],
+      }),
       event({ seq: seq, type: 'run_completed', at: seq++ * 10, answer: inline('All done.') }),
     );
     stub.finish();
     const events = seq - 1;
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     watchProblems(page, problems);
-    await page.route((url) => url.pathname === '/runs/cv-big', (route) => route.fulfill({ json: stub.view() }));
-    await page.route((url) => url.pathname === '/runs/cv-big/stream', (route) => stub.stream(route));
+    await page.route(
+      (url) => url.pathname === '/runs/cv-big',
+      (route) => route.fulfill({ json: stub.view() }),
+    );
+    await page.route(
+      (url) => url.pathname === '/runs/cv-big/stream',
+      (route) => stub.stream(route),
+    );
     const started = Date.now();
     await page.goto(new URL('/ui/runs/cv-big', stack.apiUrl).href);
     await expect.poll(() => page.locator('.live').textContent(), { timeout: 30_000 }).toMatch(/^Finished: completed/);

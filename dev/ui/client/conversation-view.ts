@@ -51,7 +51,12 @@ export function payload(runId: string, label: string, body: Body, options: { pro
   if (body.kind === 'inline') {
     const text = asText(body.value);
     const asProse = options.prose === true && typeof body.value === 'string';
-    return h('div', { class: 'said' }, label ? h('span', { class: 'label' }, label) : null, h(asProse ? 'p' : 'pre', { class: asProse ? 'say' : 'json', tabindex: asProse ? undefined : '0' }, text));
+    return h(
+      'div',
+      { class: 'said' },
+      label ? h('span', { class: 'label' }, label) : null,
+      h(asProse ? 'p' : 'pre', { class: asProse ? 'say' : 'json', tabindex: asProse ? undefined : '0' }, text),
+    );
   }
   const out = h('pre', { class: options.prose ? 'say' : 'json', tabindex: '0', hidden: true });
   const status = h('p', { class: 'load-status', role: 'status' });
@@ -136,14 +141,19 @@ function turnSlots(runId: string, t: TurnEntry): Slot[] {
     text,
     ['status', status, () => h('p', { class: `meta${t.state === 'failed' ? ' error' : ''}${t.state === 'abandoned' ? ' muted' : ''}` }, status)],
     ['output', a?.output, () => (a?.output ? payload(runId, 'Structured output', a.output) : null)],
-    ['outputError', a?.outputError, () => (a?.outputError ? h('p', { class: 'meta error' }, `The answer does not fit the output schema (sent back to the model): ${a.outputError}`) : null)],
+    [
+      'outputError',
+      a?.outputError,
+      () => (a?.outputError ? h('p', { class: 'meta error' }, `The answer does not fit the output schema (sent back to the model): ${a.outputError}`) : null),
+    ],
   ];
 }
 
 function toolState(t: ToolEntry): [string, string] {
   if (t.result) return t.result.ok ? ['ok', 'ok'] : ['error', `error${t.result.errorCode ? ` ${t.result.errorCode}` : ''}`];
   if (t.approval && !t.approval.decision) return ['person', 'waits for approval'];
-  if (t.wait && t.attempts.length > 0) return ['running', t.wait.kind === 'signal' ? `waits for signal ${t.wait.signal}` : t.wait.kind === 'timer' ? 'sleeping' : 'waits for its child run'];
+  if (t.wait && t.attempts.length > 0)
+    return ['running', t.wait.kind === 'signal' ? `waits for signal ${t.wait.signal}` : t.wait.kind === 'timer' ? 'sleeping' : 'waits for its child run'];
   if (t.attempts.length > 0) return ['running', 'running'];
   return ['running', 'asked for'];
 }
@@ -168,7 +178,11 @@ function toolSlots(runId: string, t: ToolEntry): Slot[] {
           h('span', { class: 'when' }, clock(t.at)),
         ),
     ],
-    ['args', t.args ?? t.argsError, () => (t.args ? payload(runId, 'Arguments', t.args) : t.argsError ? h('p', { class: 'meta error' }, `Arguments not recorded: ${t.argsError}`) : null)],
+    [
+      'args',
+      t.args ?? t.argsError,
+      () => (t.args ? payload(runId, 'Arguments', t.args) : t.argsError ? h('p', { class: 'meta error' }, `Arguments not recorded: ${t.argsError}`) : null),
+    ],
     ['approval', t.approval, () => approvalView(runId, t)],
     ['run', runKey, () => runView(t)],
     ['result', t.result, () => resultView(runId, t)],
@@ -184,7 +198,16 @@ function approvalView(runId: string, t: ToolEntry): Child {
   return h(
     'div',
     { class: `approval decided-${a.decision}` },
-    h('p', {}, asked, ' ', h('strong', {}, verb), a.decision === 'expire' ? '' : ` by ${a.decidedBy ?? '?'}`, a.decidedAt ? ` at ${clock(a.decidedAt)}` : '', a.comment ? `: “${a.comment}”` : '.'),
+    h(
+      'p',
+      {},
+      asked,
+      ' ',
+      h('strong', {}, verb),
+      a.decision === 'expire' ? '' : ` by ${a.decidedBy ?? '?'}`,
+      a.decidedAt ? ` at ${clock(a.decidedAt)}` : '',
+      a.comment ? `: “${a.comment}”` : '.',
+    ),
     a.editedArgs ? payload(runId, 'Edited arguments (these ran)', a.editedArgs) : null,
   );
 }
@@ -193,7 +216,10 @@ function runView(t: ToolEntry): Child {
   if (t.attempts.length === 0 && !t.verified) return null;
   const parts: Child[] = [];
   const last = t.attempts.at(-1);
-  if (last) parts.push(`Started at ${clock(last.at)}${t.attempts.length > 1 ? ` (attempt ${last.attempt}; ${t.attempts.length - 1} earlier attempt${t.attempts.length > 2 ? 's' : ''} cut off)` : ''}.`);
+  if (last)
+    parts.push(
+      `Started at ${clock(last.at)}${t.attempts.length > 1 ? ` (attempt ${last.attempt}; ${t.attempts.length - 1} earlier attempt${t.attempts.length > 2 ? 's' : ''} cut off)` : ''}.`,
+    );
   if (t.wait?.kind === 'signal') parts.push(` Waits for signal `, h('code', {}, t.wait.signal), ` until ${clock(t.wait.until)}.`);
   if (t.wait?.kind === 'timer') parts.push(` Sleeps until ${clock(t.wait.until)}.`);
   if (t.wait?.kind === 'child') parts.push(' Child run: ', runLink(t.wait.runId), '.');
@@ -215,7 +241,11 @@ function resultView(runId: string, t: ToolEntry): Child {
           : r.source === 'tool'
             ? 'Result'
             : `Result (${r.source})`;
-  return h('div', { class: `result result-${r.ok ? 'ok' : 'error'}` }, r.output ? payload(runId, `${from}${took}`, r.output) : h('p', { class: 'meta' }, `${from}${took}.`));
+  return h(
+    'div',
+    { class: `result result-${r.ok ? 'ok' : 'error'}` },
+    r.output ? payload(runId, `${from}${took}`, r.output) : h('p', { class: 'meta' }, `${from}${took}.`),
+  );
 }
 
 function slotsOf(runId: string, e: Entry): Slot[] {
@@ -245,25 +275,51 @@ function slotsOf(runId: string, e: Entry): Slot[] {
       return toolSlots(runId, e);
     case 'message':
       return [
-        ['head', e.sentBy, () => h('h3', {}, 'Follow-up message', h('span', { class: 'muted' }, ` from ${e.sentBy}`), h('span', { class: 'when' }, clock(e.at)))],
+        [
+          'head',
+          e.sentBy,
+          () => h('h3', {}, 'Follow-up message', h('span', { class: 'muted' }, ` from ${e.sentBy}`), h('span', { class: 'when' }, clock(e.at))),
+        ],
         ['input', e.input, () => payload(runId, '', e.input, { prose: true })],
         ['attachments', e.attachments, () => attachments(runId, e.attachments)],
       ];
     case 'attention':
       return [
-        ['head', e.resolved, () => h('h3', {}, e.callId ? `Needs a person: call ${e.callId}` : 'Parked: needs a person', h('span', { class: 'when' }, clock(e.at)))],
+        [
+          'head',
+          e.resolved,
+          () => h('h3', {}, e.callId ? `Needs a person: call ${e.callId}` : 'Parked: needs a person', h('span', { class: 'when' }, clock(e.at))),
+        ],
         ['detail', e.seq, () => h('p', {}, h('strong', {}, e.reason), `: ${e.detail}`)],
         [
           'resolved',
           e.resolved,
           () =>
             e.resolved
-              ? h('div', { class: 'meta' }, `Resolved: ${e.resolved.outcome}, by ${e.resolved.by} at ${clock(e.resolved.at)}.`, e.resolved.result ? payload(runId, 'Result given', e.resolved.result) : null)
+              ? h(
+                  'div',
+                  { class: 'meta' },
+                  `Resolved: ${e.resolved.outcome}, by ${e.resolved.by} at ${clock(e.resolved.at)}.`,
+                  e.resolved.result ? payload(runId, 'Result given', e.resolved.result) : null,
+                )
               : h('p', { class: 'meta' }, 'Open.'),
         ],
       ];
     case 'cancel':
-      return [['head', e.seq, () => h('h3', {}, `Cancel requested by ${e.by}`, e.reason ? h('span', { class: 'muted' }, `: ${e.reason}`) : null, h('span', { class: 'when' }, clock(e.at)))]];
+      return [
+        [
+          'head',
+          e.seq,
+          () =>
+            h(
+              'h3',
+              {},
+              `Cancel requested by ${e.by}`,
+              e.reason ? h('span', { class: 'muted' }, `: ${e.reason}`) : null,
+              h('span', { class: 'when' }, clock(e.at)),
+            ),
+        ],
+      ];
     case 'end':
       if (e.status === 'completed')
         return [
@@ -278,7 +334,11 @@ function slotsOf(runId: string, e: Entry): Slot[] {
         ];
       return [
         ['head', e.seq, () => h('h3', {}, 'Run cancelled', h('span', { class: 'when' }, clock(e.at)))],
-        ['unresolved', e.seq, () => ((e.unresolved?.length ?? 0) > 0 ? h('p', { class: 'meta' }, `Calls left unresolved: ${(e.unresolved ?? []).join(', ')}`) : null)],
+        [
+          'unresolved',
+          e.seq,
+          () => ((e.unresolved?.length ?? 0) > 0 ? h('p', { class: 'meta' }, `Calls left unresolved: ${(e.unresolved ?? []).join(', ')}`) : null),
+        ],
       ];
     default:
       return [];
@@ -294,7 +354,12 @@ export class ConversationView {
     private readonly runId: string,
     private readonly conversation: Conversation,
   ) {
-    this.el = h('section', { 'aria-labelledby': 'conversation-title' }, h('h2', { id: 'conversation-title', class: 'visually-hidden' }, 'Conversation'), this.list);
+    this.el = h(
+      'section',
+      { 'aria-labelledby': 'conversation-title' },
+      h('h2', { id: 'conversation-title', class: 'visually-hidden' }, 'Conversation'),
+      this.list,
+    );
   }
 
   /** Draw the entries a fold changed (new ones at the end, in order). */

@@ -46,7 +46,16 @@ export interface TurnEntry {
   /** Streamed text so far, chunks by index (only while the call has no answer). */
   chunks: string[];
   /** The answer as logged: replaces the streamed text. */
-  answer?: { text: Body | null; stopReason: string; inputTokens: number; outputTokens: number; costUsd: number; output?: Body; outputError?: string; at: number };
+  answer?: {
+    text: Body | null;
+    stopReason: string;
+    inputTokens: number;
+    outputTokens: number;
+    costUsd: number;
+    output?: Body;
+    outputError?: string;
+    at: number;
+  };
   failure?: { code: string; message: string; retryable: boolean };
   callIds: string[];
 }
@@ -147,7 +156,12 @@ export function attachmentsOf(input: Body | undefined): Attachment[] {
     const o = v as Record<string, unknown>;
     if (o.kind === 'blob' && typeof o.sha256 === 'string' && SHA256.test(o.sha256) && typeof o.mediaType === 'string') {
       const bytes = typeof o.bytes === 'number' ? o.bytes : typeof o.size === 'number' ? o.size : undefined;
-      out.push({ sha256: o.sha256, mediaType: o.mediaType, ...(bytes !== undefined ? { bytes } : {}), ...(typeof o.name === 'string' ? { name: o.name } : {}) });
+      out.push({
+        sha256: o.sha256,
+        mediaType: o.mediaType,
+        ...(bytes !== undefined ? { bytes } : {}),
+        ...(typeof o.name === 'string' ? { name: o.name } : {}),
+      });
       continue;
     }
     for (const key of Object.keys(o).reverse()) stack.push(o[key]);
@@ -310,7 +324,14 @@ export class Conversation {
         const output = body(e.output);
         const errorCode = str(e.errorCode);
         const by = str(e.sentBy);
-        entry.result = { ok: e.ok === true, source: str(e.source) ?? 'tool', at: e.at, ...(output ? { output } : {}), ...(errorCode ? { errorCode } : {}), ...(by ? { by } : {}) };
+        entry.result = {
+          ok: e.ok === true,
+          source: str(e.source) ?? 'tool',
+          at: e.at,
+          ...(output ? { output } : {}),
+          ...(errorCode ? { errorCode } : {}),
+          ...(by ? { by } : {}),
+        };
         touch(entry);
         // The result that resolved its turn may carry the next model call's reservation.
         const reservation = e.reservation as { step?: number } | undefined;
@@ -325,7 +346,17 @@ export class Conversation {
       }
       case 'attention_required': {
         const callId = str(e.callId);
-        touch(this.add<AttentionEntry>({ kind: 'attention', id: `e${e.seq}`, seq: e.seq, at: e.at, reason: str(e.reason) ?? '', detail: str(e.detail) ?? '', ...(callId ? { callId } : {}) }));
+        touch(
+          this.add<AttentionEntry>({
+            kind: 'attention',
+            id: `e${e.seq}`,
+            seq: e.seq,
+            at: e.at,
+            reason: str(e.reason) ?? '',
+            detail: str(e.detail) ?? '',
+            ...(callId ? { callId } : {}),
+          }),
+        );
         break;
       }
       case 'attention_resolved': {
@@ -347,7 +378,17 @@ export class Conversation {
       }
       case 'user_message': {
         const input = body(e.input) ?? { kind: 'inline', value: null };
-        touch(this.add<MessageEntry>({ kind: 'message', id: `e${e.seq}`, seq: e.seq, at: e.at, input, sentBy: str(e.sentBy) ?? '?', attachments: attachmentsOf(input) }));
+        touch(
+          this.add<MessageEntry>({
+            kind: 'message',
+            id: `e${e.seq}`,
+            seq: e.seq,
+            at: e.at,
+            input,
+            sentBy: str(e.sentBy) ?? '?',
+            attachments: attachmentsOf(input),
+          }),
+        );
         break;
       }
       case 'cancel_requested': {
@@ -358,14 +399,35 @@ export class Conversation {
       case 'run_completed': {
         const answer = body(e.answer);
         const output = body(e.output);
-        touch(this.add<EndEntry>({ kind: 'end', id: `e${e.seq}`, seq: e.seq, at: e.at, status: 'completed', ...(answer ? { answer } : {}), ...(output ? { output } : {}) }));
+        touch(
+          this.add<EndEntry>({
+            kind: 'end',
+            id: `e${e.seq}`,
+            seq: e.seq,
+            at: e.at,
+            status: 'completed',
+            ...(answer ? { answer } : {}),
+            ...(output ? { output } : {}),
+          }),
+        );
         break;
       }
       case 'run_failed':
-        touch(this.add<EndEntry>({ kind: 'end', id: `e${e.seq}`, seq: e.seq, at: e.at, status: 'failed', code: str(e.code) ?? '?', message: str(e.message) ?? '' }));
+        touch(
+          this.add<EndEntry>({ kind: 'end', id: `e${e.seq}`, seq: e.seq, at: e.at, status: 'failed', code: str(e.code) ?? '?', message: str(e.message) ?? '' }),
+        );
         break;
       case 'run_cancelled':
-        touch(this.add<EndEntry>({ kind: 'end', id: `e${e.seq}`, seq: e.seq, at: e.at, status: 'cancelled', unresolved: (e.unresolved as string[] | undefined) ?? [] }));
+        touch(
+          this.add<EndEntry>({
+            kind: 'end',
+            id: `e${e.seq}`,
+            seq: e.seq,
+            at: e.at,
+            status: 'cancelled',
+            unresolved: (e.unresolved as string[] | undefined) ?? [],
+          }),
+        );
         break;
       default:
     }
@@ -383,7 +445,18 @@ export class Conversation {
     const attempt = (this.triesPerStep.get(step) ?? 0) + 1;
     this.triesPerStep.set(step, attempt);
     const purpose = str(reservation.purpose);
-    const turn = this.add<TurnEntry>({ kind: 'turn', id: `turn:${e.seq}`, callSeq: e.seq, at: e.at, step, attempt, state: 'waiting', chunks: [], callIds: [], ...(purpose ? { purpose } : {}) });
+    const turn = this.add<TurnEntry>({
+      kind: 'turn',
+      id: `turn:${e.seq}`,
+      callSeq: e.seq,
+      at: e.at,
+      step,
+      attempt,
+      state: 'waiting',
+      chunks: [],
+      callIds: [],
+      ...(purpose ? { purpose } : {}),
+    });
     this.turns.set(e.seq, turn);
     this.open = turn;
     changed.push(turn.id);

@@ -30,7 +30,11 @@ export class RunViews {
     private readonly timeline: Timeline,
   ) {
     this.conversationView = new ConversationView(runId, this.conversation);
-    const panels: Record<TabId, HTMLElement> = { conversation: h('div', {}, this.conversationView.el, this.live), waterfall: this.waterfall.el, events: timeline.el };
+    const panels: Record<TabId, HTMLElement> = {
+      conversation: h('div', {}, this.conversationView.el, this.live),
+      waterfall: this.waterfall.el,
+      events: timeline.el,
+    };
     const list = h('div', { role: 'tablist', 'aria-label': 'Views of the run', class: 'tabs' });
     for (const { id, label } of TABS) {
       const tab = h('button', { type: 'button', role: 'tab', id: `tab-${id}`, 'aria-controls': `panel-${id}`, class: 'tab' }, label);
@@ -72,7 +76,8 @@ export class RunViews {
     if (events.length > 0) this.timeline.add(events);
     const changed: string[] = [];
     for (const item of items) {
-      const id = item.type === 'event' ? this.conversation.apply(item.event) : item.type === 'text' ? this.conversation.text(item) : this.conversation.discard(item);
+      const id =
+        item.type === 'event' ? this.conversation.apply(item.event) : item.type === 'text' ? this.conversation.text(item) : this.conversation.discard(item);
       if (Array.isArray(id)) changed.push(...id);
       else if (id) changed.push(id);
     }

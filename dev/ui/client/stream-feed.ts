@@ -86,7 +86,12 @@ export class RunFeed {
     this.failures = 0;
     const last = page.events.at(-1);
     if (last) this.afterSeq = last.seq;
-    return { items: page.events.map((event) => ({ type: 'event' as const, cursor: String(event.seq), event })), events: page.events, more: page.next !== undefined, done: false };
+    return {
+      items: page.events.map((event) => ({ type: 'event' as const, cursor: String(event.seq), event })),
+      events: page.events,
+      more: page.next !== undefined,
+      done: false,
+    };
   }
 
   /** How long to wait before the next try after a failure: exponential, capped; reset by a success. */

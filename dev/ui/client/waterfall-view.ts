@@ -61,12 +61,19 @@ export function waterfallFigure(layout: WaterfallLayout): HTMLElement {
     const classes = ['wf-bar', b.kind, b.open ? 'open' : '', b.failed ? 'failed' : '', (b.attempt ?? 1) > 1 ? 'retry' : ''].filter(Boolean).join(' ');
     const text = detail(b);
     const after = x0 + w + 4;
-    const short = b.kind === 'model' && b.inputTokens !== undefined ? `${usd(b.costUsd ?? 0)} · ${int((b.inputTokens ?? 0) + (b.outputTokens ?? 0))} tok` : duration(b.end - b.start);
+    const short =
+      b.kind === 'model' && b.inputTokens !== undefined
+        ? `${usd(b.costUsd ?? 0)} · ${int((b.inputTokens ?? 0) + (b.outputTokens ?? 0))} tok`
+        : duration(b.end - b.start);
     svg.append(
       s(
         'g',
         { class: `wf-row ${b.kind}`, tabindex: '0', 'aria-label': `${b.label}: ${text}` },
-        s('text', { x: b.kind === 'step' ? 4 : 16, y: y + ROW / 2 + 4, class: `wf-label ${b.kind}` }, b.label.length > 44 ? `${b.label.slice(0, 43)}…` : b.label),
+        s(
+          'text',
+          { x: b.kind === 'step' ? 4 : 16, y: y + ROW / 2 + 4, class: `wf-label ${b.kind}` },
+          b.label.length > 44 ? `${b.label.slice(0, 43)}…` : b.label,
+        ),
         s('rect', { x: x0, y: y + 3, width: w, height: ROW - 6, class: classes, 'data-seq': b.seq }, s('title', {}, `${b.label}: ${text}`)),
         s('text', { x: after > W - 90 ? x0 - 4 : after, y: y + ROW / 2 + 4, class: 'tick', 'text-anchor': after > W - 90 ? 'end' : 'start' }, short),
       ),

@@ -151,7 +151,15 @@ export function layoutWaterfall(events: readonly LogEvent[], now: number): Water
         const wait = e.wait as { kind?: string; signal?: string } | undefined;
         const name = names.get(callId) ?? '?';
         // Open until its result: drawn up to now (or the run's end), never past its deadline.
-        const bar: Raw = { kind: 'tool', label: `${name} (${callId})${attempt > 1 ? `, attempt ${attempt}` : ''}`, start: e.at, end: Math.min(end, num(e.notAfter, end)), seq: e.seq, attempt, open: true };
+        const bar: Raw = {
+          kind: 'tool',
+          label: `${name} (${callId})${attempt > 1 ? `, attempt ${attempt}` : ''}`,
+          start: e.at,
+          end: Math.min(end, num(e.notAfter, end)),
+          seq: e.seq,
+          attempt,
+          open: true,
+        };
         if (wait?.kind) waits.set(callId, wait.kind === 'signal' ? `signal ${wait.signal ?? ''}`.trim() : wait.kind === 'child' ? 'a child run' : 'a timer');
         tools.set(callId, bar);
         bars.push(bar);

@@ -11,9 +11,33 @@ const inline = (value: unknown) => ({ kind: 'inline', value });
 const blobRef = { kind: 'blob', key: 'k', sha256: 'a'.repeat(64), size: 40_000, summary: '{"html":"<script>…' };
 
 const log: LogEvent[] = [
-  { seq: 1, type: 'run_started', at: 1_000, by: { epoch: 0, nonce: 'create:x' }, agent: { name: 'support', version: '1.0.0' }, input: inline('Customer c_12: damaged order'), tools: [{ name: 'search_orders', policy: 'rerun' }, { name: 'issue_refund', policy: 'escalate' }] },
+  {
+    seq: 1,
+    type: 'run_started',
+    at: 1_000,
+    by: { epoch: 0, nonce: 'create:x' },
+    agent: { name: 'support', version: '1.0.0' },
+    input: inline('Customer c_12: damaged order'),
+    tools: [
+      { name: 'search_orders', policy: 'rerun' },
+      { name: 'issue_refund', policy: 'escalate' },
+    ],
+  },
   { seq: 2, type: 'model_started', at: 1_100, by: w1, step: 1 },
-  { seq: 3, type: 'model_response', at: 1_600, by: w1, text: inline('Let me look.'), usage: { inputTokens: 40, outputTokens: 10 }, costUsd: 0.002, stopReason: 'tool_use', calls: [{ callId: '3-0', name: 'search_orders', providerId: 'p', args: inline({ customer: 'c_12' }) }, { callId: '3-1', name: 'issue_refund', providerId: 'q', args: blobRef }] },
+  {
+    seq: 3,
+    type: 'model_response',
+    at: 1_600,
+    by: w1,
+    text: inline('Let me look.'),
+    usage: { inputTokens: 40, outputTokens: 10 },
+    costUsd: 0.002,
+    stopReason: 'tool_use',
+    calls: [
+      { callId: '3-0', name: 'search_orders', providerId: 'p', args: inline({ customer: 'c_12' }) },
+      { callId: '3-1', name: 'issue_refund', providerId: 'q', args: blobRef },
+    ],
+  },
   { seq: 4, type: 'tool_started', at: 1_700, by: w1, callId: '3-0', attempt: 1, notAfter: 11_700 },
   { seq: 5, type: 'approval_requested', at: 1_750, by: w1, callId: '3-1', argsHash: 'b'.repeat(64), expiresAt: 90_000 },
   { seq: 6, type: 'tool_result', at: 1_800, by: w1, callId: '3-0', ok: true, source: 'tool', output: inline({ orders: ['o1'] }) },
@@ -30,8 +54,20 @@ describe('the conversation', () => {
     const { c, changed } = fold(log);
     expect(c.entries.map((e) => e.id)).toEqual(['e1', 'turn:2', 'call:3-0', 'call:3-1']);
     expect(c.entries[0]).toMatchObject({ kind: 'input', agent: 'support@1.0.0', input: inline('Customer c_12: damaged order') });
-    expect(c.entries[1]).toMatchObject({ kind: 'turn', step: 1, attempt: 1, state: 'done', answer: { text: inline('Let me look.'), inputTokens: 40, outputTokens: 10, costUsd: 0.002 }, callIds: ['3-0', '3-1'] });
-    expect(c.get('call:3-0')).toMatchObject({ name: 'search_orders', policy: 'rerun', args: inline({ customer: 'c_12' }), result: { ok: true, source: 'tool', output: inline({ orders: ['o1'] }) } });
+    expect(c.entries[1]).toMatchObject({
+      kind: 'turn',
+      step: 1,
+      attempt: 1,
+      state: 'done',
+      answer: { text: inline('Let me look.'), inputTokens: 40, outputTokens: 10, costUsd: 0.002 },
+      callIds: ['3-0', '3-1'],
+    });
+    expect(c.get('call:3-0')).toMatchObject({
+      name: 'search_orders',
+      policy: 'rerun',
+      args: inline({ customer: 'c_12' }),
+      result: { ok: true, source: 'tool', output: inline({ orders: ['o1'] }) },
+    });
     // The offloaded argument stays a reference: the view loads it on demand.
     expect(c.get('call:3-1')).toMatchObject({ name: 'issue_refund', policy: 'escalate', args: blobRef, approval: { asked: 1_750, expiresAt: 90_000 } });
     // Each fold names what it changed: the response touched its turn and both calls.
@@ -40,8 +76,31 @@ describe('the conversation', () => {
   });
 
   it('shows an approval answered with edited arguments, by whom', () => {
-    const { c } = fold([...log, { seq: 7, type: 'approval_decided', at: 5_000, by: w1, callId: '3-1', decision: 'edit', argsHash: 'c'.repeat(64), args: inline({ amount: 5 }), comment: 'half', decidedBy: 'ops@example.com', inboxId: 'i1' }]);
-    expect((c.get('call:3-1') as ToolEntry).approval).toEqual({ asked: 1_750, expiresAt: 90_000, decision: 'edit', decidedBy: 'ops@example.com', decidedAt: 5_000, editedArgs: inline({ amount: 5 }), comment: 'half' });
+    const { c } = fold([
+      ...log,
+      {
+        seq: 7,
+        type: 'approval_decided',
+        at: 5_000,
+        by: w1,
+        callId: '3-1',
+        decision: 'edit',
+        argsHash: 'c'.repeat(64),
+        args: inline({ amount: 5 }),
+        comment: 'half',
+        decidedBy: 'ops@example.com',
+        inboxId: 'i1',
+      },
+    ]);
+    expect((c.get('call:3-1') as ToolEntry).approval).toEqual({
+      asked: 1_750,
+      expiresAt: 90_000,
+      decision: 'edit',
+      decidedBy: 'ops@example.com',
+      decidedAt: 5_000,
+      editedArgs: inline({ amount: 5 }),
+      comment: 'half',
+    });
   });
 
   it('grows a turn with streamed chunks by index, ignores repeats, and replaces them with the logged answer', () => {
@@ -94,7 +153,21 @@ describe('the conversation', () => {
   });
 
   it('starts the next turn at a tool_result carrying the reservation; the stream’s callSeq is that result’s seq', () => {
-    const { c } = fold([...log, { seq: 7, type: 'tool_result', at: 3_000, by: w1, callId: '3-1', ok: false, source: 'validation', errorCode: 'rejected', output: inline('no'), reservation: { step: 2 } }]);
+    const { c } = fold([
+      ...log,
+      {
+        seq: 7,
+        type: 'tool_result',
+        at: 3_000,
+        by: w1,
+        callId: '3-1',
+        ok: false,
+        source: 'validation',
+        errorCode: 'rejected',
+        output: inline('no'),
+        reservation: { step: 2 },
+      },
+    ]);
     expect(c.turn(7)).toMatchObject({ step: 2, attempt: 1, state: 'waiting' });
     expect(c.text({ type: 'text', callSeq: 7, attempt: 1, index: 0, text: 'Sorry' })).toBe('turn:7');
     expect(c.get('call:3-1')).toMatchObject({ result: { ok: false, source: 'validation', errorCode: 'rejected' } });
@@ -103,24 +176,68 @@ describe('the conversation', () => {
   it('links a child run, shows a signal’s sender, parks and a person’s answer, messages and the end', () => {
     const { c } = fold([
       ...log,
-      { seq: 7, type: 'tool_started', at: 2_000, by: w1, callId: '3-1', attempt: 1, notAfter: 99_000, wait: { kind: 'child', runId: 'parent-3-1', until: 99_000, reserved: {}, maxSteps: 3, deadlineAt: 99_000 } },
+      {
+        seq: 7,
+        type: 'tool_started',
+        at: 2_000,
+        by: w1,
+        callId: '3-1',
+        attempt: 1,
+        notAfter: 99_000,
+        wait: { kind: 'child', runId: 'parent-3-1', until: 99_000, reserved: {}, maxSteps: 3, deadlineAt: 99_000 },
+      },
       { seq: 8, type: 'attention_required', at: 3_000, by: w1, reason: 'unknown_outcome', callId: '3-1', detail: 'issue_refund started with no result' },
-      { seq: 9, type: 'attention_resolved', at: 4_000, by: w1, attentionSeq: 8, callId: '3-1', outcome: 'succeeded', result: inline({ refundId: 'r1' }), resolvedBy: 'ops', inboxId: 'i2' },
+      {
+        seq: 9,
+        type: 'attention_resolved',
+        at: 4_000,
+        by: w1,
+        attentionSeq: 8,
+        callId: '3-1',
+        outcome: 'succeeded',
+        result: inline({ refundId: 'r1' }),
+        resolvedBy: 'ops',
+        inboxId: 'i2',
+      },
       { seq: 10, type: 'run_completed', at: 5_000, by: w1, answer: inline('Refunded.'), output: inline({ refunded: true }) },
-      { seq: 11, type: 'user_message', at: 6_000, by: w1, input: inline({ text: 'and the receipt?', files: [{ kind: 'blob', sha256: 'd'.repeat(64), mediaType: 'image/png', bytes: 12, name: 'r.png' }] }), sentBy: 'alice', inboxId: 'i3' },
+      {
+        seq: 11,
+        type: 'user_message',
+        at: 6_000,
+        by: w1,
+        input: inline({ text: 'and the receipt?', files: [{ kind: 'blob', sha256: 'd'.repeat(64), mediaType: 'image/png', bytes: 12, name: 'r.png' }] }),
+        sentBy: 'alice',
+        inboxId: 'i3',
+      },
       { seq: 12, type: 'run_failed', at: 7_000, by: w1, code: 'budget_exceeded', message: 'maxSteps' },
     ]);
-    expect(c.get('call:3-1')).toMatchObject({ wait: { kind: 'child', runId: 'parent-3-1' }, result: { ok: true, source: 'human', by: 'ops', output: inline({ refundId: 'r1' }) } });
+    expect(c.get('call:3-1')).toMatchObject({
+      wait: { kind: 'child', runId: 'parent-3-1' },
+      result: { ok: true, source: 'human', by: 'ops', output: inline({ refundId: 'r1' }) },
+    });
     expect(c.get('e8')).toMatchObject({ kind: 'attention', reason: 'unknown_outcome', callId: '3-1', resolved: { outcome: 'succeeded', by: 'ops' } });
     expect(c.get('e10')).toMatchObject({ kind: 'end', status: 'completed', answer: inline('Refunded.'), output: inline({ refunded: true }) });
-    expect(c.get('e11')).toMatchObject({ kind: 'message', sentBy: 'alice', attachments: [{ sha256: 'd'.repeat(64), mediaType: 'image/png', bytes: 12, name: 'r.png' }] });
+    expect(c.get('e11')).toMatchObject({
+      kind: 'message',
+      sentBy: 'alice',
+      attachments: [{ sha256: 'd'.repeat(64), mediaType: 'image/png', bytes: 12, name: 'r.png' }],
+    });
     expect(c.get('e12')).toMatchObject({ kind: 'end', status: 'failed', code: 'budget_exceeded' });
   });
 
   it('a signal result names who sent it', () => {
     const { c } = fold([
       ...log.slice(0, 3),
-      { seq: 4, type: 'tool_started', at: 1_700, by: w1, callId: '3-0', attempt: 1, notAfter: 60_000, wait: { kind: 'signal', signal: 'approved', until: 60_000 } },
+      {
+        seq: 4,
+        type: 'tool_started',
+        at: 1_700,
+        by: w1,
+        callId: '3-0',
+        attempt: 1,
+        notAfter: 60_000,
+        wait: { kind: 'signal', signal: 'approved', until: 60_000 },
+      },
       { seq: 5, type: 'tool_result', at: 9_000, by: w1, callId: '3-0', ok: true, source: 'signal', sentBy: 'bob', inboxId: 'i', output: inline({ ok: 1 }) },
     ]);
     expect(c.get('call:3-0')).toMatchObject({ wait: { kind: 'signal', signal: 'approved' }, result: { source: 'signal', by: 'bob' } });
@@ -132,7 +249,14 @@ describe('the conversation', () => {
   });
 
   it('finds attachments in an input, bounded, and only well-formed refs', () => {
-    expect(attachmentsOf(inline({ a: [{ kind: 'blob', sha256: 'e'.repeat(64), mediaType: 'application/pdf', name: 'x.pdf' }], b: { kind: 'blob', sha256: 'nothex', mediaType: 'x' } }))).toEqual([{ sha256: 'e'.repeat(64), mediaType: 'application/pdf', name: 'x.pdf' }]);
+    expect(
+      attachmentsOf(
+        inline({
+          a: [{ kind: 'blob', sha256: 'e'.repeat(64), mediaType: 'application/pdf', name: 'x.pdf' }],
+          b: { kind: 'blob', sha256: 'nothex', mediaType: 'x' },
+        }),
+      ),
+    ).toEqual([{ sha256: 'e'.repeat(64), mediaType: 'application/pdf', name: 'x.pdf' }]);
     expect(attachmentsOf({ kind: 'blob', key: 'k', sha256: 'f'.repeat(64), size: 1, summary: '' })).toEqual([]);
     let deep: unknown = { kind: 'blob', sha256: 'e'.repeat(64), mediaType: 'image/png' };
     for (let i = 0; i < 10_000; i++) deep = [deep];

@@ -32,7 +32,14 @@ function fake(pages: (StreamPage | Error)[], events: (EventPage | Error)[] = [])
 describe('the run feed', () => {
   it('passes back the cursor it was given, so a reconnect after a lost connection resumes exactly there', async () => {
     const { source, streamCalls } = fake([
-      { items: [{ type: 'event', cursor: 'c1', event: ev(1) }, { type: 'text', cursor: 'c2', callSeq: 1, attempt: 1, index: 0, text: 'Hi' }], next: 'c2', done: false },
+      {
+        items: [
+          { type: 'event', cursor: 'c1', event: ev(1) },
+          { type: 'text', cursor: 'c2', callSeq: 1, attempt: 1, index: 0, text: 'Hi' },
+        ],
+        next: 'c2',
+        done: false,
+      },
       new ApiError(0, 'unreachable', 'the API did not answer (network)'),
       new ApiError(502, 'http_error', 'HTTP 502'),
       { items: [{ type: 'text', cursor: 'c3', callSeq: 1, attempt: 1, index: 1, text: '!' }], next: 'c3', done: false },
@@ -51,7 +58,13 @@ describe('the run feed', () => {
     // A success resets the backoff.
     expect(feed.retryDelay()).toBe(500);
     expect((await feed.next(20)).done).toBe(true);
-    expect(streamCalls).toEqual([{ waitSeconds: 0 }, { after: 'c2', waitSeconds: 20 }, { after: 'c2', waitSeconds: 20 }, { after: 'c2', waitSeconds: 20 }, { after: 'c3', waitSeconds: 20 }]);
+    expect(streamCalls).toEqual([
+      { waitSeconds: 0 },
+      { after: 'c2', waitSeconds: 20 },
+      { after: 'c2', waitSeconds: 20 },
+      { after: 'c2', waitSeconds: 20 },
+      { after: 'c3', waitSeconds: 20 },
+    ]);
   });
 
   it('asks again at once after a full page', async () => {
