@@ -7,7 +7,7 @@ import { Conversation, attachmentsOf, partialText, type ToolEntry, type TurnEntr
 import type { LogEvent } from '../../../dev/ui/client/types.js';
 
 const w1 = { epoch: 1, nonce: 'a' };
-const inline = (value: unknown) => ({ kind: 'inline', value });
+const inline = (value: unknown) => ({ kind: 'inline' as const, value });
 const blobRef = { kind: 'blob', key: 'k', sha256: 'a'.repeat(64), size: 40_000, summary: '{"html":"<script>…' };
 
 const log: LogEvent[] = [
