@@ -262,7 +262,7 @@ function slotsOf(runId: string, e: Entry): Slot[] {
                   'p',
                   { class: 'meta' },
                   ...(e.parent ? ['Child run of ', runLink(e.parent.runId), ` (call ${e.parent.callId}). `] : []),
-                  ...(e.forkedFrom ? ['Forked from ', runLink(e.forkedFrom.runId), ` at seq ${e.forkedFrom.seq}.`] : []),
+                  ...(e.forkedFrom ? ['A fork of ', runLink(e.forkedFrom.runId), `, copied up to seq ${e.forkedFrom.seq}.`] : []),
                 )
               : null,
         ],
