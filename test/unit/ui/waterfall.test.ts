@@ -87,6 +87,31 @@ describe('the waterfall layout', () => {
     expect(layoutWaterfall(running, 20_000).bars.find((b) => b.kind === 'tool')).toMatchObject({ end: 10_500, open: true });
   });
 
+  it('says a gap waited for an approval, or for a person when the run parked', () => {
+    const layout = layoutWaterfall(
+      [
+        { seq: 1, type: 'run_started', at: 0, by: api },
+        { seq: 2, type: 'model_started', at: 10, by: w1, step: 1 },
+        { seq: 3, type: 'model_response', at: 20, by: w1, usage: { inputTokens: 1, outputTokens: 1 }, costUsd: 0, calls: [{ callId: '3-0', name: 'pay' }] },
+        { seq: 4, type: 'approval_requested', at: 20, by: w1, callId: '3-0' },
+        { seq: 5, type: 'approval_decided', at: 100, by: w2, callId: '3-0', decision: 'approve' },
+        { seq: 6, type: 'tool_started', at: 100, by: w2, callId: '3-0', attempt: 1, notAfter: 200 },
+        { seq: 7, type: 'attention_required', at: 300, by: w3, reason: 'unknown_outcome', callId: '3-0' },
+        { seq: 8, type: 'attention_resolved', at: 400, by: { epoch: 4, nonce: 'd' }, attentionSeq: 7, callId: '3-0', outcome: 'succeeded' },
+        { seq: 9, type: 'run_completed', at: 400, by: { epoch: 4, nonce: 'd' } },
+      ],
+      0,
+    );
+    expect(layout.gaps.map((g) => [g.start, g.end, g.reason])).toEqual([
+      [0, 10, 'queued for a worker'],
+      [20, 100, 'waits for an approval'],
+      [100, 300, 'between steps'],
+      [300, 400, 'parked: waits for a person'],
+    ]);
+    // The call cut off by the crash stays open, drawn to its deadline, never to the person's answer.
+    expect(layout.bars.find((b) => b.kind === 'tool')).toMatchObject({ start: 100, end: 200, open: true });
+  });
+
   it('is empty for an empty log, and linear in the events (a 5,000-event log in one pass)', () => {
     expect(layoutWaterfall([], 5)).toEqual({ start: 5, end: 5, bars: [], gaps: [] });
     const big: LogEvent[] = [{ seq: 1, type: 'run_started', at: 0, by: api }];
