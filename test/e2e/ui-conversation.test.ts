@@ -199,6 +199,13 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     await page.getByRole('tab', { name: 'Waterfall' }).press('ArrowRight');
     expect(await page.evaluate(() => (globalThis as { document?: { activeElement?: { id?: string } } }).document?.activeElement?.id)).toBe('tab-events');
     expect(await page.locator('table.timeline tbody tr').count()).toBe(events.length);
+
+    // A narrow window: the page itself never scrolls sideways, whichever tab is shown.
+    await page.setViewportSize({ width: 400, height: 800 });
+    for (const tab of ['Conversation', 'Waterfall', 'Events']) {
+      await page.getByRole('tab', { name: tab }).click();
+      expect(await page.locator('html').evaluate((html) => html.scrollWidth <= html.clientWidth), tab).toBe(true);
+    }
     await page.close();
   });
 
