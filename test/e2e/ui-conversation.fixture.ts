@@ -5,7 +5,7 @@
  * markup and script meant to run in whatever renders them.
  */
 import { z } from 'zod';
-import { ScriptedModel, agentTool, defineAgent, defineAgents, defineTool, type Agents } from 'logbook';
+import { ScriptedModel, agentTool, defineAgent, defineAgents, defineTool, type Agents, type ScriptedModelOptions } from 'logbook';
 import { SUPPORT_MODEL_ID, supportAgent, supportModel } from '../../examples/support-agent/agent.js';
 import { MemoryLedger } from '../../examples/support-agent/ledger.js';
 import { SupportServices } from '../../examples/support-agent/services.js';
@@ -15,6 +15,9 @@ const price = { inputPerMTokUsd: 1, outputPerMTokUsd: 2 };
 export const LEAD_MODEL_ID = 'scripted:lead-v1';
 export const HELPER_MODEL_ID = 'scripted:helper-v1';
 export const HOSTILE_MODEL_ID = 'scripted:hostile-conv-v1';
+export const SLOW_MODEL_ID = 'scripted:slow-v1';
+/** Written slowly by the `slow` agent's model when models stream: markup included, to stay text. */
+export const SLOW_TEXT = `Once upon a time ${HOSTILE.img} a model wrote slowly, a few words at a time, ${HOSTILE.script} and the page showed each word as it came.`;
 export const BIG_PAGE_MARK = 'chapter 800 of the long page';
 
 const readPage = defineTool({
@@ -53,8 +56,18 @@ export function createAgents(): Agents {
     system: { version: 'x1', text: 'You read pages.' },
     tools: [readPage],
   });
+  const slow = defineAgent({
+    name: 'slow',
+    version: '1.0.0',
+    model: { id: SLOW_MODEL_ID, maxOutputTokens: 256, price },
+    system: { version: 's1', text: 'You write slowly.' },
+    tools: [],
+  });
+  // A pace of a few characters every 150 ms, where the scripted model streams (options it does
+  // not know are ignored where it does not).
+  const pace = { pace: { chunkChars: 8, delayMs: 150 } } as ScriptedModelOptions;
   return defineAgents({
-    agents: [supportAgent(new SupportServices(new MemoryLedger())), lead, hostile],
+    agents: [supportAgent(new SupportServices(new MemoryLedger())), lead, hostile, slow],
     models: {
       [SUPPORT_MODEL_ID]: () => supportModel(),
       [LEAD_MODEL_ID]: () =>
@@ -69,6 +82,7 @@ export function createAgents(): Agents {
           { text: 'Both done: the page is long, and the helper summarised it.' },
         ]),
       [HELPER_MODEL_ID]: () => new ScriptedModel([{ text: 'Chapter 1 is short.' }]),
+      [SLOW_MODEL_ID]: () => new ScriptedModel([{ text: SLOW_TEXT }], pace),
       [HOSTILE_MODEL_ID]: () =>
         new ScriptedModel([
           { text: `Reading ${HOSTILE.svg}`, calls: [{ name: 'read_page', args: { url: HOSTILE.link } }] },
