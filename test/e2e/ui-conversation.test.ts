@@ -5,11 +5,14 @@
 // text, tool output and streamed text stay text; the waterfall has a bar per model call and tool
 // attempt; and the live stream shows the answer growing before the run completes, drops an
 // abandoned attempt, resumes after a lost connection with its cursor, and gives way to the logged
-// answer.
+// answer. Approvals (edited arguments, by whom), signals, parks, messages, a cancel, a failed model
+// call and attachments (saved only when their bytes match the sha256) are drawn from a stubbed log,
+// and a 604-event run is drawn in pages.
 //
 // The live part serves GET /runs/{id}/stream from a stub in this test (page.route), written to the
 // wire contract: the stream route is built on another branch. Once it is merged, the stub's run can
 // be a real one with a slow scripted model.
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -369,6 +372,121 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     expect(await page.locator('.entry-turn .say').textContent()).toBe(SLOW_TEXT);
     expect(await page.evaluate(() => (globalThis as { __xss?: unknown }).__xss)).toBeUndefined();
     expect(await page.locator('main img, main script').count()).toBe(0);
+    await page.close();
+  });
+
+  it('draws approvals, signals, parks, follow-up messages, attachments, a cancel and a failed model call', async () => {
+    const stub = new StreamStub('cv-kinds');
+    const w = { epoch: 1, nonce: 'k' };
+    const inline = (value: unknown) => ({ kind: 'inline', value });
+    const event = (e: Record<string, unknown>) => ({ type: 'event', event: { v: 1, by: w, at: 1_000 + Number(e.seq) * 100, ...e } });
+    const bytes = Buffer.from('fake png bytes');
+    const png = { kind: 'blob', sha256: createHash('sha256').update(bytes).digest('hex'), mediaType: 'image/png', bytes: 2048, name: 'receipt.png' };
+    const forged = { kind: 'blob', sha256: 'e'.repeat(64), mediaType: 'text/html', bytes: 14, name: 'forged.html' };
+    stub.release(
+      event({
+        seq: 1,
+        type: 'run_started',
+        by: { epoch: 0, nonce: 'create:k' },
+        agent: { name: 'clerk', version: '2' },
+        input: inline({ text: 'Pay it.', files: [png, forged] }),
+        parent: { runId: 'cv-boss', callId: '7-0' },
+        tools: [
+          { name: 'pay', policy: 'escalate' },
+          { name: 'wait_ok', policy: 'rerun' },
+        ],
+      }),
+      event({ seq: 2, type: 'model_started', step: 1 }),
+      event({ seq: 3, type: 'model_failed', code: 'model_rate_limited', message: 'slow down', retryable: true }),
+      event({ seq: 4, type: 'model_started', step: 1 }),
+      event({
+        seq: 5,
+        type: 'model_response',
+        text: inline('Paying, once approved.'),
+        usage: { inputTokens: 5, outputTokens: 3 },
+        costUsd: 0.0001,
+        stopReason: 'tool_use',
+        calls: [
+          { callId: '5-0', providerId: 'a', name: 'pay', args: inline({ cents: 100 }) },
+          { callId: '5-1', providerId: 'b', name: 'wait_ok', args: inline({}) },
+        ],
+      }),
+      event({ seq: 6, type: 'approval_requested', callId: '5-0', argsHash: 'a'.repeat(64), expiresAt: 9_000_000 }),
+      event({
+        seq: 7,
+        type: 'approval_decided',
+        callId: '5-0',
+        decision: 'edit',
+        argsHash: 'b'.repeat(64),
+        args: inline({ cents: 50 }),
+        comment: 'half now',
+        decidedBy: 'ops@example.com',
+        inboxId: 'i1',
+      }),
+      event({ seq: 8, type: 'tool_started', callId: '5-0', attempt: 1, notAfter: 9_000_000 }),
+      event({ seq: 9, type: 'tool_started', callId: '5-1', attempt: 1, notAfter: 9_000_000, wait: { kind: 'signal', signal: 'ok', until: 9_000_000 } }),
+      event({ seq: 10, type: 'attention_required', reason: 'unknown_outcome', callId: '5-0', detail: 'pay (5-0) started with no result' }),
+      event({
+        seq: 11,
+        type: 'attention_resolved',
+        attentionSeq: 10,
+        callId: '5-0',
+        outcome: 'succeeded',
+        result: inline({ paid: 50 }),
+        resolvedBy: 'ops@example.com',
+        inboxId: 'i2',
+      }),
+      event({ seq: 12, type: 'tool_result', callId: '5-1', ok: true, source: 'signal', sentBy: 'bob', inboxId: 'i3', output: inline({ ok: true }) }),
+      event({ seq: 13, type: 'user_message', input: inline('And the rest?'), sentBy: 'alice', inboxId: 'i4' }),
+      event({ seq: 14, type: 'cancel_requested', requestedBy: 'alice', inboxId: 'i5', reason: 'changed my mind' }),
+      event({ seq: 15, type: 'run_cancelled', unresolved: [] }),
+    );
+    stub.finish();
+    stub.status = 'cancelled';
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    watchProblems(page, problems);
+    await page.route(
+      (url) => url.pathname === '/runs/cv-kinds',
+      (route) => route.fulfill({ json: stub.view() }),
+    );
+    await page.route(
+      (url) => url.pathname === '/runs/cv-kinds/stream',
+      (route) => stub.stream(route),
+    );
+    // Both attachments answer the same bytes: only the one whose sha256 they match is saved.
+    await page.route(
+      (url) => url.pathname.startsWith('/runs/cv-kinds/blobs/'),
+      (route) => route.fulfill({ body: bytes, contentType: 'application/octet-stream' }),
+    );
+    await page.goto(new URL('/ui/runs/cv-kinds', stack.apiUrl).href);
+    await expect.poll(() => page.locator('.live').textContent(), { timeout: 30_000 }).toMatch(/^Finished: cancelled/);
+    const text = (sel: string) => page.locator(sel).textContent();
+    expect(await text('.entry-input .slot-origin')).toBe('Child run of cv-boss (call 7-0). ');
+    expect(await page.locator('.entry-input .slot-origin a').getAttribute('href')).toBe('/ui/runs/cv-boss');
+    expect(await page.locator('.entry-input ul.attachments li').first().textContent()).toBe('receipt.png image/png, 2.0 KB');
+    const download = page.waitForEvent('download');
+    await page.locator('.entry-input ul.attachments a', { hasText: 'receipt.png' }).click();
+    expect((await download).suggestedFilename()).toBe('receipt.png');
+    await page.locator('.entry-input ul.attachments a', { hasText: 'forged.html' }).click();
+    await expect.poll(() => page.locator('.entry-input ul.attachments li').nth(1).textContent()).toContain('could not load it: sha256 mismatch; not saved');
+    expect(page.url()).toMatch(/\/ui\/runs\/cv-kinds$/);
+    expect(await text('#conv-turn-2 .slot-status')).toBe('failed: model_rate_limited: slow down (retryable: tried again)');
+    expect(await text('#conv-turn-4 h3')).toContain('Assistant, step 1 (attempt 2)');
+    const pay = page.locator('#conv-call-5-0');
+    expect(await pay.locator('.slot-approval p').textContent()).toMatch(
+      /^Approval asked at [\d:.]+, rejected if unanswered by [\d:.]+\. Approved with edited arguments by ops@example\.com at [\d:.]+: “half now”$/,
+    );
+    expect(await pay.locator('.slot-approval pre').textContent()).toBe('{"cents":50}');
+    expect(await pay.locator('.slot-result').textContent()).toContain('Recorded by ops@example.com');
+    expect(await text('#conv-e10')).toContain('unknown_outcome: pay (5-0) started with no result');
+    expect(await text('#conv-e10 .slot-resolved')).toMatch(/^Resolved: succeeded, by ops@example\.com at /);
+    const signal = page.locator('#conv-call-5-1');
+    expect(await signal.locator('.slot-run').textContent()).toMatch(/Waits for signal ok until/);
+    expect(await signal.locator('.slot-result').textContent()).toContain('Signal delivered by bob');
+    expect(await text('#conv-e13')).toContain('Follow-up message from alice');
+    expect(await text('#conv-e13 .say')).toBe('And the rest?');
+    expect(await text('#conv-e14 h3')).toContain('Cancel requested by alice: changed my mind');
+    expect(await text('#conv-e15 h3')).toContain('Run cancelled');
     await page.close();
   });
 
