@@ -118,6 +118,46 @@ details.payload { margin: .2rem 0; }
 details.payload summary { cursor: pointer; color: var(--accent); }
 .blob-status.ok { color: var(--ok); }
 .blob-status.error { color: var(--err); }
+.tabs { display: flex; gap: .3rem; border-bottom: 1px solid var(--line); margin: 1.2rem 0 .6rem; }
+.tabs .tab { background: transparent; color: var(--accent); border: 1px solid transparent; border-bottom: 0; border-radius: 6px 6px 0 0; margin-bottom: -1px; }
+.tabs .tab[aria-selected="true"] { background: var(--card); color: var(--fg); border-color: var(--line); font-weight: 600; }
+ol.conversation { list-style: none; padding: 0; margin: 0; display: flex; flex-direction: column; gap: .6rem; }
+ol.conversation .entry { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .6rem .8rem; max-width: 60rem; }
+ol.conversation .entry h3 { display: flex; gap: .5rem; align-items: baseline; flex-wrap: wrap; }
+ol.conversation .entry .when { margin-left: auto; font: .75rem var(--mono); color: var(--muted); font-weight: 400; }
+ol.conversation .entry-input, ol.conversation .entry-message { border-left: 4px solid #5b8fd1; align-self: flex-end; width: min(100%, 48rem); background: #eef4fb; }
+ol.conversation .entry-turn { border-left: 4px solid #e39b3b; }
+ol.conversation .entry-turn.abandoned { opacity: .65; border-style: dashed; }
+ol.conversation .entry-turn.failed { border-left-color: var(--err); }
+ol.conversation .entry-tool { border-left: 4px solid #3aa370; margin-left: 1.5rem; font-size: .92rem; }
+ol.conversation .entry-attention { background: var(--person); border-color: var(--person-line); }
+ol.conversation .entry-end { border-left: 4px solid var(--ok); }
+ol.conversation .policy { font-size: .75rem; color: var(--muted); border: 1px solid var(--line); border-radius: 4px; padding: 0 .3rem; font-weight: 400; }
+ol.conversation .badge.running { background: #e3eefb; color: var(--accent); }
+ol.conversation .badge.person { background: var(--person); color: var(--warn); }
+.say { white-space: pre-wrap; overflow-wrap: anywhere; margin: .3rem 0; font-family: inherit; font-size: inherit; }
+.say.streaming { border-right: 2px solid var(--accent); padding-right: .2rem; }
+.said .label, .meta { display: block; color: var(--muted); font-size: .85rem; margin: .2rem 0; }
+.load-status { font-size: .85rem; color: var(--muted); }
+.load-status.ok { color: var(--ok); }
+.load-status.error { color: var(--err); }
+ul.attachments { margin: .3rem 0; padding-left: 1.2rem; }
+.result-error pre { border-color: var(--err); }
+.approval { border: 1px dashed var(--person-line); border-radius: 6px; padding: .2rem .6rem; margin: .3rem 0; }
+.approval p { margin: .3rem 0; }
+.waterfall-scroll { overflow-x: auto; }
+svg.waterfall-svg { min-width: 640px; }
+svg .wf-label { font: 11px var(--mono); fill: var(--fg); }
+svg .wf-label.step { font-weight: 700; }
+svg .wf-bar.step, .key-step { fill: #8a97a8; background: #8a97a8; }
+svg .wf-bar.model, .key-model { fill: #e39b3b; background: #e39b3b; }
+svg .wf-bar.tool, .key-tool { fill: #3aa370; background: #3aa370; }
+svg .wf-bar.open { fill-opacity: .35; stroke: var(--warn); stroke-dasharray: 4 3; }
+svg .wf-bar.failed { fill: var(--err); }
+svg .wf-bar.retry { stroke: var(--fg); stroke-width: 1.5; stroke-dasharray: 2 2; }
+svg .wf-gap { fill: #c9d6e6; fill-opacity: .35; }
+svg .wf-row:focus { outline: none; }
+svg .wf-row:focus rect, svg .wf-row:hover rect { stroke: var(--accent); stroke-width: 2; }
 @media (max-width: 720px) {
   main { padding: .6rem; }
   dl.facts { grid-template-columns: 1fr; }

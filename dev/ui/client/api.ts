@@ -1,3 +1,4 @@
+import type { StreamPage } from './stream-feed.js';
 import type { ApiIssue, EventPage, RunCounts, RunSummary, RunView } from './types.js';
 
 /** A refusal from the API, with its stable code and the path of each bad field. */
@@ -68,6 +69,17 @@ export function events(runId: string, after: number, options: { waitSeconds?: nu
   const params = new URLSearchParams({ after: String(after), limit: String(options.limit ?? 500) });
   if (options.waitSeconds) params.set('waitSeconds', String(options.waitSeconds));
   return json(`${runPath(runId)}/events?${params.toString()}`, options.signal ? { signal: options.signal } : {});
+}
+
+/**
+ * The run stream (log events and the streamed text of model calls still running), from after
+ * `after` (an opaque cursor); with waitSeconds, a long poll.
+ */
+export function stream(runId: string, query: { after?: string; waitSeconds: number; limit: number }, options: { signal?: AbortSignal } = {}): Promise<StreamPage> {
+  const params = new URLSearchParams({ limit: String(query.limit) });
+  if (query.after !== undefined) params.set('after', query.after);
+  if (query.waitSeconds) params.set('waitSeconds', String(query.waitSeconds));
+  return json(`${runPath(runId)}/stream?${params.toString()}`, options.signal ? { signal: options.signal } : {});
 }
 
 /** The stored bytes of an offloaded payload; the caller checks their sha256. */

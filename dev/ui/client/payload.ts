@@ -36,7 +36,8 @@ export function bodiesOf(e: LogEvent): [string, Body][] {
   return out;
 }
 
-async function sha256Hex(data: ArrayBuffer): Promise<string> {
+/** The sha256 of bytes, as the log records it (hex). */
+export async function sha256Hex(data: ArrayBuffer): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', data);
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }

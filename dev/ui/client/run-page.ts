@@ -1,6 +1,6 @@
 import { ActionLog } from './action-log.js';
 import { ActionsPanel } from './actions.js';
-import { ApiError, errorText, events, getRun } from './api.js';
+import { ApiError, errorText, events, getRun, stream } from './api.js';
 import { AttentionPanel } from './attention.js';
 import { budgetsView } from './budgets.js';
 import { durationStrip, tokensChart } from './charts.js';
@@ -8,6 +8,8 @@ import { fill, h } from './dom.js';
 import { dateTime, pretty, short, truncate } from './format.js';
 import { pendingView } from './pending.js';
 import { emptyModel } from './run-model.js';
+import { RunViews } from './run-views.js';
+import { RunFeed } from './stream-feed.js';
 import { Timeline } from './timeline.js';
 import { TERMINAL, type RunView } from './types.js';
 
@@ -46,6 +48,7 @@ export async function runPage(root: HTMLElement, runId: string): Promise<void> {
   const model = emptyModel();
   const log = new ActionLog();
   const timeline = new Timeline(runId, model);
+  const views = new RunViews(runId, timeline);
   const attention = new AttentionPanel(runId, model, log);
   const actions = new ActionsPanel(runId, model, log);
   const summary = h('section', { 'aria-label': 'summary' });
@@ -54,7 +57,7 @@ export async function runPage(root: HTMLElement, runId: string): Promise<void> {
   const budgets = h('div');
   const charts = h('section', { 'aria-labelledby': 'charts-title' });
   const title = h('h1', {}, 'Run ', h('code', {}, runId));
-  fill(root, h('p', {}, h('a', { href: '/ui/' }, '← All runs')), title, live, summary, attention.el, actions.el, log.el, pending, budgets, charts, timeline.el);
+  fill(root, h('p', {}, h('a', { href: '/ui/' }, '← All runs')), title, live, summary, attention.el, actions.el, log.el, pending, budgets, charts, views.el);
   document.title = `${runId} · Logbook inspector`;
 
   let view: RunView;
@@ -91,39 +94,40 @@ export async function runPage(root: HTMLElement, runId: string): Promise<void> {
     await refreshing;
   };
 
-  // Phase 2: catch up with the log, page by page.
-  let after = 0;
+  // Phase 2: catch up with the run stream (or the log, from an API without one), page by page.
+  const feed = new RunFeed(runId, { stream, events });
   for (;;) {
-    const page = await events(runId, after);
-    timeline.add(page.events);
-    after = model.lastSeq;
-    if (page.next === undefined) break;
+    const page = await feed.next();
+    views.apply(page.items);
+    if (!page.more) break;
   }
+  views.streaming(feed.mode);
   render();
-  const timer = setInterval(render, 1_000);
+  const timer = setInterval(() => (render(), views.tick()), 1_000);
 
   // Phase 3: follow it. The API does not wait on a finished run, so stop once it is finished.
   live.textContent = 'Live: following the log.';
   for (;;) {
     if (model.terminal && TERMINAL.has(view.status)) break;
     try {
-      const page = await events(runId, after, { waitSeconds: model.terminal ? 1 : WAIT_SECONDS });
+      const page = await feed.next(model.terminal ? 1 : WAIT_SECONDS);
       live.textContent = 'Live: following the log.';
       live.className = 'live';
+      views.apply(page.items);
       if (page.events.length > 0) {
-        timeline.add(page.events);
-        after = model.lastSeq;
         log.update(model);
-        if (page.next !== undefined) continue;
+        if (page.more) continue;
         await refresh();
         setTimeout(() => void refresh(), 1_500);
-      } else {
+      } else if (page.items.length === 0) {
         await refresh();
       }
     } catch (error) {
-      live.textContent = `Connection lost (${errorText(error)}); trying again in 3 s.`;
+      // Reconnect after the last item applied, waiting longer after each failure in a row.
+      const wait = feed.retryDelay();
+      live.textContent = `Connection lost (${errorText(error)}); trying again in ${(wait / 1000).toFixed(1)} s.`;
       live.className = 'live error';
-      await sleep(3_000);
+      await sleep(wait);
     }
   }
   await refresh();
