@@ -117,9 +117,7 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
 
   async function open(path: string, expected: RegExp[] = []): Promise<Page> {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    // Until the run stream route is merged, the page asks for it once per run, gets a 404 and
-    // follows the log instead (the fallback an older API gets too).
-    watchProblems(page, problems, [/status of 404 .*\/runs\/[^/]+\/stream/, ...expected]);
+    watchProblems(page, problems, expected);
     await page.goto(new URL(path, stack.apiUrl).href);
     return page;
   }
@@ -353,10 +351,7 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     await page.close();
   });
 
-  it('shows a real run’s answer growing as the scripted model writes it, as text', async (ctx) => {
-    // Needs the run stream route and streaming models (other branches): skipped until they are merged.
-    const probe = await fetch(new URL('/runs/cv-demo/stream?limit=1', stack.apiUrl));
-    if (probe.status === 404) ctx.skip();
+  it('shows a real run’s answer growing as the scripted model writes it, as text', async () => {
     await client.startRun({ agent: 'slow', runId: 'cv-slow', input: 'Write slowly.' });
     const page = await open('/ui/runs/cv-slow');
     const streaming = page.locator('.entry-turn .say.streaming');
@@ -453,9 +448,9 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
       (url) => url.pathname === '/runs/cv-kinds/stream',
       (route) => stub.stream(route),
     );
-    // Both attachments answer the same bytes: only the one whose sha256 they match is saved.
+    // Both attachments answer the same bytes (GET /attachments/{sha256}): only the one whose sha256 they match is saved.
     await page.route(
-      (url) => url.pathname.startsWith('/runs/cv-kinds/blobs/'),
+      (url) => url.pathname.startsWith('/attachments/'),
       (route) => route.fulfill({ body: bytes, contentType: 'application/octet-stream' }),
     );
     await page.goto(new URL('/ui/runs/cv-kinds', stack.apiUrl).href);
@@ -463,12 +458,12 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the conversation view, waterfall an
     const text = (sel: string) => page.locator(sel).textContent();
     expect(await text('.entry-input .slot-origin')).toBe('Child run of cv-boss (call 7-0). ');
     expect(await page.locator('.entry-input .slot-origin a').getAttribute('href')).toBe('/ui/runs/cv-boss');
-    expect(await page.locator('.entry-input ul.attachments li').first().textContent()).toBe('receipt.png image/png, 2.0 KB');
+    expect(await page.locator('.entry-input ul.attachments li').first().textContent()).toMatch(/^receipt\.png image\/png, 2\.0 KB, sha256 [0-9a-f]{12}/);
     const download = page.waitForEvent('download');
     await page.locator('.entry-input ul.attachments a', { hasText: 'receipt.png' }).click();
     expect((await download).suggestedFilename()).toBe('receipt.png');
     await page.locator('.entry-input ul.attachments a', { hasText: 'forged.html' }).click();
-    await expect.poll(() => page.locator('.entry-input ul.attachments li').nth(1).textContent()).toContain('could not load it: sha256 mismatch; not saved');
+    await expect.poll(() => page.locator('.entry-input ul.attachments li').nth(1).textContent()).toMatch(/sha256 mismatch: the log recorded e{12}.*Not saved\./);
     expect(page.url()).toMatch(/\/ui\/runs\/cv-kinds$/);
     expect(await text('#conv-turn-2 .slot-status')).toBe('failed: model_rate_limited: slow down (retryable: tried again)');
     expect(await text('#conv-turn-4 h3')).toContain('Assistant, step 1 (attempt 2)');

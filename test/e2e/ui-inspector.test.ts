@@ -32,8 +32,7 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the inspector in a browser', () => 
   /** A page whose console errors count against the test (the 404 the page itself asks for is expected). */
   async function open(path: string, width = 1280): Promise<Page> {
     const page = await browser.newPage({ viewport: { width, height: 900 } });
-    // The run stream's 404 until its route is merged: the page then follows the log instead.
-    watchProblems(page, problems, [/status of 404 .*\/runs\/ui-other/, /status of 404 .*\/runs\/[^/]+\/stream/]);
+    watchProblems(page, problems, [/status of 404 .*\/runs\/ui-other/]);
     await page.goto(new URL(path, stack.apiUrl).href);
     return page;
   }

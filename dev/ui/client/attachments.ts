@@ -1,12 +1,8 @@
 import { attachment, errorText } from './api.js';
 import { attachmentRefsIn, downloadName, type AttachmentRefView } from './attachment-refs.js';
 import { h } from './dom.js';
+import { sha256Hex } from './digest.js';
 import { bytes, short } from './format.js';
-
-async function sha256Hex(data: ArrayBuffer): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', data);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
-}
 
 /**
  * One attachment as a link. Clicking it fetches the bytes through the API (GET /attachments/{sha256},
@@ -14,7 +10,7 @@ async function sha256Hex(data: ArrayBuffer): Promise<string> {
  * application/octet-stream: the page never renders an upload, so an HTML or SVG file cannot run
  * in it, and an image is never inlined.
  */
-function attachmentLink(ref: AttachmentRefView): HTMLElement {
+export function attachmentLink(ref: AttachmentRefView): HTMLElement {
   const status = h('span', { class: 'blob-status', role: 'status' });
   const link = h('a', { href: '#', class: 'attachment' }, ref.name ?? short(ref.sha256));
   link.addEventListener('click', async (event) => {

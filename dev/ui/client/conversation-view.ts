@@ -1,8 +1,9 @@
+import { attachmentLink } from './attachments.js';
 import { blob, errorText } from './api.js';
 import { partialText, type Attachment, type Conversation, type Entry, type ToolEntry, type TurnEntry } from './conversation.js';
 import { h, type Child } from './dom.js';
 import { bytes, clock, duration, int, pretty, short, usd } from './format.js';
-import { sha256Hex } from './payload.js';
+import { sha256Hex } from './digest.js';
 import type { Body } from './types.js';
 
 /**
@@ -92,33 +93,8 @@ export function payload(runId: string, label: string, body: Body, options: { pro
   return details;
 }
 
-/** An uploaded file, as a link: fetched through the API (sha256 checked) and saved, never opened in the page. */
-function attachmentLink(runId: string, a: Attachment): HTMLElement {
-  const name = a.name ?? `${a.sha256.slice(0, 12)}`;
-  const status = h('span', { class: 'load-status', role: 'status' });
-  const link = h('a', { href: `/runs/${encodeURIComponent(runId)}/blobs/${a.sha256}`, download: name }, name);
-  link.addEventListener('click', (event) => {
-    event.preventDefault();
-    status.textContent = ' loading…';
-    blob(runId, a.sha256)
-      .then(async (data) => {
-        if ((await sha256Hex(data)) !== a.sha256) throw new Error('sha256 mismatch; not saved');
-        // Saved as bytes, never rendered: an HTML or SVG upload must not run in the inspector's origin.
-        const url = URL.createObjectURL(new Blob([data], { type: 'application/octet-stream' }));
-        const save = h('a', { href: url, download: name });
-        save.click();
-        setTimeout(() => URL.revokeObjectURL(url), 10_000);
-        status.textContent = '';
-      })
-      .catch((error: unknown) => {
-        status.textContent = ` could not load it: ${errorText(error)}`;
-      });
-  });
-  return h('li', {}, link, h('span', { class: 'muted' }, ` ${a.mediaType}${a.bytes !== undefined ? `, ${bytes(a.bytes)}` : ''}`), status);
-}
-
-function attachments(runId: string, list: Attachment[]): Child {
-  return list.length === 0 ? null : h('ul', { class: 'attachments', 'aria-label': 'attachments' }, ...list.map((a) => attachmentLink(runId, a)));
+function attachments(list: Attachment[]): Child {
+  return list.length === 0 ? null : h('ul', { class: 'attachments', 'aria-label': 'attachments' }, ...list.map(attachmentLink));
 }
 
 function turnSlots(runId: string, t: TurnEntry): Slot[] {
@@ -267,7 +243,7 @@ function slotsOf(runId: string, e: Entry): Slot[] {
               : null,
         ],
         ['input', e.input, () => payload(runId, '', e.input, { prose: true })],
-        ['attachments', e.attachments, () => attachments(runId, e.attachments)],
+        ['attachments', e.attachments, () => attachments(e.attachments)],
       ];
     case 'turn':
       return turnSlots(runId, e);
@@ -281,7 +257,7 @@ function slotsOf(runId: string, e: Entry): Slot[] {
           () => h('h3', {}, 'Follow-up message', h('span', { class: 'muted' }, ` from ${e.sentBy}`), h('span', { class: 'when' }, clock(e.at))),
         ],
         ['input', e.input, () => payload(runId, '', e.input, { prose: true })],
-        ['attachments', e.attachments, () => attachments(runId, e.attachments)],
+        ['attachments', e.attachments, () => attachments(e.attachments)],
       ];
     case 'attention':
       return [

@@ -1,3 +1,4 @@
+import { attachmentRefsIn, type AttachmentRefView } from './attachment-refs.js';
 import { isBody, type Body, type LogEvent } from './types.js';
 
 /**
@@ -12,12 +13,7 @@ import { isBody, type Body, type LogEvent } from './types.js';
  */
 
 /** A file the input refers to (uploaded through the API, stored by sha256): shown as a link, never inlined. */
-export interface Attachment {
-  sha256: string;
-  mediaType: string;
-  bytes?: number;
-  name?: string;
-}
+export type Attachment = AttachmentRefView;
 
 export interface InputEntry {
   kind: 'input';
@@ -134,39 +130,10 @@ export type DiscardItem = { type: 'discard'; callSeq: number };
 const num = (v: unknown, fallback = 0): number => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const body = (v: unknown): Body | undefined => (isBody(v) ? v : undefined);
-const SHA256 = /^[0-9a-f]{64}$/;
 
-/**
- * Files referred to in an inline input: objects `{kind: 'blob', sha256, mediaType}` anywhere in it
- * (bounded walk: an input is data from outside, and a page must not hang on a deep one).
- */
+/** Files referred to in an inline input (attachment-refs.ts: the one reader of references the page has). */
 export function attachmentsOf(input: Body | undefined): Attachment[] {
-  if (input?.kind !== 'inline') return [];
-  const out: Attachment[] = [];
-  const stack: unknown[] = [input.value];
-  let visited = 0;
-  while (stack.length > 0 && visited < 2_000 && out.length < 50) {
-    const v = stack.pop();
-    visited++;
-    if (!v || typeof v !== 'object') continue;
-    if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
-      continue;
-    }
-    const o = v as Record<string, unknown>;
-    if (o.kind === 'blob' && typeof o.sha256 === 'string' && SHA256.test(o.sha256) && typeof o.mediaType === 'string') {
-      const bytes = typeof o.bytes === 'number' ? o.bytes : typeof o.size === 'number' ? o.size : undefined;
-      out.push({
-        sha256: o.sha256,
-        mediaType: o.mediaType,
-        ...(bytes !== undefined ? { bytes } : {}),
-        ...(typeof o.name === 'string' ? { name: o.name } : {}),
-      });
-      continue;
-    }
-    for (const key of Object.keys(o).reverse()) stack.push(o[key]);
-  }
-  return out;
+  return input?.kind === 'inline' ? attachmentRefsIn(input.value) : [];
 }
 
 /** The streamed text of a turn so far. */

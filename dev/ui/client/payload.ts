@@ -1,4 +1,5 @@
 import { blob, errorText } from './api.js';
+import { sha256Hex } from './digest.js';
 import { h } from './dom.js';
 import { bytes, pretty, short } from './format.js';
 import { isBody, type Body, type LogEvent } from './types.js';
@@ -34,12 +35,6 @@ export function bodiesOf(e: LogEvent): [string, Body][] {
     default:
   }
   return out;
-}
-
-/** The sha256 of bytes, as the log records it (hex). */
-export async function sha256Hex(data: ArrayBuffer): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', data);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /** An inline body pretty-printed, as text. */

@@ -252,13 +252,13 @@ describe('the conversation', () => {
     expect(
       attachmentsOf(
         inline({
-          a: [{ kind: 'blob', sha256: 'e'.repeat(64), mediaType: 'application/pdf', name: 'x.pdf' }],
+          a: [{ kind: 'blob', sha256: 'e'.repeat(64), mediaType: 'application/pdf', bytes: 12, name: 'x.pdf' }],
           b: { kind: 'blob', sha256: 'nothex', mediaType: 'x' },
         }),
       ),
-    ).toEqual([{ sha256: 'e'.repeat(64), mediaType: 'application/pdf', name: 'x.pdf' }]);
+    ).toEqual([{ sha256: 'e'.repeat(64), mediaType: 'application/pdf', bytes: 12, name: 'x.pdf' }]);
     expect(attachmentsOf({ kind: 'blob', key: 'k', sha256: 'f'.repeat(64), size: 1, summary: '' })).toEqual([]);
-    let deep: unknown = { kind: 'blob', sha256: 'e'.repeat(64), mediaType: 'image/png' };
+    let deep: unknown = { kind: 'blob', sha256: 'e'.repeat(64), mediaType: 'image/png', bytes: 3 };
     for (let i = 0; i < 10_000; i++) deep = [deep];
     expect(attachmentsOf(inline(deep))).toEqual([]);
   });
