@@ -141,3 +141,12 @@ export function worstCasePoisonSeconds(leaseMs: number, marginS: number = VISIBI
   for (let n = 1; n < MAX_RECEIVE_COUNT; n++) total += tickVisibilitySeconds(leaseMs, marginS, n);
   return total;
 }
+
+/**
+ * Tracing (engine/tracing): a step waits at most this long for its spans to be sent before it
+ * releases its run (an unreachable collector slows a step by this much, never fails it).
+ */
+export const TRACE_FLUSH_MS = 2_000;
+
+/** Characters of a prompt or tool payload put on a span when the application opts in (tracing payloads). */
+export const TRACE_PAYLOAD_MAX_CHARS = 4_096;
