@@ -43,7 +43,7 @@ export function otelTracer(options: OtelTracerOptions = {}): EngineTracer {
   const stitchedOr = (span: Span, s: TraceSpan) => {
     if (unstitched || !span.isRecording() || span.spanContext().spanId === s.spanId) return;
     unstitched = true;
-    options.warn?.('the tracer provider does not use LogbookIdGenerator: its spans will not join their run's trace');
+    options.warn?.('the tracer provider does not use LogbookIdGenerator: its spans will not join their run trace');
   };
   return {
     ...(options.payloads ? { payloads: true } : {}),
