@@ -8,6 +8,7 @@ import { SqsStepQueue, SqsTickVisibility } from '../adapters/aws/sqs-step-queue.
 import { CryptoIds } from '../adapters/system/crypto.js';
 import { SystemClock } from '../adapters/system/system-clock.js';
 import { createEngine, type EngineConfig, type EngineDeps } from '../engine/engine.js';
+import { otlpTracing, type OtlpTracing } from '../engine/tracing/otlp-setup.js';
 import type { ModelResolver } from '../ports/model-client.js';
 import type { OutcomeNotice, OutcomePublisher } from '../ports/outcome-publisher.js';
 import { AgentRegistry } from '../authoring/registry.js';
@@ -24,6 +25,8 @@ export interface Runtime {
   metrics: Metrics;
   clients: AwsClients;
   visibility: SqsTickVisibility;
+  /** Set when LOGBOOK_TRACING=otlp: the worker handler flushes it after every invocation. */
+  tracer?: OtlpTracing;
 }
 
 /**
@@ -108,6 +111,15 @@ export async function createRuntime(serviceName: string, options: RuntimeOptions
         ...(env.LOGBOOK_EVENTS_ENDPOINT ? { endpoint: env.LOGBOOK_EVENTS_ENDPOINT } : {}),
       })
     : new LogOutcomePublisher(logger);
+  const tracer =
+    env.LOGBOOK_TRACING === 'otlp'
+      ? await otlpTracing({
+          env: source,
+          serviceName,
+          payloads: env.LOGBOOK_TRACING_PAYLOADS === 'true',
+          warn: (message) => logger.warn(message),
+        })
+      : undefined;
   const engine = createEngine(
     {
       log: store,
@@ -123,8 +135,9 @@ export async function createRuntime(serviceName: string, options: RuntimeOptions
       publisher,
       logger: engineLogger(logger),
       metrics: engineMetrics(metrics),
+      ...(tracer ? { tracer } : {}),
     },
     { config: engineConfigFromEnv(env), ...(agents?.redaction ? { redaction: agents.redaction } : {}) },
   );
-  return { env, engine, logger, metrics, clients, visibility: new SqsTickVisibility(queueOptions) };
+  return { env, engine, logger, metrics, clients, visibility: new SqsTickVisibility(queueOptions), ...(tracer ? { tracer } : {}) };
 }

@@ -39,6 +39,8 @@ export function workerHandlerFor(getRuntime: () => Promise<Runtime>, options: Wo
     } finally {
       runtime.logger.resetKeys();
       flushMetrics(runtime.metrics);
+      // Lambda freezes the sandbox once the handler returns: send what the steps left buffered now.
+      await runtime.tracer?.flush().catch((error: unknown) => runtime.logger.warn('spans not sent', { code: errorCode(error) }));
     }
     if (mustExit) {
       runtime.logger.error('a tool ignored its abort: exiting the process after this response', { failures: failures.length });
