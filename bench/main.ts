@@ -13,6 +13,7 @@
  *   npm run bench -- --scale 100           # 100 concurrent runs on the whole local stack
  *   npm run bench -- --flood 2000          # 2,000 runs started at once, per-tenant limit, a second tenant's run
  *   npm run bench -- --context --turns 200  # input tokens per turn with each context policy, in memory
+ *   npm run bench -- --tracing --turns 200  # CPU per turn with OpenTelemetry tracing on vs off (memory, then emulators)
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
 import { cpus } from 'node:os';
@@ -27,6 +28,7 @@ import { figures, quarterRatios } from './report.js';
 import { runFlood } from './flood.js';
 import { runScale } from './scale.js';
 import { runContextBench } from './context.js';
+import { runTracingBench } from './tracing.js';
 import { sideBySide, sideBySideRatios, type Shape, type SideBySide } from './side-by-side.js';
 
 const { values } = parseArgs({
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     flood: { type: 'string' },
     'max-active': { type: 'string' },
     context: { type: 'boolean', default: false },
+    tracing: { type: 'boolean', default: false },
     workers: { type: 'string' },
   },
 });
@@ -59,6 +62,12 @@ if (values.flood !== undefined) {
 if (values.scale !== undefined) {
   const { ok } = await runScale({ runs: Number(values.scale), workers: values.workers ? Number(values.workers) : undefined, turns: Number(values.turns === '1000' ? 5 : values.turns), dynamo: values.dynamo as 'auto' });
   process.exit(ok ? 0 : 1);
+}
+
+if (values.tracing) {
+  // In memory (the engine's own CPU: the worst case for tracing), then on the emulators.
+  console.log(await runTracingBench(values.turns === '1000' ? 200 : Number(values.turns), 7, values.dynamo as 'auto'));
+  process.exit(0);
 }
 
 if (values.context) {

@@ -8,6 +8,9 @@ import type { EngineTracer } from './engine-tracer.js';
 import { SpanProjector } from './log-spans.js';
 import { rootSpanIdOf, spanIdOf, stepSpanIdOf, traceIdOf, type TraceSpan } from './trace-span.js';
 
+/** The reason the flush timer is stopped with: a plain value, since abort() without one builds a DOMException (and its stack) every step. */
+const SENT = 'sent';
+
 export type StepPhase = 'claim' | 'load' | 'turns' | 'release';
 
 /** What the step loaded: the first emit reads what it needs of the log from these. */
@@ -36,6 +39,8 @@ export class StepTrace {
   private stepSent = false;
   private round = 0;
   private warned = false;
+  private readonly traceId: string;
+  private readonly stepId: string;
 
   constructor(
     private readonly tracer: EngineTracer,
@@ -44,6 +49,8 @@ export class StepTrace {
     private readonly claimedAt: number,
     readonly epoch: number,
   ) {
+    this.traceId = traceIdOf(run);
+    this.stepId = stepSpanIdOf(run, epoch);
     this.phase('claim', claimedAt, deps.clock.now());
   }
 
@@ -55,9 +62,12 @@ export class StepTrace {
   loaded(state: RunState, head: RunHead, loadStart: number): void {
     this.phase('load', loadStart, this.deps.clock.now());
     let openFrom = state.openModel?.seq ?? Infinity;
-    for (const call of Object.values(state.calls)) {
-      if (call.status === 'started') openFrom = Math.min(openFrom, call.modelSeq + 1);
-      if (call.approval?.status === 'pending') openFrom = Math.min(openFrom, call.approval.requestedSeq);
+    // Only the latest response's calls can be open: the model is not called again before each
+    // call of its previous response has a result (so a long run costs no scan of all its calls).
+    for (const callId of state.turnCalls) {
+      const call = state.calls[callId];
+      if (call?.status === 'started') openFrom = Math.min(openFrom, call.modelSeq + 1);
+      if (call?.approval?.status === 'pending') openFrom = Math.min(openFrom, call.approval.requestedSeq);
     }
     this.loadedRun = { state, projectedSeq: head.lastSeq, loadedSeq: state.lastSeq, openFrom };
     this.projector = new SpanProjector({ run: this.run, started: state.started, calls: () => state.calls, payloads: this.tracer.payloads === true });
@@ -102,7 +112,7 @@ export class StepTrace {
         this.deps.logger?.warn('spans not sent in time: the step goes on', { ...this.run, waitedMs: TRACE_FLUSH_MS });
       }
     } finally {
-      stop.abort();
+      stop.abort(SENT);
     }
   }
 
@@ -145,8 +155,8 @@ export class StepTrace {
 
   private stepSpan(outcome: string): TraceSpan {
     return {
-      traceId: traceIdOf(this.run),
-      spanId: stepSpanIdOf(this.run, this.epoch),
+      traceId: this.traceId,
+      spanId: this.stepId,
       parentSpanId: rootSpanIdOf(this.run),
       name: 'logbook.step',
       kind: 'internal',
@@ -166,9 +176,9 @@ export class StepTrace {
 
   private phaseSpan(p: { name: StepPhase; start: number; end: number; round: number }): TraceSpan {
     return {
-      traceId: traceIdOf(this.run),
+      traceId: this.traceId,
       spanId: spanIdOf(this.run, 'phase', this.epoch, p.name, p.round),
-      parentSpanId: stepSpanIdOf(this.run, this.epoch),
+      parentSpanId: this.stepId,
       name: `logbook.${p.name}`,
       kind: 'internal',
       start: p.start,
