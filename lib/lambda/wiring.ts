@@ -25,7 +25,7 @@ export interface Runtime {
   metrics: Metrics;
   clients: AwsClients;
   visibility: SqsTickVisibility;
-  /** Set when LOGBOOK_TRACING=otlp: the worker handler flushes it after every invocation. */
+  /** Set when LOGBOOK_TRACING=otlp: every step sends its spans before it releases its run. */
   tracer?: OtlpTracing;
 }
 

@@ -39,8 +39,9 @@ export function workerHandlerFor(getRuntime: () => Promise<Runtime>, options: Wo
     } finally {
       runtime.logger.resetKeys();
       flushMetrics(runtime.metrics);
-      // Lambda freezes the sandbox once the handler returns: send what the steps left buffered now.
-      await runtime.tracer?.flush().catch((error: unknown) => runtime.logger.warn('spans not sent', { code: errorCode(error) }));
+      // No flush of spans here: each step sent its spans before it released its run. What it
+      // recorded after (its release span) stays buffered while the sandbox is frozen and goes out
+      // with the next invocation's (one request a step, not two; lost only with the container).
     }
     if (mustExit) {
       runtime.logger.error('a tool ignored its abort: exiting the process after this response', { failures: failures.length });

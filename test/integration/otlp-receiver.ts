@@ -14,6 +14,8 @@ export interface OtlpSpan {
   attributes: Record<string, unknown>;
   links: { traceId: string; spanId: string; attributes: Record<string, unknown> }[];
   status: { code: number; message?: string };
+  /** Names of the span's events. */
+  events: string[];
   resource: Record<string, unknown>;
   /** How the request that carried it was encoded. */
   encoding: 'json' | 'protobuf';
@@ -113,6 +115,7 @@ function fromJson(request: {
         attributes?: JsonKv[];
         links?: { traceId: string; spanId: string; attributes?: JsonKv[] }[];
         status?: { code?: number; message?: string };
+        events?: { name: string }[];
       }[];
     }[];
   }[];
@@ -134,6 +137,7 @@ function fromJson(request: {
           attributes: jsonAttrs(s.attributes),
           links: (s.links ?? []).map((l) => ({ traceId: jsonId(l.traceId, 16), spanId: jsonId(l.spanId, 8), attributes: jsonAttrs(l.attributes) })),
           status: { code: s.status?.code ?? 0, ...(s.status?.message ? { message: s.status.message } : {}) },
+          events: (s.events ?? []).map((e) => e.name),
           resource,
           encoding: 'json',
         });
@@ -222,7 +226,7 @@ const pbAttrs = (kvs: Buffer[]) =>
 /**
  * ExportTraceServiceRequest (1: ResourceSpans) → ResourceSpans (1: Resource{1: attributes},
  * 2: ScopeSpans) → ScopeSpans (2: Span) → Span (1 trace_id, 2 span_id, 4 parent_span_id, 5 name,
- * 6 kind, 7 start, 8 end, 9 attributes, 13 links{1,2,4}, 15 status{2 message, 3 code}).
+ * 6 kind, 7 start, 8 end, 9 attributes, 11 events{2 name}, 13 links{1,2,4}, 15 status{2 message, 3 code}).
  */
 function fromProtobuf(body: Buffer): OtlpSpan[] {
   const out: OtlpSpan[] = [];
@@ -251,6 +255,7 @@ function fromProtobuf(body: Buffer): OtlpSpan[] {
             return { traceId: firstBytes(l, 1)?.toString('hex') ?? '', spanId: firstBytes(l, 2)?.toString('hex') ?? '', attributes: pbAttrs(bytesOf(l, 4)) };
           }),
           status: { code: Number(num(status, 3)), ...(message ? { message } : {}) },
+          events: bytesOf(s, 11).map((eb) => str(decode(eb), 2)),
           resource,
           encoding: 'protobuf',
         });

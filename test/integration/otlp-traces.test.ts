@@ -96,7 +96,11 @@ describe('OpenTelemetry traces through a real OTLP/HTTP receiver', () => {
     // No payloads unless the application opts in.
     expect(all.some((s) => 'gen_ai.tool.call.arguments' in s.attributes || 'gen_ai.output.messages' in s.attributes)).toBe(false);
     expect(all.filter((s) => s.name === 'logbook.step' && s.attributes['logbook.step.recovered'] === true).length).toBeGreaterThan(0);
-    for (const phase of ['logbook.claim', 'logbook.load', 'logbook.turns', 'logbook.release']) expect(all.some((s) => s.name === phase), phase).toBe(true);
+    // A step's claim, load and turns are its span's events (and durations); its release, a span after it.
+    const step = all.find((s) => s.name === 'logbook.step' && s.attributes['logbook.step.recovered'] === undefined);
+    for (const phase of ['claim', 'load', 'turns']) expect(step?.attributes[`logbook.step.${phase}_ms`], phase).toEqual(expect.any(Number));
+    expect(step?.events).toEqual(['logbook.claim', 'logbook.load', 'logbook.turns']);
+    expect(all.some((s) => s.name === 'logbook.release')).toBe(true);
 
     // A sample for the README: the spans of one crashed-and-resumed world, as the receiver got them.
     const sampleWorld = [...byWorld.entries()].find(([, spans]) => spans.some((s) => s.attributes['logbook.step.recovered'] === true));

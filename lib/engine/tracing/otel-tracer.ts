@@ -62,6 +62,7 @@ export function otelTracer(options: OtelTracerOptions = {}): EngineTracer {
         // A provider without LogbookIdGenerator gives random ids: the spans still arrive, but a
         // resumed step's spans no longer meet their parents. Said once, not per span.
         stitchedOr(span, s);
+        for (const e of s.events ?? []) span.addEvent(e.name, e.attributes ?? {}, e.at);
         if (s.status) span.setStatus(s.status.code === 'ok' ? { code: SpanStatusCode.OK } : { code: SpanStatusCode.ERROR, ...(s.status.message ? { message: s.status.message } : {}) });
         span.end(s.end);
       }

@@ -87,11 +87,14 @@ export class StepTrace {
       const spans: TraceSpan[] = [];
       if (!this.stepSent) {
         spans.push(...(await this.recovered()));
+        // The phases so far (claim, load, turns) are events of the step span: one span a step, not four.
         spans.push(this.stepSpan(outcome));
+        this.phases = [];
         this.stepSent = true;
       }
       if (this.projector && this.pending.length > 0) spans.push(...this.projector.feed(this.pending, true, this.epoch));
       this.pending = [];
+      // Phases after the step span went out (its release, another round): spans of their own.
       spans.push(...this.phases.map((p) => this.phaseSpan(p)));
       this.phases = [];
       this.tracer.record(spans);
@@ -124,18 +127,16 @@ export class StepTrace {
   private async recovered(): Promise<TraceSpan[]> {
     const l = this.loadedRun;
     if (!l || !this.projector) return [];
-    const from = Math.min(l.openFrom, l.projectedSeq + 1);
-    if (from > l.loadedSeq) return [];
-    const events = await this.read(from - 1, l.loadedSeq);
-    this.projector.feed(
-      events.filter((e) => e.seq <= l.projectedSeq),
-      false,
-    );
-    return this.projector.feed(
-      events.filter((e) => e.seq > l.projectedSeq),
-      true,
-      this.epoch,
-    );
+    const tail = l.loadedSeq > l.projectedSeq ? await this.read(l.projectedSeq, l.loadedSeq) : [];
+    // What the dead step closed may have been opened before the last projection: read from there too.
+    let from = l.openFrom;
+    for (const e of tail) {
+      const call = 'callId' in e && e.callId ? l.state.calls[e.callId] : undefined;
+      if (call && e.type !== 'approval_decided') from = Math.min(from, call.modelSeq + 1);
+      if (e.type === 'approval_decided' && call?.approval) from = Math.min(from, call.approval.requestedSeq);
+    }
+    if (from <= l.projectedSeq) this.projector.feed(await this.read(from - 1, l.projectedSeq), false);
+    return this.projector.feed(tail, true, this.epoch);
   }
 
   private async read(afterSeq: number, untilSeq: number): Promise<RunEvent[]> {
@@ -169,7 +170,9 @@ export class StepTrace {
         'logbook.step.outcome': outcome,
         'logbook.step.appended': this.pending.length,
         ...(this.loadedRun ? { 'logbook.step.from_seq': this.loadedRun.loadedSeq } : {}),
+        ...Object.fromEntries(this.phases.map((p) => [`logbook.step.${p.name}_ms`, p.end - p.start])),
       },
+      events: this.phases.map((p) => ({ name: `logbook.${p.name}`, at: p.end, attributes: { 'logbook.phase.duration_ms': p.end - p.start } })),
       status: outcome === 'fenced' || outcome === 'lease_lost' || outcome === 'corrupt' || outcome === 'poisoned' ? { code: 'error', message: outcome } : { code: 'ok' },
     };
   }
