@@ -145,7 +145,13 @@ export class SpanProjector {
     if (!open) return undefined;
     this.model = undefined;
     const { id } = this.o.started.model;
-    const span = this.base(spanIdOf(this.o.run, 'model', open.seq), this.parentOf(open.epoch), `chat ${modelName(id)}`, open.at, e?.at ?? abandonedAt ?? open.at);
+    const span = this.base(
+      spanIdOf(this.o.run, 'model', open.seq),
+      this.parentOf(open.epoch),
+      `chat ${modelName(id)}`,
+      open.at,
+      e?.at ?? abandonedAt ?? open.at,
+    );
     span.kind = 'client';
     span.attributes = {
       [GEN_AI.operation]: 'chat',
@@ -189,7 +195,12 @@ export class SpanProjector {
     // Without a result of its own the attempt's end is not in the log: it ran at most to its deadline.
     const end = result ? at : Math.min(at, open.notAfter);
     const wait = open.wait;
-    const spanName = wait?.kind === 'child' ? `invoke_agent ${pinned?.wait?.kind === 'child' ? pinned.wait.agent.name : name}` : wait ? `wait ${name}` : `execute_tool ${name}`;
+    const spanName =
+      wait?.kind === 'child'
+        ? `invoke_agent ${pinned?.wait?.kind === 'child' ? pinned.wait.agent.name : name}`
+        : wait
+          ? `wait ${name}`
+          : `execute_tool ${name}`;
     const span = this.base(id, this.parentOf(open.epoch), spanName, open.at, end);
     span.attributes = {
       [GEN_AI.operation]: wait?.kind === 'child' ? 'invoke_agent' : 'execute_tool',

@@ -55,7 +55,17 @@ export function otelTracer(options: OtelTracerOptions = {}): EngineTracer {
         wanted = { traceId: s.traceId, spanId: s.spanId };
         let span: Span;
         try {
-          span = tracer.startSpan(s.name, { kind: s.kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL, startTime: s.start, attributes: s.attributes, links: links(s), root: !s.parentSpanId }, parent);
+          span = tracer.startSpan(
+            s.name,
+            {
+              kind: s.kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL,
+              startTime: s.start,
+              attributes: s.attributes,
+              links: links(s),
+              root: !s.parentSpanId,
+            },
+            parent,
+          );
         } finally {
           wanted = undefined;
         }
@@ -63,7 +73,10 @@ export function otelTracer(options: OtelTracerOptions = {}): EngineTracer {
         // resumed step's spans no longer meet their parents. Said once, not per span.
         stitchedOr(span, s);
         for (const e of s.events ?? []) span.addEvent(e.name, e.attributes ?? {}, e.at);
-        if (s.status) span.setStatus(s.status.code === 'ok' ? { code: SpanStatusCode.OK } : { code: SpanStatusCode.ERROR, ...(s.status.message ? { message: s.status.message } : {}) });
+        if (s.status)
+          span.setStatus(
+            s.status.code === 'ok' ? { code: SpanStatusCode.OK } : { code: SpanStatusCode.ERROR, ...(s.status.message ? { message: s.status.message } : {}) },
+          );
         span.end(s.end);
       }
     },
@@ -72,5 +85,8 @@ export function otelTracer(options: OtelTracerOptions = {}): EngineTracer {
 }
 
 function links(s: TraceSpan): Link[] {
-  return (s.links ?? []).map((l) => ({ context: { traceId: l.traceId, spanId: l.spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true }, ...(l.attributes ? { attributes: l.attributes } : {}) }));
+  return (s.links ?? []).map((l) => ({
+    context: { traceId: l.traceId, spanId: l.spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true },
+    ...(l.attributes ? { attributes: l.attributes } : {}),
+  }));
 }

@@ -173,7 +173,10 @@ export class StepTrace {
         ...Object.fromEntries(this.phases.map((p) => [`logbook.step.${p.name}_ms`, p.end - p.start])),
       },
       events: this.phases.map((p) => ({ name: `logbook.${p.name}`, at: p.end, attributes: { 'logbook.phase.duration_ms': p.end - p.start } })),
-      status: outcome === 'fenced' || outcome === 'lease_lost' || outcome === 'corrupt' || outcome === 'poisoned' ? { code: 'error', message: outcome } : { code: 'ok' },
+      status:
+        outcome === 'fenced' || outcome === 'lease_lost' || outcome === 'corrupt' || outcome === 'poisoned'
+          ? { code: 'error', message: outcome }
+          : { code: 'ok' },
     };
   }
 
