@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Link, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type HrTime, type Link, type Span, type Tracer } from '@opentelemetry/api';
 import type { EngineTracer } from './engine-tracer.js';
 import type { TraceSpan } from './trace-span.js';
 
@@ -59,7 +59,7 @@ export function otelTracer(options: OtelTracerOptions = {}): EngineTracer {
             s.name,
             {
               kind: s.kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL,
-              startTime: s.start,
+              startTime: hrTime(s.start),
               attributes: s.attributes,
               links: links(s),
               root: !s.parentSpanId,
@@ -72,16 +72,25 @@ export function otelTracer(options: OtelTracerOptions = {}): EngineTracer {
         // A provider without LogbookIdGenerator gives random ids: the spans still arrive, but a
         // resumed step's spans no longer meet their parents. Said once, not per span.
         stitchedOr(span, s);
-        for (const e of s.events ?? []) span.addEvent(e.name, e.attributes ?? {}, e.at);
+        for (const e of s.events ?? []) span.addEvent(e.name, e.attributes ?? {}, hrTime(e.at));
         if (s.status)
           span.setStatus(
             s.status.code === 'ok' ? { code: SpanStatusCode.OK } : { code: SpanStatusCode.ERROR, ...(s.status.message ? { message: s.status.message } : {}) },
           );
-        span.end(s.end);
+        span.end(hrTime(s.end));
       }
     },
     flush: options.flush ?? (() => Promise.resolve()),
   };
+}
+
+/**
+ * Epoch ms as [seconds, nanoseconds]: a plain number small enough is read by the SDK as
+ * performance.now() time, never as a date; the tuple is read as it is.
+ */
+function hrTime(ms: number): HrTime {
+  const seconds = Math.floor(ms / 1000);
+  return [seconds, Math.round((ms - seconds * 1000) * 1e6)];
 }
 
 function links(s: TraceSpan): Link[] {
