@@ -14,6 +14,7 @@
  *   npm run bench -- --flood 2000          # 2,000 runs started at once, per-tenant limit, a second tenant's run
  *   npm run bench -- --context --turns 200  # input tokens per turn with each context policy, in memory
  *   npm run bench -- --stream              # streaming on the local stack: chunk writes per model call, reader delay p50/p95
+ *   npm run bench -- --tracing --turns 200  # CPU per turn with OpenTelemetry tracing on vs off (memory, then emulators)
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
 import { cpus } from 'node:os';
@@ -29,6 +30,7 @@ import { runFlood } from './flood.js';
 import { runScale } from './scale.js';
 import { runContextBench } from './context.js';
 import { runStreamBench } from './stream.js';
+import { runTracingBench } from './tracing.js';
 import { sideBySide, sideBySideRatios, type Shape, type SideBySide } from './side-by-side.js';
 
 const { values } = parseArgs({
@@ -43,6 +45,7 @@ const { values } = parseArgs({
     'max-active': { type: 'string' },
     context: { type: 'boolean', default: false },
     stream: { type: 'boolean', default: false },
+    tracing: { type: 'boolean', default: false },
     workers: { type: 'string' },
   },
 });
@@ -79,6 +82,12 @@ if (values.stream) {
   });
   process.exit(ok ? 0 : 1);
 }
+if (values.tracing) {
+  // In memory (the engine's own CPU: the worst case for tracing), then on the emulators.
+  console.log(await runTracingBench(values.turns === '1000' ? 200 : Number(values.turns), 7, values.dynamo as 'auto'));
+  process.exit(0);
+}
+
 if (values.context) {
   // In memory, no emulators: what the prompt holds does not depend on the storage.
   console.log(await runContextBench(values.turns === '1000' ? 200 : Number(values.turns)));

@@ -7,6 +7,7 @@ import { SqsStepQueue, SqsTickReceiver, SqsTickVisibility } from '../lib/adapter
 import { CryptoIds } from '../lib/adapters/system/crypto.js';
 import { SystemClock } from '../lib/adapters/system/system-clock.js';
 import { createEngine, type EngineDeps } from '../lib/engine/engine.js';
+import type { EngineTracer } from '../lib/engine/tracing/engine-tracer.js';
 import { startRun } from '../lib/engine/start-run.js';
 import { runStep } from '../lib/engine/step-runner.js';
 import { benchModels, benchRegistry } from './bench-agent.js';
@@ -58,6 +59,8 @@ export interface BenchEnv {
   /** The floor's own FIFO queue: a floor timed between rounds of a mode must not take its ticks. */
   floorQueueUrl: string;
   snapshotEvery: number;
+  /** Spans of every step (`--tracing`); absent: tracing off. */
+  tracer?: EngineTracer;
 }
 
 /** One Lambda container: its own store and engine (and so its own warm cache). */
@@ -66,7 +69,18 @@ export function container(env: BenchEnv, turns: number, onCall?: () => void): { 
   const queue = new SqsStepQueue({ sqs: env.clients.sqs, queueUrl: env.queueUrl });
   const blobs = new S3BlobStore({ s3: env.clients.s3, bucket: env.bucket });
   const engine = createEngine(
-    { log: store, heads: store, inbox: store, blobs, queue, models: benchModels(turns, onCall), registry: benchRegistry(turns), clock: new SystemClock(), ids: new CryptoIds() },
+    {
+      log: store,
+      heads: store,
+      inbox: store,
+      blobs,
+      queue,
+      models: benchModels(turns, onCall),
+      registry: benchRegistry(turns),
+      clock: new SystemClock(),
+      ids: new CryptoIds(),
+      ...(env.tracer ? { tracer: env.tracer } : {}),
+    },
     { snapshotEvery: env.snapshotEvery },
   );
   return { store, engine };

@@ -19,6 +19,19 @@ export function parseDynamo(value: string | undefined): 'auto' | 'dynalite' | 'd
   return dynamo;
 }
 
+/** `--otlp URL`: a collector's OTLP/HTTP base URL (its /v1/traces is where spans go). */
+export function parseOtlp(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError('--otlp must be a URL, e.g. http://127.0.0.1:4318');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--otlp must be an http:// or https:// URL (OTLP over HTTP)');
+  return value;
+}
+
 /** `logbook dev --agents ./src/agents.ts`: serve until SIGINT/SIGTERM. */
 export async function devCommand(argv: string[], io: Output): Promise<number> {
   const { values, positionals } = parseCommandArgs('logbook dev', argv, {
@@ -27,6 +40,7 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     dynamo: { type: 'string', value: 'auto|dynalite|dynamodb-local' },
     'work-dir': { type: 'string', value: 'DIR' },
     workers: { type: 'string', value: 'N' },
+    otlp: { type: 'string', value: 'URL' },
     json: { type: 'boolean', default: false },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
@@ -35,6 +49,7 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
   const dynamo = parseDynamo(values.dynamo);
   const workers = values.workers === undefined ? 2 : Number(values.workers);
   if (!Number.isInteger(workers) || workers < 1 || workers > 16) throw new UsageError('--workers must be an integer from 1 to 16');
+  const otlp = parseOtlp(values.otlp);
 
   io.err(`Starting the local stack on ${values.agents} (DynamoDB, S3 and SQS emulators, API, worker runner)...`);
   if (dynamo === 'auto' && !javaAvailable()) io.err('notice: java not found, so DynamoDB runs on dynalite (in-process); install a Java 17 runtime to use DynamoDB Local.');
@@ -46,6 +61,7 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     env: { [SCRIPTED_PACE_ENV]: process.env[SCRIPTED_PACE_ENV] ?? String(LOCAL_SCRIPTED_PACE_MS) },
     ...(values['work-dir'] ? { workDir: values['work-dir'] } : {}),
     ...(port !== undefined ? { port } : {}),
+    ...(otlp ? { otlp } : {}),
   }).catch((error: unknown) => {
     if ((error as { code?: string }).code === 'EADDRINUSE') {
       throw new UsageError(`port ${port ?? process.env.LOGBOOK_PORT ?? 8787} is in use: stop the other stack, or pick another with --port N or LOGBOOK_PORT`);
@@ -62,6 +78,7 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     io.err(`Agents:   ${agents.join(', ')}`);
     io.err(`Worker:   ${stack.runner.stats.starts} local Lambda sandbox(es); logs in ${stack.workerLog}`);
     io.err(`Inspector: ${stack.uiUrl}`);
+    if (otlp) io.err(`Traces:   every step's spans to ${otlp} (OTLP/HTTP, ${process.env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf'})`);
     const first = stack.runtime.engine.registry.list()[0];
     const apiFlag = port !== undefined && port !== 8787 ? ` --api ${stack.apiUrl}` : '';
     // An input that fits the agent's input schema: a misfit would be refused with a 400.

@@ -36,6 +36,11 @@ export interface LocalStackOptions {
   agentsModule: string;
   /** More environment for the API and the worker processes (e.g. LOGBOOK_MODEL, the app's own settings). */
   env?: Record<string, string>;
+  /**
+   * An OTLP/HTTP collector's base URL (`logbook dev --otlp http://127.0.0.1:4318`): the workers send
+   * every step's spans there (OTEL_EXPORTER_OTLP_PROTOCOL picks http/protobuf or http/json).
+   */
+  otlp?: string;
 }
 
 export interface LocalStack {
@@ -120,9 +125,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       LOGBOOK_AGENTS_MODULE: agentsModule,
       // Where the application may keep local state its worker processes share (fake services).
       LOGBOOK_WORK_DIR: workDir,
+      ...(options.otlp ? { LOGBOOK_TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: options.otlp, OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? 'logbook-local' } : {}),
       ...options.env,
     };
-    const runtime = await createRuntime('logbook-local', { agents, env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'ERROR' } });
+    // This process serves the API and the sweeper, which run no step: only the workers trace.
+    const runtime = await createRuntime('logbook-local', { agents, env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'ERROR', LOGBOOK_TRACING: 'off' } });
     cleanups.push(async () => runtime.clients.destroy());
 
     const app = createApiApp({

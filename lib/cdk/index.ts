@@ -8,6 +8,7 @@ export { buildLogbookApp, type LogbookAppOptions } from './build-app.js';
 export { DEFAULTS, configFromContext, withDefaults, type LogbookConfig } from './config.js';
 export { METRICS, SERVICE_NAMES } from './metrics.js';
 export { LogbookFunction } from './constructs/logbook-function.js';
+export type { LogbookTracing } from './constructs/tracing.js';
 export type { HandlerKind } from './agents-module.js';
 export {
   AgentsModuleInvalidError,

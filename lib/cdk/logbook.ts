@@ -9,6 +9,7 @@ import { MCP_BUNDLE_DIR, MCP_MANIFEST_ENV } from '../tools/mcp/shipped-servers.j
 import { discoverAgentsModule, generatedEntry, generatedEntryDir, projectPath, type HandlerKind } from './agents-module.js';
 import { withDefaults, type LogbookConfig } from './config.js';
 import { DataKey } from './constructs/data-key.js';
+import type { LogbookTracing } from './constructs/tracing.js';
 import { LogbookFunction } from './constructs/logbook-function.js';
 import { shipMcpServers } from './mcp-servers.js';
 import { PayloadBucket } from './constructs/payload-bucket.js';
@@ -50,6 +51,11 @@ export interface LogbookProps extends Partial<LogbookConfig> {
   readonly projectRoot?: string;
   /** Default: package-lock.json in projectRoot when it exists. */
   readonly depsLockFilePath?: string;
+  /**
+   * OpenTelemetry spans of every step from the worker (docs/guides/tracing.md): an OTLP/HTTP
+   * endpoint, or the ADOT collector layer (X-Ray by default). Default: off.
+   */
+  readonly tracing?: LogbookTracing;
 }
 
 /** The construct id whose outputs and resource names carry no extra prefix. */
@@ -79,7 +85,7 @@ export class Logbook extends Construct {
 
   constructor(scope: Construct, id: string, props: LogbookProps) {
     super(scope, id);
-    const { agents, handlers, models, environment, projectRoot: root, depsLockFilePath: lockFile, ...options } = props;
+    const { agents, handlers, models, environment, projectRoot: root, depsLockFilePath: lockFile, tracing, ...options } = props;
     const config = withDefaults(options);
     this.config = config;
     const projectRoot = resolve(root ?? process.cwd());
@@ -143,6 +149,7 @@ export class Logbook extends Construct {
       .bindModels(this.modelIds)
       .bindRetention(config.retention)
       .bindLease(LEASE_MS);
+    if (tracing) worker.bindTracing(tracing, SERVICE_NAMES.worker);
 
     const api = new LogbookFunction(this, 'Api', {
       ...fnDefaults,

@@ -15,6 +15,7 @@ import { LEASE_MS, MARGIN_MS, MAX_CLAIM_ATTEMPTS, MODEL_TIMEOUT_MS } from './lim
 import { PayloadCodec } from './payload-codec.js';
 import { Redactor, type RedactionOptions } from '../core/redaction.js';
 import { RunLoader } from './run-loader.js';
+import type { EngineTracer } from './tracing/engine-tracer.js';
 
 /** Structured log lines from the engine; handlers route them to Powertools Logger. */
 export interface EngineLogger {
@@ -85,6 +86,8 @@ export interface EnginePorts {
   admission?: Admission;
   logger?: EngineLogger;
   metrics?: EngineMetrics;
+  /** OpenTelemetry spans of each step, derived from the events it appends (tracing/); absent: off. */
+  tracer?: EngineTracer;
 }
 
 export interface EngineDeps extends EnginePorts {

@@ -16,3 +16,7 @@ export { AgentRegistry } from '../authoring/registry.js';
 export { resolveAgents, isAgents } from '../authoring/define-agents.js';
 export type { RunHead, OpenAttention, OpenWait } from '../ports/run-heads.js';
 export type { RunState, CallState, RunStatusState } from '../core/state.js';
+export { otelTracer, LogbookIdGenerator, type OtelTracerOptions } from './tracing/otel-tracer.js';
+export { otlpTracing, type OtlpTracing, type OtlpTracingOptions, type OtlpProtocol } from './tracing/otlp-setup.js';
+export type { EngineTracer } from './tracing/engine-tracer.js';
+export { traceIdOf, rootSpanIdOf, type TraceSpan } from './tracing/trace-span.js';

@@ -176,3 +176,12 @@ export const MAX_ATTACHMENT_BYTES = 3_750_000;
 
 /** Attachments one message may carry, per kind: what Bedrock Converse takes in one request's message. */
 export const MAX_ATTACHMENTS_PER_MESSAGE = { image: 20, document: 5 } as const;
+
+/**
+ * Tracing (engine/tracing): a step waits at most this long for its spans to be sent before it
+ * releases its run (an unreachable collector slows a step by this much, never fails it).
+ */
+export const TRACE_FLUSH_MS = 2_000;
+
+/** Characters of a prompt or tool payload put on a span when the application opts in (tracing payloads). */
+export const TRACE_PAYLOAD_MAX_CHARS = 4_096;

@@ -5,6 +5,7 @@ import type { RunState } from '../core/state.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { EngineDeps } from './engine.js';
 import type { LeaseKeeper } from './lease-keeper.js';
+import type { StepTrace } from './tracing/step-trace.js';
 
 /**
  * One worker's hold on one run. `append` is the only way state changes: it encodes the draft
@@ -27,6 +28,8 @@ export class RunSession {
   carryReservation?: (after: RunState) => ModelReservation | undefined;
   /** The last tool_result this session appended with a carried reservation. */
   carried?: { seq: number; reservation: ModelReservation };
+  /** This step's spans, when tracing is on: every appended event is projected into them. */
+  trace?: StepTrace;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -78,6 +81,7 @@ export class RunSession {
       this.deps.loader.forget(this.run);
       throw error;
     }
+    this.trace?.saw(event);
     if (event.type === 'tool_result' && event.reservation) this.carried = { seq: event.seq, reservation: event.reservation };
     this.appended++;
     this.deps.loader.remember(this.run, this.state, this.writer.epoch);

@@ -14,6 +14,7 @@ import { inStreak, poisonDetail, stallsAfterLoad } from './claim-accounting.js';
 import { publishOutcome } from './outcomes.js';
 import { RunSession } from './run-session.js';
 import { runTurn, type TurnOutcome } from './turn-runner.js';
+import { StepTrace } from './tracing/step-trace.js';
 
 export type StepOutcome = 'continued' | 'waiting' | 'parked' | 'ended' | 'busy' | 'fenced' | 'lease_lost' | 'poisoned' | 'not_found' | 'corrupt';
 
@@ -81,10 +82,12 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
   const claimed = await claim(deps, run, options.owner, claimedAt);
   if ('done' in claimed) return claimed.done;
   const grant = claimed.next;
+  // Tracing (off: undefined): spans made from what this step appends, sent before it releases.
+  const trace = deps.tracer && new StepTrace(deps.tracer, deps, run, claimedAt, grant.epoch);
   const release: Release = (inboxVersion) => deps.heads.releaseLease(run, { owner: options.owner, epoch: grant.epoch, inboxVersion });
 
   const gated = await headGate(deps, run, grant, options.owner, release);
-  if ('done' in gated) return gated.done;
+  if ('done' in gated) return traced(trace, gated.done);
 
   const holder: { session?: RunSession } = {};
   const lease = heartbeat(deps, run, grant.epoch, claimedAt, options, holder);
@@ -92,24 +95,33 @@ export async function runStep(deps: EngineDeps, tick: Tick, options: StepOptions
   const progress: Progress = { turns: 0 };
   try {
     const prefetched = reads ? { reads, fromReleased: grant.fromReleased } : undefined;
+    const loadStart = deps.clock.now();
     const state = await loadOrPark(deps, run, gated.next, grant.epoch, lease, release, prefetched);
-    if (!state) return endedEarly('corrupt');
+    if (!state) return traced(trace, endedEarly('corrupt'));
+    trace?.loaded(state, gated.next, loadStart);
     const streak = inStreak(grant);
     // Inside a streak of abnormal claims, say that this one got past its load (limits.ts).
     if (streak) await deps.heads.markLoaded(run, { owner: options.owner, epoch: grant.epoch, stalls: stallsAfterLoad(grant) });
     const session = new RunSession(deps, run, state, { epoch: grant.epoch, nonce: deps.ids.nonce() }, lease, options.deadlineAt, options.owner);
     holder.session = session;
+    if (trace) session.trace = trace;
     if (streak) {
       // Earlier claims ended abnormally; this one made progress, so the run is not poison.
       session.onFirstAppend = () => deps.heads.resetAttempts(run, { owner: options.owner, epoch: grant.epoch });
     }
     const outcome = await ingestTurnsAndRelease(session, gated.next, options, progress, release);
     await lease.stop();
-    return await handOver(session, outcome, grant.epoch, progress);
+    return traced(trace, await handOver(session, outcome, grant.epoch, progress));
   } catch (error) {
     await lease.stop();
-    return stopped(deps, run, holder.session, progress.turns, error);
+    return traced(trace, stopped(deps, run, holder.session, progress.turns, error));
   }
+}
+
+/** The step's last spans (its release, or all of them for a step that ended early); the host flushes them. */
+async function traced(trace: StepTrace | undefined, result: StepResult): Promise<StepResult> {
+  await trace?.emit(result.outcome, false);
+  return result;
 }
 
 /** Phase 1: claim the lease. */
@@ -210,6 +222,7 @@ async function ingestTurnsAndRelease(
   let outcome: TurnOutcome = { kind: 'continued' };
   let inboxVersion = head.inboxVersion;
   for (let round = 0; round < MAX_RELEASE_ROUNDS; round++) {
+    const roundStart = deps.clock.now();
     // The claimed head says whether anything was put since the last release: no inbox query when
     // nothing was (an item whose version bump has not landed yet is met by the release condition
     // or by the tick its sender enqueues after the bump). Later rounds follow a moved version.
@@ -222,7 +235,12 @@ async function ingestTurnsAndRelease(
       inboxVersion = await ingestInbox(session, inboxVersion);
       outcome = await runTurns(session, options, countTurn);
     }
+    const finishStart = deps.clock.now();
+    // Spans go out before the head moves past their events: a worker that dies from here on has them re-sent.
+    session.trace?.phase('turns', roundStart, finishStart);
+    await session.trace?.emit(outcome.kind, true);
     const finished = await finish(deps, session, outcome, head, { owner: options.owner, inboxVersion }, release);
+    session.trace?.phase('release', finishStart, deps.clock.now());
     head = finished.head;
     progress.head = head;
     if (finished.released) break;

@@ -54,6 +54,14 @@ export const envSchema = z.object({
   LOGBOOK_STREAMING: z.enum(['on', 'off']).default('on'),
   /** Base of the back-off between deliveries of a tick that did not finish (s); default the lease (limits.ts). */
   LOGBOOK_BACKOFF_BASE_S: z.coerce.number().int().nonnegative().optional(),
+  /**
+   * `otlp`: the worker sends OpenTelemetry spans of every step (engine/tracing) over OTLP/HTTP,
+   * configured by the standard OTEL_* variables (OTEL_EXPORTER_OTLP_ENDPOINT, _PROTOCOL, _HEADERS,
+   * OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES). Default `off`: the SDK is never loaded.
+   */
+  LOGBOOK_TRACING: z.enum(['off', 'otlp']).default('off'),
+  /** `true`: spans carry prompt and tool payloads, redacted as the log holds them. */
+  LOGBOOK_TRACING_PAYLOADS: z.enum(['true', 'false']).default('false'),
 });
 export type LogbookEnv = z.infer<typeof envSchema>;
 

@@ -9,6 +9,7 @@ import { SqsStepQueue, SqsTickVisibility } from '../adapters/aws/sqs-step-queue.
 import { CryptoIds } from '../adapters/system/crypto.js';
 import { SystemClock } from '../adapters/system/system-clock.js';
 import { createEngine, type EngineConfig, type EngineDeps } from '../engine/engine.js';
+import { otlpTracing, type OtlpTracing } from '../engine/tracing/otlp-setup.js';
 import type { ModelResolver } from '../ports/model-client.js';
 import type { OutcomeNotice, OutcomePublisher } from '../ports/outcome-publisher.js';
 import { AgentRegistry } from '../authoring/registry.js';
@@ -25,6 +26,8 @@ export interface Runtime {
   metrics: Metrics;
   clients: AwsClients;
   visibility: SqsTickVisibility;
+  /** Set when LOGBOOK_TRACING=otlp: every step sends its spans before it releases its run. */
+  tracer?: OtlpTracing;
 }
 
 /**
@@ -109,6 +112,15 @@ export async function createRuntime(serviceName: string, options: RuntimeOptions
         ...(env.LOGBOOK_EVENTS_ENDPOINT ? { endpoint: env.LOGBOOK_EVENTS_ENDPOINT } : {}),
       })
     : new LogOutcomePublisher(logger);
+  const tracer =
+    env.LOGBOOK_TRACING === 'otlp'
+      ? await otlpTracing({
+          env: source,
+          serviceName,
+          payloads: env.LOGBOOK_TRACING_PAYLOADS === 'true',
+          warn: (message) => logger.warn(message),
+        })
+      : undefined;
   const engine = createEngine(
     {
       log: store,
@@ -127,8 +139,9 @@ export async function createRuntime(serviceName: string, options: RuntimeOptions
       ...(env.LOGBOOK_STREAMING === 'on' ? { stream: new DynamoRunStream({ doc: clients.doc, tableName: env.LOGBOOK_TABLE, retry: { maxAttempts: 2 } }) } : {}),
       logger: engineLogger(logger),
       metrics: engineMetrics(metrics),
+      ...(tracer ? { tracer } : {}),
     },
     { config: engineConfigFromEnv(env), ...(agents?.redaction ? { redaction: agents.redaction } : {}) },
   );
-  return { env, engine, logger, metrics, clients, visibility: new SqsTickVisibility(queueOptions) };
+  return { env, engine, logger, metrics, clients, visibility: new SqsTickVisibility(queueOptions), ...(tracer ? { tracer } : {}) };
 }

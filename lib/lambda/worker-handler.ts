@@ -39,6 +39,9 @@ export function workerHandlerFor(getRuntime: () => Promise<Runtime>, options: Wo
     } finally {
       runtime.logger.resetKeys();
       flushMetrics(runtime.metrics);
+      // No flush of spans here: each step sent its spans before it released its run. What it
+      // recorded after (its release span) stays buffered while the sandbox is frozen and goes out
+      // with the next invocation's (one request a step, not two; lost only with the container).
     }
     if (mustExit) {
       runtime.logger.error('a tool ignored its abort: exiting the process after this response', { failures: failures.length });

@@ -9,6 +9,7 @@ import type { Checkpoints } from '../engine/checkpoints.js';
 import { WorkerHalt } from '../engine/checkpoints.js';
 import { createEngine, type EngineDeps, type EngineOptions, type EnginePorts } from '../engine/engine.js';
 import type { RedactionOptions } from '../core/redaction.js';
+import type { EngineTracer } from '../engine/tracing/engine-tracer.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { EventLog } from '../ports/event-log.js';
 import type { Inbox } from '../ports/inbox.js';
@@ -42,6 +43,8 @@ export interface World {
   models: ModelResolver;
   /** The application's redaction (defineAgents), applied by every worker of this world. */
   redaction?: RedactionOptions;
+  /** Where every worker of this world sends its spans (tracing); a dead worker's are dropped. */
+  tracer?: EngineTracer;
 }
 
 export function memoryStorage(): WorldStorage & { store: MemoryStore; blobStore: MemoryBlobStore; stepQueue: MemoryStepQueue; stream: MemoryRunStream } {
@@ -162,6 +165,7 @@ export function spawnWorker(
       registry: world.registry,
       clock: world.clock,
       ids: new SequentialIds(name),
+      ...(world.tracer ? { tracer: deadDrops(world.tracer, isDead) } : {}),
       ...ports,
     },
     { ...(world.redaction ? { redaction: world.redaction } : {}), ...options, ...(checkpoints ? { checkpoints } : {}) },
@@ -183,6 +187,15 @@ export function spawnWorker(
     get dead() {
       return dead;
     },
+  };
+}
+
+/** A process that died sends nothing more: its spans after death are dropped, as its buffer would be. */
+function deadDrops(tracer: EngineTracer, isDead: () => boolean): EngineTracer {
+  return {
+    ...(tracer.payloads ? { payloads: true } : {}),
+    record: (spans) => (isDead() ? undefined : tracer.record(spans)),
+    flush: () => (isDead() ? Promise.resolve() : tracer.flush()),
   };
 }
 

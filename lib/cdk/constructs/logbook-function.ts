@@ -14,6 +14,7 @@ import { bedrockModelArns } from './bedrock-model.js';
 import type { PayloadBucket, BucketAccess } from './payload-bucket.js';
 import type { RunTable, TableAccess } from './run-table.js';
 import type { QueueAccess, StepQueue } from './step-queue.js';
+import { tracingEnvironment, XRAY_WRITE_ACTIONS, type LogbookTracing } from './tracing.js';
 
 /**
  * Running from Logbook's own TypeScript sources (this repository)? Then bundles resolve `logbook`
@@ -256,6 +257,21 @@ export class LogbookFunction extends Construct {
   /** The lease length the worker claims and heartbeats. */
   bindLease(leaseMs: number): this {
     this.setEnv('LOGBOOK_LEASE_MS', String(leaseMs));
+    return this;
+  }
+
+  /** OpenTelemetry spans of every step (the worker): the OTLP settings, the ADOT layer and what its exporter needs. */
+  bindTracing(tracing: LogbookTracing, serviceName: string): this {
+    for (const [name, value] of Object.entries(tracingEnvironment(tracing, serviceName))) this.fn.addEnvironment(name, value);
+    if (tracing.adotLayerArn) this.fn.addLayers(lambda.LayerVersion.fromLayerVersionArn(this, 'AdotCollector', tracing.adotLayerArn));
+    const actions = tracing.actions ?? (tracing.adotLayerArn ? XRAY_WRITE_ACTIONS : []);
+    if (actions.length > 0) {
+      this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources: ['*'] }));
+      Validations.of(this).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'X-Ray write actions (PutTraceSegments, PutTelemetryRecords) support no resource-level permissions: they take only "*".',
+      });
+    }
     return this;
   }
 }

@@ -1,0 +1,312 @@
+import { inlineText, type Body } from '../../core/body.js';
+import { reservationOf, TERMINAL_EVENTS, type EventOf, type RunEvent } from '../../core/events.js';
+import type { CallState } from '../../core/state.js';
+import type { RunRef } from '../../ports/run-ref.js';
+import { TRACE_PAYLOAD_MAX_CHARS } from '../limits.js';
+import { GEN_AI, rootSpanIdOf, spanIdOf, stepSpanIdOf, traceIdOf, type TraceSpan } from './trace-span.js';
+
+/** What a tool call's span says happened to its attempt. */
+export type ToolOutcome = 'ok' | 'error' | 'unknown' | 'verified' | 'escalated';
+
+type Opened = { seq: number; at: number; epoch: number };
+type OpenModel = Opened & { step: number; purpose?: string };
+type OpenCall = Opened & { attempt: number; notAfter: number; wait?: EventOf<'tool_started'>['wait']; verify?: string };
+
+export interface ProjectorOptions {
+  run: RunRef;
+  started: EventOf<'run_started'>;
+  /** The run's calls as folded (names and arguments of the calls a span is about). */
+  calls: () => Record<string, CallState>;
+  /** Put prompt and tool payloads on spans (as logged: redacted, offloaded bodies by reference). */
+  payloads: boolean;
+}
+
+/**
+ * The run's spans as a projection of its log: fed the events in seq order, it emits each span with
+ * the event that closes it (a model_response closes its model_started, a tool_result its
+ * tool_started, a terminal event the run), with ids that are a hash of the run and the opening
+ * event. Feeding the same events again gives the same spans, which is what makes a span re-sent
+ * after a crash the same span; every span's parent is the step span of the lease epoch that
+ * opened it (events carry their writer's epoch) or the run's root, so none is an orphan.
+ *
+ * Events fed with `emit: false` only open spans (what came before the events a step emits for).
+ */
+export class SpanProjector {
+  private model?: OpenModel;
+  private readonly tools = new Map<string, OpenCall>();
+  private readonly approvals = new Map<string, Opened>();
+  private readonly traceId: string;
+  private readonly root: string;
+
+  constructor(private readonly o: ProjectorOptions) {
+    this.traceId = traceIdOf(o.run);
+    this.root = rootSpanIdOf(o.run);
+  }
+
+  /**
+   * Feed events in seq order. Returns the spans they close when `emit`, plus, for `recoveredFrom`
+   * epochs (steps whose worker died before emitting), a step span rebuilt from their events.
+   */
+  feed(events: readonly RunEvent[], emit: boolean, liveEpoch?: number): TraceSpan[] {
+    const out: TraceSpan[] = [];
+    const recovered = new Map<number, { start: number; end: number; events: number }>();
+    for (const e of events) {
+      const spans = this.apply(e);
+      if (!emit) continue;
+      out.push(...spans);
+      const epoch = e.by.epoch;
+      if (epoch > 0 && epoch !== liveEpoch) {
+        const r = recovered.get(epoch);
+        if (r) {
+          r.end = Math.max(r.end, e.at);
+          r.events++;
+        } else recovered.set(epoch, { start: e.at, end: e.at, events: 1 });
+      }
+    }
+    for (const [epoch, r] of recovered) out.push(this.recoveredStep(epoch, r));
+    return out;
+  }
+
+  /** The parent of a span opened by an event of `epoch`: that step, or the run for events made outside a step. */
+  private parentOf(epoch: number): string {
+    return epoch > 0 ? stepSpanIdOf(this.o.run, epoch) : this.root;
+  }
+
+  private apply(e: RunEvent): TraceSpan[] {
+    const spans: TraceSpan[] = [];
+    const push = (s: TraceSpan | undefined) => s && spans.push(s);
+    switch (e.type) {
+      case 'model_response':
+      case 'model_failed':
+        push(this.closeModel(e));
+        break;
+      case 'model_started':
+        break;
+      case 'tool_started': {
+        const prior = this.tools.get(e.callId);
+        // An earlier attempt with no result: its worker died or lost the run (outcome unknown).
+        if (prior) push(this.closeTool(e.callId, prior, e.at, 'unknown'));
+        this.tools.set(e.callId, { seq: e.seq, at: e.at, epoch: e.by.epoch, attempt: e.attempt, notAfter: e.notAfter, ...(e.wait ? { wait: e.wait } : {}) });
+        break;
+      }
+      case 'tool_verified': {
+        const open = this.tools.get(e.callId);
+        if (open) open.verify = e.status;
+        break;
+      }
+      case 'tool_result': {
+        const open = this.tools.get(e.callId);
+        if (open) push(this.closeTool(e.callId, open, e.at, toolOutcome(e), e));
+        break;
+      }
+      case 'attention_required': {
+        const open = e.callId ? this.tools.get(e.callId) : undefined;
+        if (e.callId && open) push(this.closeTool(e.callId, open, e.at, 'escalated'));
+        break;
+      }
+      case 'approval_requested':
+        this.approvals.set(e.callId, { seq: e.seq, at: e.at, epoch: e.by.epoch });
+        break;
+      case 'approval_decided': {
+        const open = this.approvals.get(e.callId);
+        if (open) push(this.closeApproval(e, open));
+        break;
+      }
+      default:
+        break;
+    }
+    // A model reservation (model_started, or carried by a tool_result) opens a chat span; one
+    // still open had no answer: the worker that made it died or lost the run.
+    const reservation = reservationOf(e);
+    if (reservation) {
+      if (this.model) push(this.closeModel(undefined, e.at));
+      this.model = {
+        seq: e.seq,
+        at: e.at,
+        epoch: e.by.epoch,
+        step: reservation.step,
+        ...(e.type === 'model_started' && e.purpose ? { purpose: e.purpose } : {}),
+      };
+    }
+    if (TERMINAL_EVENTS.has(e.type)) {
+      if (this.model) push(this.closeModel(undefined, e.at));
+      for (const [callId, open] of this.tools) push(this.closeTool(callId, open, e.at, 'unknown'));
+      push(this.rootSpan(e));
+    }
+    return spans;
+  }
+
+  private base(spanId: string, parentSpanId: string, name: string, start: number, end: number): TraceSpan {
+    return { traceId: this.traceId, spanId, parentSpanId, name, kind: 'internal', start, end: Math.max(start, end), attributes: {} };
+  }
+
+  private closeModel(e: EventOf<'model_response'> | EventOf<'model_failed'> | undefined, abandonedAt?: number): TraceSpan | undefined {
+    const open = this.model;
+    if (!open) return undefined;
+    this.model = undefined;
+    const { id } = this.o.started.model;
+    const span = this.base(
+      spanIdOf(this.o.run, 'model', open.seq),
+      this.parentOf(open.epoch),
+      `chat ${modelName(id)}`,
+      open.at,
+      e?.at ?? abandonedAt ?? open.at,
+    );
+    span.kind = 'client';
+    span.attributes = {
+      [GEN_AI.operation]: 'chat',
+      [GEN_AI.provider]: providerOf(id),
+      [GEN_AI.requestModel]: modelName(id),
+      [GEN_AI.conversationId]: this.o.run.runId,
+      'logbook.model.id': id,
+      'logbook.model.step': open.step,
+      'logbook.seq': open.seq,
+      ...(open.purpose ? { 'logbook.model.purpose': open.purpose } : {}),
+    };
+    if (e?.type === 'model_response') {
+      Object.assign(span.attributes, {
+        [GEN_AI.inputTokens]: e.usage.inputTokens,
+        [GEN_AI.outputTokens]: e.usage.outputTokens,
+        [GEN_AI.finishReasons]: [e.stopReason],
+        'logbook.cost_usd': e.costUsd,
+        'logbook.model.tool_calls': e.calls.length,
+      });
+      if (this.o.payloads) {
+        const output = { text: e.text ? bodyText(e.text) : null, calls: e.calls.map((c) => ({ id: c.callId, name: c.name, arguments: bodyText(c.args) })) };
+        span.attributes[GEN_AI.outputMessages] = clip(JSON.stringify(output));
+      }
+      span.status = { code: 'ok' };
+    } else if (e?.type === 'model_failed') {
+      Object.assign(span.attributes, { 'error.type': e.code, 'logbook.model.retryable': e.retryable });
+      span.status = { code: 'error', message: e.code };
+    } else {
+      span.attributes['error.type'] = 'no_response';
+      span.status = { code: 'error', message: 'no response: the worker died or lost the run during the call' };
+    }
+    return span;
+  }
+
+  private closeTool(callId: string, open: OpenCall, at: number, outcome: ToolOutcome, result?: EventOf<'tool_result'>): TraceSpan {
+    this.tools.delete(callId);
+    const call = this.o.calls()[callId];
+    const name = call?.name ?? 'tool';
+    const pinned = this.o.started.tools.find((t) => t.name === name);
+    const id = spanIdOf(this.o.run, 'tool', callId, open.attempt);
+    // Without a result of its own the attempt's end is not in the log: it ran at most to its deadline.
+    const end = result ? at : Math.min(at, open.notAfter);
+    const wait = open.wait;
+    const spanName =
+      wait?.kind === 'child'
+        ? `invoke_agent ${pinned?.wait?.kind === 'child' ? pinned.wait.agent.name : name}`
+        : wait
+          ? `wait ${name}`
+          : `execute_tool ${name}`;
+    const span = this.base(id, this.parentOf(open.epoch), spanName, open.at, end);
+    span.attributes = {
+      [GEN_AI.operation]: wait?.kind === 'child' ? 'invoke_agent' : 'execute_tool',
+      [GEN_AI.toolName]: name,
+      [GEN_AI.toolCallId]: callId,
+      [GEN_AI.toolType]: 'function',
+      'logbook.tool.policy': pinned?.policy ?? 'unknown',
+      'logbook.tool.attempt': open.attempt,
+      'logbook.tool.idempotency_key': `${this.o.run.tenant}:${this.o.run.runId}:${callId}`,
+      'logbook.tool.outcome': outcome,
+      'logbook.seq': open.seq,
+      ...(open.verify ? { 'logbook.tool.verify': open.verify } : {}),
+      ...(result ? { 'logbook.tool.source': result.source } : {}),
+      ...(result?.errorCode ? { 'error.type': result.errorCode } : {}),
+    };
+    if (wait) {
+      span.attributes['logbook.wait.kind'] = wait.kind;
+      if (wait.kind === 'signal') span.attributes['logbook.wait.signal'] = wait.signal;
+      if (wait.kind === 'child') {
+        const child = { tenant: this.o.run.tenant, runId: wait.runId };
+        span.kind = 'client';
+        span.attributes[GEN_AI.agentName] = span.name.slice('invoke_agent '.length);
+        span.attributes['logbook.child.run_id'] = wait.runId;
+        span.links = [{ traceId: traceIdOf(child), spanId: rootSpanIdOf(child), attributes: { 'logbook.link': 'child_run' } }];
+      }
+    }
+    if (this.o.payloads) {
+      if (call) span.attributes[GEN_AI.toolCallArguments] = clip(bodyText(call.args));
+      if (result) span.attributes[GEN_AI.toolCallResult] = clip(bodyText(result.output));
+    }
+    span.status = outcome === 'error' || outcome === 'unknown' ? { code: 'error', message: outcome } : { code: 'ok' };
+    return span;
+  }
+
+  private closeApproval(e: EventOf<'approval_decided'>, open: Opened): TraceSpan {
+    this.approvals.delete(e.callId);
+    const name = this.o.calls()[e.callId]?.name ?? 'tool';
+    const span = this.base(spanIdOf(this.o.run, 'approval', open.seq), this.parentOf(open.epoch), `approval ${name}`, open.at, e.at);
+    span.attributes = { [GEN_AI.toolName]: name, [GEN_AI.toolCallId]: e.callId, 'logbook.approval.decision': e.decision, 'logbook.seq': open.seq };
+    span.status = { code: 'ok' };
+    return span;
+  }
+
+  private rootSpan(e: RunEvent): TraceSpan {
+    const s = this.o.started;
+    const span: TraceSpan = {
+      traceId: this.traceId,
+      spanId: this.root,
+      name: `invoke_agent ${s.agent.name}`,
+      kind: 'internal',
+      start: s.at,
+      end: Math.max(s.at, e.at),
+      attributes: {
+        [GEN_AI.operation]: 'invoke_agent',
+        [GEN_AI.agentName]: s.agent.name,
+        [GEN_AI.agentVersion]: s.agent.version,
+        [GEN_AI.agentId]: `${s.agent.name}@${s.agent.version}`,
+        [GEN_AI.conversationId]: this.o.run.runId,
+        [GEN_AI.provider]: providerOf(s.model.id),
+        [GEN_AI.requestModel]: modelName(s.model.id),
+        'logbook.tenant': this.o.run.tenant,
+        'logbook.run.id': this.o.run.runId,
+        'logbook.run.outcome': e.type.replace('run_', ''),
+        'logbook.seq': e.seq,
+      },
+      status: e.type === 'run_completed' ? { code: 'ok' } : { code: 'error', message: e.type === 'run_failed' ? e.code : 'cancelled' },
+    };
+    if (s.parent) {
+      const parent = { tenant: this.o.run.tenant, runId: s.parent.runId };
+      span.links = [{ traceId: traceIdOf(parent), spanId: rootSpanIdOf(parent), attributes: { 'logbook.link': 'parent_run' } }];
+    }
+    return span;
+  }
+
+  private recoveredStep(epoch: number, r: { start: number; end: number; events: number }): TraceSpan {
+    const span = this.base(stepSpanIdOf(this.o.run, epoch), this.root, 'logbook.step', r.start, r.end);
+    span.attributes = { 'logbook.step.epoch': epoch, 'logbook.step.recovered': true, 'logbook.step.appended': r.events, 'logbook.run.id': this.o.run.runId };
+    span.status = { code: 'error', message: 'the worker stopped before it sent its spans: rebuilt from the log' };
+    return span;
+  }
+}
+
+function toolOutcome(e: EventOf<'tool_result'>): ToolOutcome {
+  if (e.source === 'verify') return 'verified';
+  if (e.source === 'human') return 'escalated';
+  return e.ok ? 'ok' : 'error';
+}
+
+/** `bedrock:anthropic.claude-…` → `aws.bedrock`, as gen_ai.provider.name spells the providers it knows. */
+export function providerOf(modelId: string): string {
+  const prefix = modelId.includes(':') ? modelId.slice(0, modelId.indexOf(':')) : modelId;
+  if (prefix === 'bedrock') return 'aws.bedrock';
+  if (prefix === 'openai') return 'openai';
+  return `logbook.${prefix}`;
+}
+
+function modelName(modelId: string): string {
+  const i = modelId.indexOf(':');
+  return i < 0 ? modelId : modelId.slice(i + 1);
+}
+
+/** A body as it is logged (already redacted); an offloaded one by its summary and key, never fetched. */
+function bodyText(body: Body): string {
+  return body.kind === 'inline' ? inlineText(body) : `[offloaded ${body.size} bytes: ${body.key}] ${body.summary}`;
+}
+
+function clip(text: string): string {
+  return text.length > TRACE_PAYLOAD_MAX_CHARS ? `${text.slice(0, TRACE_PAYLOAD_MAX_CHARS)}…[truncated]` : text;
+}
