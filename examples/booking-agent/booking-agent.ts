@@ -135,9 +135,8 @@ export function bookingAgent(services: TravelServices, options: BookingAgentOpti
           `Card on file: ${traveller.card}. Company policy: ${policy.cabin} cabin, at most ${policy.maxTotalEur} EUR in total.`,
           'Search, hold the cheapest flight within policy, charge the card for the hold, issue the tickets,',
           'then answer with the booking confirmation as JSON.',
-          ...(trip.document
-            ? [`The traveller's travel document (${trip.document.name ?? trip.document.mediaType}) is attached: name it in the confirmation.`]
-            : []),
+          // Not the file's name here: that is the uploader's text, and the model reads it with the request.
+          ...(trip.document ? ['A travel document is attached to the request: name it in the confirmation (travelDocument).'] : []),
         ].join('\n');
       },
     },

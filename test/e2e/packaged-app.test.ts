@@ -316,6 +316,7 @@ describe('the packaged library, used by a new project', () => {
       expect(error.issues.map((i) => i.path).sort()).toEqual(['body.input.nights', 'body.input.traveller']);
       // An attachment: uploaded once, referred to by the run's input. The model is sent the bytes;
       // the log keeps the reference only. A reference this tenant never uploaded is a 400 on its path.
+      const tUpload = performance.now();
       const notes = 'Late check-in, after 22:00. A quiet room, please.\n';
       const sha256 = createHash('sha256').update(notes).digest('hex');
       const uploaded = await fetch(`${apiUrl}/attachments?name=notes.txt`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: notes });
@@ -347,6 +348,7 @@ describe('the packaged library, used by a new project', () => {
       const logged = JSON.stringify(planEvents);
       expect(logged).not.toContain('Late check-in');
       expect(logged).not.toContain(Buffer.from(notes).toString('base64').slice(0, 24));
+      timings.push(['logbook dev: upload + planner run', performance.now() - tUpload]);
 
       const t1 = performance.now();
       const created = await fetch(`${apiUrl}/runs`, {
