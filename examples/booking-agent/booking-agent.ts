@@ -3,8 +3,9 @@
  * profile, pinned model settings, a structured booking confirmation, a bounded context, and one
  * tool per kind of side effect a booking has (read, idempotent write, paid write a person approves).
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { ScriptedModel, defineAgent, defineTool, type ModelRequest, type Price, type ScriptStep } from 'logbook';
+import { ScriptedModel, attachment, defineAgent, defineTool, type ModelAttachment, type ModelRequest, type Price, type ScriptStep } from 'logbook';
 import type { BookingApp } from './travellers.js';
 import type { TravelServices } from './travel-services.js';
 
@@ -22,9 +23,9 @@ export const TripRequest = z
     to: airport,
     date: z.iso.date(),
     passengers: z.number().int().min(1).max(9).default(1),
-    // TODO(issue 23, item 7: multimodal input): a passport scan or a visa letter as a document
-    // reference, e.g. `documents: z.array(<the blob reference schema>).max(2).optional()`, shown
-    // to the model as a document block. The lead fills this in after the multimodal merge.
+    // A passport scan or a visa letter, uploaded first (POST /attachments, `--attach document=PATH`):
+    // the input holds its reference, the model receives the file itself on every call.
+    document: attachment({ accept: ['image/png', 'image/jpeg', 'application/pdf'] }).optional(),
   })
   .refine((t) => t.from !== t.to, { message: 'from and to must differ', path: ['to'] })
   .meta({ examples: [{ travellerId: 't_ada', from: 'LHR', to: 'OSL', date: '2027-03-14', passengers: 2 }] });
@@ -40,6 +41,8 @@ export const BookingConfirmation = z.object({
   totalEur: z.number().positive(),
   chargeId: z.string(),
   tickets: z.array(z.string()).min(1),
+  /** The travel document the booking was made against: its name and the sha256 of the bytes the model was sent. */
+  travelDocument: z.object({ name: z.string(), mediaType: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
 });
 export type BookingConfirmation = z.infer<typeof BookingConfirmation>;
 
@@ -132,6 +135,8 @@ export function bookingAgent(services: TravelServices, options: BookingAgentOpti
           `Card on file: ${traveller.card}. Company policy: ${policy.cabin} cabin, at most ${policy.maxTotalEur} EUR in total.`,
           'Search, hold the cheapest flight within policy, charge the card for the hold, issue the tickets,',
           'then answer with the booking confirmation as JSON.',
+          // Not the file's name here: that is the uploader's text, and the model reads it with the request.
+          ...(trip.document ? ['A travel document is attached to the request: name it in the confirmation (travelDocument).'] : []),
         ].join('\n');
       },
     },
@@ -157,8 +162,21 @@ function tripOf(request: ModelRequest): TripRequest {
 }
 
 /**
+ * The travel document the model was sent with the run's input (the first user message), as the
+ * confirmation names it: the sha256 is of the bytes that arrived, so a test sees the file got through.
+ */
+function travelDocumentOf(request: ModelRequest): BookingConfirmation['travelDocument'] {
+  const first = request.messages[0];
+  const file: ModelAttachment | undefined = first?.role === 'user' ? first.attachments?.[0] : undefined;
+  if (!file) return undefined;
+  const sha256 = createHash('sha256').update(Buffer.from(file.data, 'base64')).digest('hex');
+  return { name: file.name ?? 'travel document', mediaType: file.mediaType, sha256 };
+}
+
+/**
  * What a model would do, scripted: search, hold the cheapest flight within policy, charge, ticket,
- * answer with JSON. It reads the traveller's name and card from the instructions the run pinned.
+ * answer with JSON. It reads the traveller's name and card from the instructions the run pinned,
+ * and names the travel document it was sent, if any.
  */
 export function bookingScript(): ScriptStep[] {
   const fromSystem = (request: ModelRequest, label: RegExp) => label.exec(request.system)?.[1] ?? '?';
@@ -204,6 +222,8 @@ export function bookingScript(): ScriptStep[] {
         chargeId: charge?.chargeId ?? '?',
         tickets: tickets?.ticketNumbers ?? [],
       };
+      const document = travelDocumentOf(request);
+      if (document) confirmation.travelDocument = document;
       return { text: JSON.stringify(confirmation) };
     },
   ];

@@ -1,11 +1,15 @@
 /**
  * The booking agent in a test world (logbook/testing): memory storage, the scripted model, fresh
  * fake services per world, and the people around a run: the approver of charges and the operator
- * who answers a parked run.
+ * who answers a parked run. A trip may carry a travel document (visa-letter.pdf), uploaded into
+ * the world before the run starts as POST /attachments would store it.
  */
-import { defineAgents } from 'logbook';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { defineAgents, type AttachmentRef, type ScriptedModel } from 'logbook';
 import { requestApproval } from 'logbook/engine';
-import { agentsWorld, type HarnessScenario, type Outside, type Resolver, type World } from 'logbook/testing';
+import { agentsWorld, memoryStorage, uploadAttachment, type HarnessScenario, type Outside, type Resolver, type World } from 'logbook/testing';
 import { BOOKING_MODEL_ID, bookingAgent, bookingModel, type TripRequest } from './booking-agent.js';
 import { MemoryStore } from './state-store.js';
 import { TravelServices, emptyTravelState, type TravelEffect } from './travel-services.js';
@@ -15,14 +19,41 @@ export interface BookingWorld extends World {
   services: TravelServices;
 }
 
-export function bookingWorld(): BookingWorld {
+/** A small visa letter (a one-page PDF) to attach to a trip: the demo uploads it, the tests too. */
+export const VISA_LETTER_FILE = fileURLToPath(new URL('./visa-letter.pdf', import.meta.url));
+export const visaLetter = () => ({ bytes: new Uint8Array(readFileSync(VISA_LETTER_FILE)), mediaType: 'application/pdf' as const, name: 'visa-letter.pdf' });
+
+/** The reference POST /attachments answers for an upload: what a trip's `document` holds. */
+export function referenceOf(upload: ReturnType<typeof visaLetter>): AttachmentRef {
+  const sha256 = createHash('sha256').update(upload.bytes).digest('hex');
+  return { kind: 'blob', sha256, mediaType: upload.mediaType, bytes: upload.bytes.byteLength, name: upload.name };
+}
+
+export interface BookingWorldOptions {
+  /** Uploaded into the world's storage (tenant `acme`) before anything runs. */
+  upload?: ReturnType<typeof visaLetter>;
+  /** Sees every scripted model the world makes (one per worker): a test reads what each call was sent. */
+  onModel?: (model: ScriptedModel) => void;
+}
+
+export function bookingWorld(options: BookingWorldOptions = {}): BookingWorld {
   const services = new TravelServices(new MemoryStore(emptyTravelState()));
   const agents = defineAgents({
     agents: [bookingAgent(services)],
-    models: { [BOOKING_MODEL_ID]: () => bookingModel() },
+    models: {
+      [BOOKING_MODEL_ID]: () => {
+        const model = bookingModel();
+        options.onModel?.(model);
+        return model;
+      },
+    },
     appContext: () => travellerDirectory(),
   });
-  return { ...agentsWorld(agents), services };
+  const storage = memoryStorage();
+  // The memory store holds the bytes once put is called (storeAttachment checks them and puts
+  // without waiting on anything first), so the upload is there before the run starts.
+  if (options.upload) void uploadAttachment(storage, 'acme', options.upload);
+  return { ...agentsWorld(agents, storage), services };
 }
 
 /**
@@ -71,3 +102,14 @@ export const bookingScenario: HarnessScenario<BookingWorld, TravelEffect> = {
   resolver: bookingResolver,
   outside: () => approveCharges(),
 };
+
+/** The same trip with the visa letter attached: the model must get its bytes on every call, resumed or not. */
+export function documentScenario(onModel?: (model: ScriptedModel) => void): HarnessScenario<BookingWorld, TravelEffect> {
+  const upload = visaLetter();
+  return {
+    ...bookingScenario,
+    name: 'booking agent with a travel document attached',
+    world: () => bookingWorld({ upload, ...(onModel ? { onModel } : {}) }),
+    request: { tenant: 'acme', runId: 'trip-doc', agent: 'booking', input: { ...DEMO_TRIP, document: referenceOf(upload) } },
+  };
+}

@@ -2,17 +2,20 @@
  * `npm run demo:booking`: the booking agent on the local stack (emulators, the API, worker
  * processes), as its users would drive it over HTTP:
  * 1. a trip that does not fit the input schema is refused with a 400 naming the fields;
- * 2. a good trip runs until the charge, which waits for a person (`GET /runs/{id}` lists it);
+ * 2. the traveller's visa letter is uploaded (`POST /attachments`) and a good trip carrying its
+ *    reference runs until the charge, which waits for a person (`GET /runs/{id}` lists it);
  * 3. the travel manager approves it (`POST /runs/{id}/approve`), a worker process is SIGKILLed
- *    while the run goes on, and the run completes with the booking confirmation as `output`;
+ *    while the run goes on, and the run completes with the booking confirmation as `output`,
+ *    which names the visa letter by the sha256 of the bytes the model was sent;
  * 4. the fake services' state file shows one hold, one charge and one ticketing.
  */
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { AttachmentRef } from 'logbook';
 import { ApiError, LogbookClient, UsageError, processOutput, startLocalStack, watchRun, type EmulatorEndpoints } from 'logbook/local';
-import { DEMO_TRIP } from './booking-world.js';
+import { DEMO_TRIP, visaLetter } from './booking-world.js';
 import { JsonFileStore } from './state-store.js';
 import { emptyTravelState } from './travel-services.js';
 
@@ -36,6 +39,8 @@ export interface BookingDemoReport {
   refused: string[];
   /** The tool the run waited on for approval, with its arguments. */
   approval?: { tool: string; args: unknown };
+  /** The reference POST /attachments answered for the visa letter the trip carries. */
+  document: AttachmentRef;
   killedWorker: boolean;
   status: string;
   output: unknown;
@@ -77,9 +82,14 @@ export async function bookingDemo(options: BookingDemoOptions = {}): Promise<Boo
       log(`   ${error.status}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
     }
 
+    const letter = visaLetter();
+    log(`\n2. POST /attachments?name=${letter.name} (${letter.bytes.byteLength} bytes, ${letter.mediaType})`);
+    const { ref: document } = await client.upload(letter.bytes, letter.mediaType, letter.name);
+    log(`   201 ${JSON.stringify(document)}`);
     const runId = `trip-${Date.now().toString(36)}`;
-    log(`\n2. POST /runs with ${JSON.stringify(DEMO_TRIP)} (run ${runId})`);
-    await client.startRun({ agent: 'booking', input: DEMO_TRIP, runId });
+    const trip = { ...DEMO_TRIP, document };
+    log(`   POST /runs with ${JSON.stringify(DEMO_TRIP).slice(0, -1)},"document":<that reference>} (run ${runId})`);
+    await client.startRun({ agent: 'booking', input: trip, runId });
     const { view: waiting } = await watchRun(client, runId, {
       until: new Set(['awaiting_approval', 'completed', 'failed', 'parked', 'cancelled']),
       timeoutMs: 120_000,
@@ -109,10 +119,13 @@ export async function bookingDemo(options: BookingDemoOptions = {}): Promise<Boo
     const applied = effects.filter((e) => e.applied && !e.readOnly).map((e) => `${e.service}:${e.op}`);
     const deduplicated = effects.filter((e) => !e.applied).length;
     log(`\n4. The services applied ${applied.join(', ')}${deduplicated ? ` and deduplicated ${deduplicated} repeated request(s)` : ''}.`);
-    const ok = refused.length > 0 && wait !== undefined && view.status === 'completed' && applied.length === 3 && new Set(applied).size === 3;
+    // The model named the file by the hash of the bytes it received: the upload reached it.
+    const named = (view.output as { travelDocument?: { sha256?: string } } | undefined)?.travelDocument?.sha256 === document.sha256;
+    const ok = refused.length > 0 && wait !== undefined && view.status === 'completed' && applied.length === 3 && new Set(applied).size === 3 && named;
     return {
       refused,
       ...(wait ? { approval: { tool: wait.tool, args: wait.args } } : {}),
+      document,
       killedWorker,
       status: view.status,
       output: view.output,

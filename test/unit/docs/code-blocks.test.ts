@@ -1,5 +1,5 @@
 /**
- * The ```ts blocks of the README and of every page under docs/ compile against the package as it is
+ * The ```ts blocks of the README, of every page under docs/ and of the examples' READMEs compile against the package as it is
  * now: each block is written as a file under .scratch/ inside the repository (so `logbook`,
  * `logbook/lambda`... resolve through package.json "exports" like a user's import, and `zod` from
  * node_modules) and typechecked with the repository's compiler options. A renamed or removed
@@ -9,7 +9,7 @@
  * is written at that path, so blocks of one page can import each other (`../src/agents.js`). A
  * page that imports an agents module without showing one gets a stub `src/agents.ts`.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -19,13 +19,16 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const WORK = join(ROOT, '.scratch', `doc-blocks-${process.pid}`);
 afterAll(() => rmSync(WORK, { recursive: true, force: true }));
 
-/** README.md, DEVELOPMENT.md and every markdown page under docs/. */
+/** README.md, DEVELOPMENT.md, every markdown page under docs/ and each example's README (its snippet is the example, shortened). */
 function pages(): string[] {
   const walk = (dir: string): string[] =>
     readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
       e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.md') ? [join(dir, e.name)] : [],
     );
-  return ['README.md', 'DEVELOPMENT.md', ...walk('docs')];
+  const examples = readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(ROOT, 'examples', e.name, 'README.md')))
+    .map((e) => join('examples', e.name, 'README.md'));
+  return ['README.md', 'DEVELOPMENT.md', ...walk('docs'), ...examples];
 }
 
 interface Block {

@@ -5,12 +5,13 @@
  * and the traveller's profile and pinned, the model settings reach every call, older tool results
  * leave the prompt, and the run ends with the booking confirmation as `output`.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ScriptedModel, ValidationError, defineAgents, type ModelClient, type ModelRequest } from 'logbook';
 import { startRun } from 'logbook/engine';
 import { agentsWorld, driveRun, formatHarnessReport, runCrashHarness, spawnWorker } from 'logbook/testing';
 import { BOOKING_MODEL_ID, bookingAgent, bookingScript } from '../../../examples/booking-agent/booking-agent.js';
-import { DEMO_TRIP, approveCharges, bookingScenario } from '../../../examples/booking-agent/booking-world.js';
+import { DEMO_TRIP, approveCharges, bookingScenario, documentScenario, referenceOf, visaLetter } from '../../../examples/booking-agent/booking-world.js';
 import { MemoryStore } from '../../../examples/booking-agent/state-store.js';
 import { TravelServices, emptyTravelState } from '../../../examples/booking-agent/travel-services.js';
 import { travellerDirectory } from '../../../examples/booking-agent/travellers.js';
@@ -52,6 +53,33 @@ describe('the booking example', () => {
     expect(labels.some((l) => l.includes('approval_decided'))).toBe(true);
     expect(report.points.filter((p) => p.kind === 'pause').length).toBeGreaterThan(3);
     expect(report.points.length).toBeGreaterThan(report.baseline.checkpoints + 10);
+  }, 300_000);
+
+  it('with a visa letter attached: every crash point ends with the confirmation naming it, and every model call, resumed or not, was sent its bytes', async () => {
+    const models: ScriptedModel[] = [];
+    const report = await runCrashHarness(
+      documentScenario((model) => models.push(model)),
+      { doubleCrashStride: 17 },
+    );
+    console.info(formatHarnessReport(report).split('\n')[0]);
+    expect(report.failed, formatHarnessReport(report)).toBe(0);
+    const letter = referenceOf(visaLetter());
+    // The sha256 in the answer is the script's hash of the bytes the model received, not the reference's claim.
+    expect(report.baseline.output).toEqual({
+      ...CONFIRMATION,
+      travelDocument: { name: 'visa-letter.pdf', mediaType: 'application/pdf', sha256: letter.sha256 },
+    });
+    expect(JSON.parse(report.baseline.answer)).toEqual(report.baseline.output);
+
+    // What each model call was sent, over the world of the baseline and of every point: the calls
+    // after a crash come from a successor worker, which read the bytes back from the upload. A
+    // world whose model answered more than the baseline's 5 calls repeated one a crash cut off.
+    const sha = (data: string) => createHash('sha256').update(Buffer.from(data, 'base64')).digest('hex');
+    const calls = models.flatMap((m) => m.attachments.map((files) => files.map((f) => `${f.name} ${f.mediaType} ${sha(f.data)}`).join(', ')));
+    expect(models.length).toBeGreaterThan(report.points.length);
+    expect(calls.length).toBeGreaterThan(5 * report.points.length);
+    expect(models.filter((m) => m.calls > 5).length).toBeGreaterThan(10);
+    expect(new Set(calls)).toEqual(new Set([`visa-letter.pdf application/pdf ${letter.sha256}`]));
   }, 300_000);
 
   it('books through the approval: the charge waits for the manager, each write lands once, the output is the confirmation', async () => {
@@ -120,10 +148,23 @@ describe('the booking example', () => {
     expect(issues).toEqual(expect.arrayContaining(['input.date', 'input.passengers']));
     const unknown = startRun(worker.deps, { tenant: 'acme', runId: 'trip-who', agent: 'booking', input: { ...DEMO_TRIP, travellerId: 't_nobody' } });
     await expect(unknown).rejects.toMatchObject({ code: 'instructions_failed', message: expect.stringContaining('no traveller t_nobody') });
+    // A travel document never uploaded (this world has no uploads), and one of a type the field does not accept.
+    const letter = referenceOf(visaLetter());
+    const missing = await startRun(worker.deps, { tenant: 'acme', runId: 'trip-nodoc', agent: 'booking', input: { ...DEMO_TRIP, document: letter } }).catch(
+      (e: unknown) => e,
+    );
+    expect(missing).toBeInstanceOf(ValidationError);
+    expect((missing as ValidationError).issues.map((i) => i.path)).toEqual(['input.document']);
+    const notes = { ...letter, mediaType: 'text/plain' };
+    const wrongType = await startRun(worker.deps, { tenant: 'acme', runId: 'trip-txt', agent: 'booking', input: { ...DEMO_TRIP, document: notes } }).catch(
+      (e: unknown) => e,
+    );
+    expect((wrongType as ValidationError).issues.map((i) => i.path)).toEqual(['input.document.mediaType']);
     // The `logbook dev` banner's example is the schema's own, and fits it.
     const agent = bookingAgent(new TravelServices(new MemoryStore(emptyTravelState())));
     expect(startRunHint(agent, '')).toBe(`npx logbook runs start booking --input '${JSON.stringify(DEMO_TRIP)}'`);
-    for (const runId of ['trip-bad', 'trip-who']) expect((await world.storage.log.read({ tenant: 'acme', runId }, { afterSeq: 0 })).events).toEqual([]);
+    for (const runId of ['trip-bad', 'trip-who', 'trip-nodoc', 'trip-txt'])
+      expect((await world.storage.log.read({ tenant: 'acme', runId }, { afterSeq: 0 })).events).toEqual([]);
     expect(requests).toEqual([]);
   });
 });
