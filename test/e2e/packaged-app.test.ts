@@ -372,6 +372,14 @@ describe('the packaged library, used by a new project', () => {
       expect(done.usage.steps).toBe(3);
       const { events } = (await (await fetch(`${apiUrl}/runs/${runId}/events`)).json()) as { events: { type: string; callId?: string }[] };
       expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(2);
+      // The run stream (issue 24) and the inspector are served by the installed package too: the
+      // stream replays the same events in order and says the run is done; /ui/ is the inspector.
+      const streamed = (await (await fetch(`${apiUrl}/runs/${runId}/stream?limit=500`)).json()) as { items: { type: string; event?: { seq: number } }[]; done: boolean };
+      expect(streamed.done).toBe(true);
+      expect(streamed.items.filter((i) => i.type === 'event').map((i) => i.event?.seq)).toEqual(events.map((_, i) => i + 1));
+      const ui = await fetch(`${apiUrl}/ui/runs/${runId}`);
+      expect(ui.status).toBe(200);
+      expect(await ui.text()).toContain('<script');
       // The worker processes kept the fake services' state in the stack's work directory.
       const state = JSON.parse(readFileSync(join(project, '.logbook/ops-services.json'), 'utf8')) as { effects: { op: string; applied: boolean }[] };
       expect(state.effects.filter((e) => e.op === 'restart' && e.applied)).toHaveLength(1);

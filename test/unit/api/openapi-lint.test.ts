@@ -66,8 +66,8 @@ describe('the OpenAPI document', () => {
     const ids = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
     expect(ids.sort()).toEqual([
       'GET /agents/{name}/schema getAgentSchema',
-      'GET /run-counts countRuns',
       'GET /attachments/{sha256} getAttachment',
+      'GET /run-counts countRuns',
       'GET /runs listRuns',
       'GET /runs/{runId} getRun',
       'GET /runs/{runId}/blobs/{sha256} getRunBlob',

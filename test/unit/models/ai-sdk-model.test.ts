@@ -17,7 +17,7 @@ import { aiSdkModel, type AiSdkLanguageModel, type AiSdkModelClient } from '../.
 import { toAiSdkCallOptions, type AiSdkCallOptions } from '../../../lib/models/ai-sdk-mapping.js';
 import { costUsd } from '../../../lib/models/prices.js';
 import { driveRun } from '../../../lib/testing/driver.js';
-import { agentsWorld, spawnWorker } from '../../../lib/testing/world.js';
+import { agentsWorld, memoryStorage, spawnWorker } from '../../../lib/testing/world.js';
 import { InstantClock, loadFixture, startFixtureServer, type FixtureServer, type Reply } from './fixture-server.js';
 import { firstTurn, reusedIdsTurn } from './sample-requests.js';
 
@@ -84,7 +84,10 @@ describe.each(PROVIDERS)('a published AI SDK provider (specification $spec) thro
       tools: [getInvoice],
     });
     const agents = defineAgents({ agents: [agent], models: { [model.id]: () => model } });
-    const world = agentsWorld(agents);
+    // A world that does not stream: the fixtures are whole JSON answers, and this test reads the
+    // non-streamed wire request (streaming through the published providers: ai-sdk-streaming tests).
+    const { stream: _stream, ...storage } = memoryStorage();
+    const world = agentsWorld(agents, storage);
     const worker = spawnWorker(world);
     const run = { tenant: 't', runId: `r-${spec.spec}` };
     await startRun(worker.deps, { ...run, agent: 'ar', input: 'Summarise the overdue invoices.' });
