@@ -200,9 +200,9 @@ describe('GET /openapi.json', () => {
     const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>> };
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/agents/{name}/schema',
-      '/run-counts',
       '/attachments',
       '/attachments/{sha256}',
+      '/run-counts',
       '/runs',
       '/runs/{runId}',
       '/runs/{runId}/approve',
