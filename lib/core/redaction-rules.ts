@@ -1,3 +1,5 @@
+import { isCardNumber } from './redaction-checks.js';
+
 /** A pattern the redactor replaces with `[REDACTED:<name>]` wherever it occurs in a string value. */
 export interface RedactionRule {
   /** Shown in the placeholder `[REDACTED:<name>]`: letters, digits, `_`, `.` and `-`. */
@@ -75,21 +77,56 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = [
   { name: 'api_key', pattern: /\b(?:sk|pk|rk)-(?:live-|test-|proj-|ant-|svcacct-)?[A-Za-z0-9_-]{20,}\b/ },
   { name: 'google_api_key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/ },
   { name: 'google_oauth_secret', pattern: /\bGOCSPX-[A-Za-z0-9_-]{20,}/ },
+  { name: 'google_oauth_token', pattern: /\bya29\.[0-9A-Za-z_-]{20,}/ },
+  // Entra ID (Azure AD) application client secrets: three characters, a digit, `Q~`, then 31-34.
+  { name: 'azure_client_secret', pattern: /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/ },
   { name: 'github_token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})/ },
-  { name: 'gitlab_token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/ },
+  { name: 'gitlab_token', pattern: /\b(?:gl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|agent|oas|ffct)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})/ },
+  // Bitbucket app passwords and access tokens, Atlassian API tokens.
+  { name: 'atlassian_token', pattern: /\bAT(?:BB|ATT|CTT)[A-Za-z0-9_=.-]{24,}/ },
   { name: 'npm_token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/ },
   { name: 'huggingface_token', pattern: /\bhf_[A-Za-z0-9]{30,}\b/ },
   { name: 'slack_token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}/ },
+  { name: 'discord_token', pattern: /\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])/ },
+  { name: 'telegram_bot_token', pattern: /\b\d{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/ },
+  { name: 'twilio_key', pattern: /\bSK[0-9a-fA-F]{32}\b/ },
+  { name: 'shopify_token', pattern: /\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b/ },
+  { name: 'pypi_token', pattern: /\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}/ },
+  { name: 'docker_token', pattern: /\bdckr_pat_[A-Za-z0-9_-]{20,}/ },
+  { name: 'digitalocean_token', pattern: /\bdo[opr]_v1_[a-f0-9]{64}\b/ },
+  { name: 'vault_token', pattern: /\bhv[sbr]\.[A-Za-z0-9_-]{24,}/ },
+  { name: 'square_token', pattern: /\bsq0(?:atp|csp)-[A-Za-z0-9_-]{22,}/ },
+  { name: 'mailgun_key', pattern: /\bkey-[0-9a-f]{32}\b/ },
   { name: 'sendgrid_key', pattern: /\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}/ },
   { name: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/ },
+  /*
+   * Payment card numbers, bare or grouped by spaces or dashes (`4111 1111 1111 1111`,
+   * `3782-822463-10005`): kept only with an issuer's prefix and length and a valid Luhn digit, so
+   * order ids, amounts and timestamps stay.
+   */
+  {
+    name: 'payment_card',
+    // The first digit before the look-behind: scanning for a digit is much cheaper than a look-behind at every position.
+    pattern: /[2-6](?<![\w-][2-6])(?:\d{12,18}|\d{3}([ -])\d{3,6}(?:\1\d{3,6}){1,3})(?!\w)/,
+    accept: isCardNumber,
+  },
 ];
+
+/**
+ * A base64 or base64url blob (16 characters or more) is redacted when the text it decodes to holds
+ * a secret by the other rules: a key pair, a `.env` or a service-account JSON wrapped for an
+ * environment variable or a Kubernetes Secret. Run last, by the redactor itself (it needs every
+ * other rule); binary data (images, hashes, random keys) does not decode to text and stays.
+ */
+export const BASE64_RULE_NAME = 'base64_secret';
+export const BASE64_CANDIDATE = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])/;
 
 /**
  * A word every built-in secret key name contains (the key test in redaction-keys.ts): keys in
  * free text are looked at only when their name holds one, so the many ordinary `"key": "value"`
  * pairs of a JSON body cost a failed lookahead, not a call of the key test each.
  */
-export const SECRET_KEY_STEMS = ['pass', 'secret', 'token', 'key', 'auth', 'cookie', 'credential', 'connection', 'session', 'otp', 'cvv', 'cvc', 'dsn'];
+export const SECRET_KEY_STEMS = ['pass', 'pwd', 'secret', 'token', 'key', 'auth', 'cookie', 'credential', 'connection', 'session', 'otp', 'cvv', 'cvc', 'dsn'];
 
 /**
  * `name=value`, `name: "value"`, `"name": "value"` and `\"name\": \"value\"` in free text (a

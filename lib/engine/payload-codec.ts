@@ -49,6 +49,11 @@ export class PayloadCodec {
     return this.options.blobs;
   }
 
+  /** The redactor every write goes through (the stream publisher redacts streamed text with it too). */
+  get redactor(): Redactor {
+    return this.options.redactor;
+  }
+
   redactText(text: string): string {
     return this.options.redactor.text(text);
   }
