@@ -62,7 +62,9 @@ function waitsOf(head: RunHead): OpenWait[] {
  * Put an item whose id is one per purpose (one decision per call, one signal per call). A repeat
  * of the very same request (a client retry) is accepted again; any other is a conflict.
  */
-async function submitOnce(deps: EngineDeps, run: RunRef, head: RunHead, item: InboxItem, conflict: () => Error): Promise<{ inboxId: string }> {
+async function submitOnce(deps: EngineDeps, run: RunRef, head: RunHead, raw: InboxItem, conflict: () => Error): Promise<{ inboxId: string }> {
+  // Stored redacted, and compared redacted: a retry of the same request is still the same item.
+  const item = deps.codec.inboxItem(raw);
   await deps.checkpoints?.at('before-inbox', `${item.kind}#${item.id}`);
   if (!(await deps.inbox.put(run, item))) {
     const existing = (await deps.inbox.list(run)).find((i) => i.id === item.id);
