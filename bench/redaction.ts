@@ -95,8 +95,7 @@ const json = (v: unknown) => void r.json(v as JsonValue);
 /** The stream redactor, fed the text as a model streams it: a delta every 40 characters, a publish every 2,048. */
 async function streamed(): Promise<((v: unknown) => void) | undefined> {
   const mod = (await import('../lib/core/redaction-stream.js').catch(() => undefined)) as
-    | { StreamRedactor: new (r: Redactor) => { push(d: string): void; take(final: boolean): string | undefined } }
-    | undefined;
+    { StreamRedactor: new (r: Redactor) => { push(d: string): void; take(final: boolean): string | undefined } } | undefined;
   if (!mod) return undefined;
   return (v: unknown) => {
     const s = v as string;

@@ -23,6 +23,13 @@ export interface RedactionRule {
   accept?: (secret: string, match: string, groups: Partial<Record<string, string>>) => boolean;
 }
 
+/**
+ * Where a token may start: not inside a word, or right after a JSON escape (`\n`, `\t`, `\r`:
+ * text that went through JSON.stringify keeps `\nghp_...` as two characters and a word). The
+ * redactor puts it in place of a rule's leading `\b` (redaction.ts), the application's rules too.
+ */
+export const TOKEN_START = String.raw`(?:(?<![A-Za-z0-9_\\])|(?<=\\[nrt]))`;
+
 const AWS_ACCESS_KEY_ID = /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b/;
 
 /** `Basic <base64>` is a credential only when it decodes to printable `user:password`. */
@@ -67,7 +74,7 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = [
   // A bare 40-character secret key, recognised by the access key id beside it.
   {
     name: 'aws_secret_access_key',
-    pattern: /(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])/,
+    pattern: /(?:(?<![A-Za-z0-9+/=\\])|(?<=\\[nrt]))[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])/,
     near: AWS_ACCESS_KEY_ID,
     // Not a git sha or another hex digest: mixed case, as AWS generates them.
     accept: (s) => /[A-Z]/.test(s) && /[a-z]/.test(s),
@@ -79,14 +86,17 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = [
   { name: 'google_oauth_secret', pattern: /\bGOCSPX-[A-Za-z0-9_-]{20,}/ },
   { name: 'google_oauth_token', pattern: /\bya29\.[0-9A-Za-z_-]{20,}/ },
   // Entra ID (Azure AD) application client secrets: three characters, a digit, `Q~`, then 31-34.
-  { name: 'azure_client_secret', pattern: /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/ },
+  {
+    name: 'azure_client_secret',
+    pattern: /(?:(?<![A-Za-z0-9_~.\\-])|(?<=\\[nrt]))[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~-]|\.[A-Za-z0-9_~-])/,
+  },
   { name: 'github_token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})/ },
   { name: 'gitlab_token', pattern: /\b(?:gl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|agent|oas|ffct)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})/ },
   // Bitbucket app passwords and access tokens, Atlassian API tokens.
   { name: 'atlassian_token', pattern: /\bAT(?:BB|ATT|CTT)[A-Za-z0-9_=.-]{24,}/ },
   { name: 'npm_token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/ },
   { name: 'huggingface_token', pattern: /\bhf_[A-Za-z0-9]{30,}\b/ },
-  { name: 'slack_token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}/ },
+  { name: 'slack_token', pattern: /\b(?:xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})/ },
   { name: 'discord_token', pattern: /\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])/ },
   { name: 'telegram_bot_token', pattern: /\b\d{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/ },
   { name: 'twilio_key', pattern: /\bSK[0-9a-fA-F]{32}\b/ },
@@ -107,7 +117,7 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = [
   {
     name: 'payment_card',
     // The first digit before the look-behind: scanning for a digit is much cheaper than a look-behind at every position.
-    pattern: /[2-6](?<![\w-][2-6])(?:\d{12,18}|\d{3}([ -])\d{3,6}(?:\1\d{3,6}){1,3})(?!\w)/,
+    pattern: /[2-6](?:(?<![\w\\-][2-6])|(?<=\\[nrt][2-6]))(?:\d{12,18}|\d{3}([ -])\d{3,6}(?:\1\d{3,6}){1,3})(?!\w)/,
     accept: isCardNumber,
   },
 ];
@@ -119,7 +129,7 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = [
  * other rule); binary data (images, hashes, random keys) does not decode to text and stays.
  */
 export const BASE64_RULE_NAME = 'base64_secret';
-export const BASE64_CANDIDATE = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])/;
+export const BASE64_CANDIDATE = /(?:(?<![A-Za-z0-9+/_\\-])|(?<=\\[nrt]))[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])/;
 
 /**
  * A word every built-in secret key name contains (the key test in redaction-keys.ts): keys in
@@ -139,6 +149,8 @@ export function keyedTextRules(isSecretName: (name: string) => boolean, stems: r
   // A key in free text: `name=`, `name: `, `"name": ` (also escaped, JSON inside a string).
   const stem = stems && stems.length > 0 ? String.raw`(?=[A-Za-z0-9_.-]{0,63}?(?:${stems.join('|')}))` : '';
   const NAME = String.raw`(?<name>${stem}[A-Za-z_][A-Za-z0-9_.-]{0,63})`;
+  // Not inside a longer name; after a JSON escape (`\nDB_PASS=...` in a string holding text) the name starts after it.
+  const KEY_START = String.raw`(?:(?<![A-Za-z0-9_.\-\\])|(?<=\\[nrt]))`;
   const accept = (secret: string, _match: string, groups: Partial<Record<string, string>>): boolean => {
     const name = groups['name'] ?? '';
     if (!isSecretName(name)) return false;
@@ -153,14 +165,19 @@ export function keyedTextRules(isSecretName: (name: string) => boolean, stems: r
     },
     {
       name: 'secret_assignment',
-      pattern: new RegExp(String.raw`\\(?<q>["'])${NAME}\\\k<q>\s*:\s*\\(?<v>["'])(?<secret>(?:(?!\\\k<v>)[^\r\n])*)\\\k<v>`, 'i'),
+      // Escaped once or more (JSON text inside JSON text): `\"name\": \"value\"`, `\\\"name\\\": ...`.
+      pattern: new RegExp(String.raw`(?<b>\\+)(?<q>["'])${NAME}\k<b>\k<q>\s*:\s*\k<b>(?<v>["'])(?<secret>(?:(?!\k<b>\k<v>)[^\r\n])*)\k<b>\k<v>`, 'i'),
       accept,
     },
     {
       name: 'secret_assignment',
-      pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*[:=][ \t]*(?<v>["'])(?<secret>(?:(?!\k<v>)[^\r\n])*)(?:\k<v>|(?=[\r\n])|$)`, 'i'),
+      // The value's quote may be escaped (`password=\"x\"` in JSON text): the secret stops before the escape.
+      pattern: new RegExp(
+        String.raw`${KEY_START}${NAME}[ \t]*[:=][ \t]*(?<e>\\?)(?<v>["'])(?<secret>(?:(?!\k<e>\k<v>)[^\r\n])*)(?:\k<e>\k<v>|(?=[\r\n])|$)`,
+        'i',
+      ),
       accept,
     },
-    { name: 'secret_assignment', pattern: new RegExp(String.raw`(?<![A-Za-z0-9_.\-])${NAME}[ \t]*(?:=|:[ \t])[ \t]*(?<secret>[^\s"'\\,;&<>]+)`, 'i'), accept },
+    { name: 'secret_assignment', pattern: new RegExp(String.raw`${KEY_START}${NAME}[ \t]*(?:=|:[ \t])[ \t]*(?<secret>[^\s"'\\,;&<>]+)`, 'i'), accept },
   ];
 }

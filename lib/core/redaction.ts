@@ -2,7 +2,15 @@ import { ConfigError } from './errors.js';
 import type { JsonValue } from './json.js';
 import { isSecretKey, normalizeKey } from './redaction-keys.js';
 import { base64Text } from './redaction-checks.js';
-import { BASE64_CANDIDATE, BASE64_RULE_NAME, DEFAULT_REDACTION_RULES, SECRET_KEY_STEMS, keyedTextRules, type RedactionRule } from './redaction-rules.js';
+import {
+  BASE64_CANDIDATE,
+  BASE64_RULE_NAME,
+  DEFAULT_REDACTION_RULES,
+  SECRET_KEY_STEMS,
+  TOKEN_START,
+  keyedTextRules,
+  type RedactionRule,
+} from './redaction-rules.js';
 
 export { DEFAULT_REDACTION_RULES, type RedactionRule };
 
@@ -61,7 +69,8 @@ function compile(rule: RedactionRule, where: string): CompiledRule {
   if (rule.accept !== undefined && typeof rule.accept !== 'function') throw new ConfigError(`${where}.accept: a function`);
   const keep = (flags: string) => [...flags].filter((f) => 'imsu'.includes(f)).join('');
   const flags = keep(rule.pattern.flags);
-  const source = rule.pattern.source;
+  // A leading word boundary also holds after a JSON escape (`\nghp_...`): see TOKEN_START.
+  const source = rule.pattern.source.startsWith('\\b') ? TOKEN_START + rule.pattern.source.slice(2) : rule.pattern.source;
   return {
     name: rule.name,
     probe: new RegExp(source, flags),

@@ -45,7 +45,22 @@ const STRUCTURAL = new Set([
  * Pinned content and numbers: the agent, its model, prompt version and hash, tool contracts (a
  * tool's JSON Schema is hashed into its pin), budgets, usage, waits, fork and parent links.
  */
-const PINNED = new Set(['agent', 'model', 'prompt', 'tools', 'inputSchema', 'context', 'budgets', 'usage', 'reservation', 'childUsage', 'covers', 'wait', 'forkedFrom', 'parent']);
+const PINNED = new Set([
+  'agent',
+  'model',
+  'prompt',
+  'tools',
+  'inputSchema',
+  'context',
+  'budgets',
+  'usage',
+  'reservation',
+  'childUsage',
+  'covers',
+  'wait',
+  'forkedFrom',
+  'parent',
+]);
 
 /** Free text a client or a provider can make long: bounded after redaction. */
 const BOUNDED = new Set(['message', 'detail', 'reason', 'comment']);
@@ -91,6 +106,11 @@ export function redactInboxItem(item: InboxItem, redactor: Redactor): InboxItem 
   for (const field of ['output', 'input', 'args', 'result'] as const) {
     if (field in copy && copy[field] !== undefined) copy[field] = redactor.json(copy[field] as JsonValue);
   }
-  walk(copy, undefined, redactor, (k) => STRUCTURAL.has(k) || k === 'output' || k === 'input' || k === 'args' || k === 'result' || k === 'body' || k === 'usage');
+  walk(
+    copy,
+    undefined,
+    redactor,
+    (k) => STRUCTURAL.has(k) || k === 'output' || k === 'input' || k === 'args' || k === 'result' || k === 'body' || k === 'usage',
+  );
   return copy;
 }

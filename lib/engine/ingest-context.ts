@@ -5,7 +5,9 @@ import { hashJson } from '../adapters/system/crypto.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 
 interface SafeParser {
-  safeParse(value: unknown): { success: true } | { success: false; error: { issues: readonly { code: string; path: readonly PropertyKey[]; message: string }[] } };
+  safeParse(
+    value: unknown,
+  ): { success: true } | { success: false; error: { issues: readonly { code: string; path: readonly PropertyKey[]; message: string }[] } };
 }
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {

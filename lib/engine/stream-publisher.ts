@@ -109,7 +109,10 @@ export class StreamPublisher {
     if (fresh === undefined) {
       this.stop();
       this.options.metrics?.count('StreamRedactionStops');
-      this.options.logger?.warn('streamed text could not be redacted consistently; streaming stopped for this call', { runId: this.options.run.runId, callSeq: this.options.callSeq });
+      this.options.logger?.warn('streamed text could not be redacted consistently; streaming stopped for this call', {
+        runId: this.options.run.runId,
+        callSeq: this.options.callSeq,
+      });
       return;
     }
     this.ready += fresh;

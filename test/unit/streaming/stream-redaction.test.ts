@@ -63,7 +63,7 @@ describe('StreamRedactor over the secret corpus', () => {
       const text = BEFORE + entry.text + AFTER;
       for (let round = 0; round < 6; round++) {
         const pieces: string[] = [];
-        for (let i = 0; i < text.length; ) {
+        for (let i = 0; i < text.length;) {
           const n = round === 0 ? 1 : 1 + rng.int(12);
           pieces.push(text.slice(i, i + n));
           i += n;
@@ -142,6 +142,8 @@ describe('StreamRedactor over the secret corpus', () => {
     expect(large).toBeLessThan(small * 1.5);
     expect(large).toBeLessThan(12);
     expect(longLine).toBeLessThan(40);
-    console.log(`stream redactor: ${small.toFixed(1)} / ${large.toFixed(1)} characters redacted per character streamed (32 / 256 KB of prose), ${longLine.toFixed(1)} on one 256 KB line`);
+    console.log(
+      `stream redactor: ${small.toFixed(1)} / ${large.toFixed(1)} characters redacted per character streamed (32 / 256 KB of prose), ${longLine.toFixed(1)} on one 256 KB line`,
+    );
   });
 });
