@@ -5,6 +5,7 @@ import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { OpenWait, RunHead } from '../ports/run-heads.js';
 import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
 import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError } from './control-errors.js';
+import { echoValue } from '../core/echo.js';
 import type { EngineDeps } from './engine.js';
 import { hintedTick } from '../ports/step-queue.js';
 import { zodIssues } from '../core/zod-issues.js';
@@ -116,6 +117,8 @@ export async function requestSignal(
   by: string,
 ): Promise<{ inboxId: string; callId: string }> {
   const head = await requireHead(deps, run);
+  // The name as sent, repeated in errors only when it holds no secret.
+  const name = echoValue(request.signal, (t) => deps.codec.redactText(t));
   const waiting = waitsOf(head).filter((w) => w.kind === 'signal' && w.signal === request.signal);
   const target = waiting[0];
   if (!target) {
@@ -123,10 +126,10 @@ export async function requestSignal(
       .filter((w) => w.kind === 'signal')
       .map((w) => `"${w.signal}"`);
     const what = others.length > 0 ? `it waits for ${others.join(', ')}` : `it is ${head.status}`;
-    throw new SignalConflictError(`no call of run ${run.runId} waits for signal "${request.signal}": ${what}`);
+    throw new SignalConflictError(`no call of run ${run.runId} waits for signal ${name}: ${what}`);
   }
   if (target.until !== undefined && deps.clock.now() >= target.until) {
-    throw new SignalConflictError(`call ${target.callId} stopped waiting for "${request.signal}" at ${new Date(target.until).toISOString()}`);
+    throw new SignalConflictError(`call ${target.callId} stopped waiting for ${name} at ${new Date(target.until).toISOString()}`);
   }
   const started = await pinnedContent(deps, run);
   const pinned = started.tools.find((t) => t.name === target.tool);
@@ -134,7 +137,7 @@ export async function requestSignal(
   if (wait?.kind !== 'signal')
     throw new SignalConflictError(`no implementation of ${target.tool} for its pinned schema is registered here to check the payload against`);
   const parsed = wait.payload.safeParse(request.payload);
-  if (!parsed.success) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, zodIssues(parsed.error, { prefix: 'payload' }));
+  if (!parsed.success) throw new ValidationError(`the payload does not fit signal ${name}`, zodIssues(parsed.error, { prefix: 'payload' }));
   const item: InboxItem = {
     id: `signal-${target.callId}`,
     kind: 'complete_call',
@@ -145,7 +148,7 @@ export async function requestSignal(
     ok: true,
     output: request.payload,
   };
-  const out = await submitOnce(deps, run, head, item, () => new SignalConflictError(`call ${target.callId} already received signal "${request.signal}"`));
+  const out = await submitOnce(deps, run, head, item, () => new SignalConflictError(`call ${target.callId} already received signal ${name}`));
   return { ...out, callId: target.callId };
 }
 

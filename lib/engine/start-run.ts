@@ -4,6 +4,7 @@ import { parseEvent, type Budgets, type EventOf } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../ports/run-ref.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
+import { echoValue } from '../core/echo.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../adapters/system/crypto.js';
 import { hintedTick } from '../ports/step-queue.js';
@@ -50,7 +51,8 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   }
   const agent = registry.agent(request.agent, request.version);
   if (!agent) {
-    throw new ValidationError(`unknown agent ${request.agent}${request.version ? `@${request.version}` : ''}`, [
+    const echo = (v: string) => echoValue(v, (t) => codec.redactText(t));
+    throw new ValidationError(`unknown agent ${echo(request.agent)}${request.version ? ` version ${echo(request.version)}` : ''}`, [
       { path: request.version ? 'version' : 'agent', message: `not registered; known: ${registry.agentNames().join(', ')}` },
     ]);
   }

@@ -33,9 +33,35 @@ function eventSamples(s: string): Record<EventType, EventDraft> {
       runId: 'r-1',
       requestHash: H,
       agent: { name: 'probe', version: '1' },
-      model: { id: 'scripted:probe', maxOutputTokens: 64, price, settings: { temperature: 0.2, topP: 0.9, stopSequences: ['END'], toolChoice: 'auto', parallelToolCalls: true, reasoning: { effort: 'low' }, providerOptions: { top_k: 5 } } },
+      model: {
+        id: 'scripted:probe',
+        maxOutputTokens: 64,
+        price,
+        settings: {
+          temperature: 0.2,
+          topP: 0.9,
+          stopSequences: ['END'],
+          toolChoice: 'auto',
+          parallelToolCalls: true,
+          reasoning: { effort: 'low' },
+          providerOptions: { top_k: 5 },
+        },
+      },
       prompt: { version: 'p1', text: inline(`Help with ${s}`), sha256: H, resolved: true },
-      tools: [{ name: 'lookup', version: '1', description: 'Look up.', inputSchema: { type: 'object' }, schemaHash: H, policy: 'rerun', timeoutMs: 1000, approval: 'always', approvalTimeoutMs: 1000, wait: { kind: 'timer', maxMs: 1000 } }],
+      tools: [
+        {
+          name: 'lookup',
+          version: '1',
+          description: 'Look up.',
+          inputSchema: { type: 'object' },
+          schemaHash: H,
+          policy: 'rerun',
+          timeoutMs: 1000,
+          approval: 'always',
+          approvalTimeoutMs: 1000,
+          wait: { kind: 'timer', maxMs: 1000 },
+        },
+      ],
       input: inline({ note: s, nested: [s] }),
       inputSchema: { jsonSchema: { type: 'object' }, sha256: H },
       budgets: { maxSteps: 5, maxInputTokens: 100, maxOutputTokens: 100, maxCostUsd: 1, deadlineAt: 2_000_000_000_000 },
@@ -59,7 +85,13 @@ function eventSamples(s: string): Record<EventType, EventDraft> {
       purpose: 'summary',
     },
     model_failed: { type: 'model_failed', code: 'model_bad_request', message: `refused ${s}`, retryable: false },
-    tool_started: { type: 'tool_started', callId: '3-0', attempt: 1, notAfter: 2_000_000_000_000, wait: { kind: 'signal', signal: 'code', until: 2_000_000_000_000 } },
+    tool_started: {
+      type: 'tool_started',
+      callId: '3-0',
+      attempt: 1,
+      notAfter: 2_000_000_000_000,
+      wait: { kind: 'signal', signal: 'code', until: 2_000_000_000_000 },
+    },
     tool_result: {
       type: 'tool_result',
       callId: '3-0',
@@ -74,13 +106,30 @@ function eventSamples(s: string): Record<EventType, EventDraft> {
     },
     tool_verified: { type: 'tool_verified', callId: '3-0', status: 'unknown' },
     attention_required: { type: 'attention_required', reason: 'call_does_not_fit', callId: '3-0', detail: `does not fit: ${s}` },
-    attention_resolved: { type: 'attention_resolved', attentionSeq: 4, callId: '3-0', outcome: 'succeeded', result: inline({ note: s }), resolvedBy: `ops ${s}`, inboxId: 'i-1' },
+    attention_resolved: {
+      type: 'attention_resolved',
+      attentionSeq: 4,
+      callId: '3-0',
+      outcome: 'succeeded',
+      result: inline({ note: s }),
+      resolvedBy: `ops ${s}`,
+      inboxId: 'i-1',
+    },
     cancel_requested: { type: 'cancel_requested', requestedBy: `ops ${s}`, inboxId: 'i-2', reason: `stop: ${s}` },
     run_completed: { type: 'run_completed', answer: inline(s), output: inline({ answer: s }) },
     run_failed: { type: 'run_failed', code: 'model_bad_request', message: `failed: ${s}`, inboxId: 'i-3' },
     run_cancelled: { type: 'run_cancelled', unresolved: ['3-0'] },
     approval_requested: { type: 'approval_requested', callId: '3-0', argsHash: H, expiresAt: 2_000_000_000_000 },
-    approval_decided: { type: 'approval_decided', callId: '3-0', decision: 'edit', argsHash: H, args: inline({ note: s }), comment: `no: ${s}`, decidedBy: `alice ${s}`, inboxId: 'approval-3-0' },
+    approval_decided: {
+      type: 'approval_decided',
+      callId: '3-0',
+      decision: 'edit',
+      argsHash: H,
+      args: inline({ note: s }),
+      comment: `no: ${s}`,
+      decidedBy: `alice ${s}`,
+      inboxId: 'approval-3-0',
+    },
     user_message: { type: 'user_message', input: inline(s), sentBy: `alice ${s}`, inboxId: 'message-1' },
   };
 }
@@ -112,7 +161,8 @@ function inboxSamples(s: string): InboxItem[] {
 /** Keys of the schema's objects the sample leaves out (so a field added to an event is added here). */
 function missingKeys(schema: z.ZodType, value: unknown, path: string): string[] {
   if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) return value == null ? [] : missingKeys(schema.unwrap() as z.ZodType, value, path);
-  if (schema instanceof z.ZodArray) return Array.isArray(value) && value.length > 0 ? missingKeys(schema.element as z.ZodType, value[0], `${path}[0]`) : [`${path}[0]`];
+  if (schema instanceof z.ZodArray)
+    return Array.isArray(value) && value.length > 0 ? missingKeys(schema.element as z.ZodType, value[0], `${path}[0]`) : [`${path}[0]`];
   if (schema instanceof z.ZodDiscriminatedUnion || schema instanceof z.ZodUnion) {
     const option = (schema.options as z.ZodType[]).find((o) => o.safeParse(value).success);
     return option ? missingKeys(option, value, path) : [`${path} (no option fits)`];
@@ -173,7 +223,9 @@ describe('one redaction step for every field of every event and inbox item', () 
     }
     // The fields a secret was put in (bodies count by their value's leaves).
     expect(fields.size).toBeGreaterThanOrEqual(25);
-    console.log(`event fields: ${fields.size} text fields of ${Object.keys(eventSamples('')).length} event types x ${SECRET_CORPUS.length} entries = ${checks} (secret x field) checks`);
+    console.log(
+      `event fields: ${fields.size} text fields of ${Object.keys(eventSamples('')).length} event types x ${SECRET_CORPUS.length} entries = ${checks} (secret x field) checks`,
+    );
   });
 
   it('every corpus entry in every field of every inbox item (the form it waits in the store in)', () => {
@@ -186,7 +238,8 @@ describe('one redaction step for every field of every event and inbox item', () 
         checks += entry.secrets.length;
         expect(inboxItemSchema.safeParse(stored).success).toBe(true);
         const marked = inboxSamples(MARK).find((i) => i.id === item.id)!;
-        for (const [path, value] of leaves(stored)) if (!new Map(leaves(marked)).get(path)?.includes(MARK)) expect(value, `${item.kind}${path}`).toBe(new Map(leaves(item)).get(path));
+        for (const [path, value] of leaves(stored))
+          if (!new Map(leaves(marked)).get(path)?.includes(MARK)) expect(value, `${item.kind}${path}`).toBe(new Map(leaves(item)).get(path));
         // Stored twice is stored the same (a client's retry compares equal).
         expect(codec.inboxItem(stored)).toEqual(stored);
       }
@@ -198,10 +251,27 @@ describe('one redaction step for every field of every event and inbox item', () 
     const long = `${'x'.repeat(5000)} AKIAIOSFODNN7EXAMPLE`;
     const failed = (await codec.encodeDraft(run, { type: 'run_failed', code: 'c', message: long })) as { message: string };
     expect(failed.message).toHaveLength(4000);
-    const comment = (await codec.encodeDraft(run, { type: 'approval_decided', callId: '3-0', decision: 'reject', argsHash: H, comment: long, decidedBy: 'a' })) as { comment: string };
+    const comment = (await codec.encodeDraft(run, {
+      type: 'approval_decided',
+      callId: '3-0',
+      decision: 'reject',
+      argsHash: H,
+      comment: long,
+      decidedBy: 'a',
+    })) as { comment: string };
     expect(comment.comment).toHaveLength(4000);
     // A pinned tool schema that looks like a secret stays byte for byte (its hash is the pin).
-    const tools = [{ name: 'lookup', version: '1', description: 'password=hunter2', inputSchema: { type: 'object', examples: ['AKIAIOSFODNN7EXAMPLE'] }, schemaHash: H, policy: 'rerun' as const, timeoutMs: 1000 }];
+    const tools = [
+      {
+        name: 'lookup',
+        version: '1',
+        description: 'password=hunter2',
+        inputSchema: { type: 'object', examples: ['AKIAIOSFODNN7EXAMPLE'] },
+        schemaHash: H,
+        policy: 'rerun' as const,
+        timeoutMs: 1000,
+      },
+    ];
     const started = await codec.encodeDraft(run, { ...(eventSamples('x').run_started as Extract<EventDraft, { type: 'run_started' }>), tools });
     expect((started as { tools: unknown }).tools).toEqual(tools);
   });
