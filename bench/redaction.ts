@@ -1,5 +1,5 @@
 /**
- * `npx tsx --conditions=logbook-source bench/redaction.ts [--kb 256] [--rounds 15]`: what the
+ * `npx tsx --conditions=logbook-source bench/redaction.ts [--kb 256] [--rounds 15] [--baseline DIR]`: what the
  * redactor costs per KB of payload, on the shapes a run writes: prose (a model's text), a JSON tool
  * output with many keys, numbers and ids, log lines full of timestamps and order numbers, a base64
  * image (an attachment echoed by a tool), and the same prose streamed in 250 ms batches through the
@@ -10,10 +10,17 @@
 import { parseArgs } from 'node:util';
 import type { JsonValue } from '../lib/core/json.js';
 import { Redactor } from '../lib/core/redaction.js';
+import { StreamRedactor } from '../lib/core/redaction-stream.js';
 
-const { values } = parseArgs({ options: { kb: { type: 'string', default: '256' }, rounds: { type: 'string', default: '15' } } });
+const { values } = parseArgs({ options: { kb: { type: 'string', default: '256' }, rounds: { type: 'string', default: '15' }, baseline: { type: 'string' } } });
 const KB = Number(values.kb);
 const ROUNDS = Number(values.rounds);
+/**
+ * `--baseline DIR`: another checkout of Logbook (e.g. the main worktree) whose redactor runs
+ * round by round beside this one, so a machine's changing load falls on both: the ratio is the
+ * figure to read, not the µs.
+ */
+const BASELINE = values.baseline;
 
 const WORDS = 'the order shipped on time and the customer asked about a refund for the second parcel which was late'.split(' ');
 
@@ -79,55 +86,63 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-/** Median CPU µs per KB of `make(bytes)` through `run`. */
-function perKb(make: (bytes: number) => unknown, run: (value: unknown) => void, kb: number): number {
-  const value = make(kb * 1024);
-  run(value); // warm-up
-  const times: number[] = [];
-  for (let i = 0; i < ROUNDS; i++) times.push(cpuMicros(() => run(value)));
-  return median(times) / kb;
-}
-
+type Runner = { text(v: string): string; json(v: JsonValue): JsonValue };
 const r = new Redactor();
-const text = (v: unknown) => void r.text(v as string);
-const json = (v: unknown) => void r.json(v as JsonValue);
+const base: Runner | undefined = BASELINE ? new ((await import(`${BASELINE}/lib/core/redaction.ts`)) as { Redactor: new () => Runner }).Redactor() : undefined;
 
-/** The stream redactor, fed the text as a model streams it: a delta every 40 characters, a publish every 2,048. */
-async function streamed(): Promise<((v: unknown) => void) | undefined> {
-  const mod = (await import('../lib/core/redaction-stream.js').catch(() => undefined)) as
-    { StreamRedactor: new (r: Redactor) => { push(d: string): void; take(final: boolean): string | undefined } } | undefined;
-  if (!mod) return undefined;
-  return (v: unknown) => {
-    const s = v as string;
-    const sr = new mod.StreamRedactor(r);
-    let since = 0;
-    for (let i = 0; i < s.length; i += 40) {
-      sr.push(s.slice(i, i + 40));
-      since += 40;
-      if (since >= 2048) {
-        sr.take(false);
-        since = 0;
-      }
+/** The stream redactor, fed the text as a model streams it: a delta every 40 characters, a release every 2,048. */
+function streamed(value: string): void {
+  const sr = new StreamRedactor(r, { holdChars: 64 });
+  let since = 0;
+  for (let i = 0; i < value.length; i += 40) {
+    sr.push(value.slice(i, i + 40));
+    since += 40;
+    if (since >= 2048) {
+      sr.take(false);
+      since = 0;
     }
-    sr.take(true);
-  };
+  }
+  sr.take(true);
 }
 
-const shapes: { name: string; make: (bytes: number) => unknown; run: (v: unknown) => void }[] = [
-  { name: 'prose (text)', make: prose, run: text },
-  { name: 'JSON tool output (json)', make: jsonOutput, run: json },
-  { name: 'log lines: timestamps, order numbers (text)', make: logLines, run: text },
-  { name: 'base64 image (text)', make: base64Image, run: text },
+interface Shape {
+  name: string;
+  make: (bytes: number) => unknown;
+  run: (redactor: Runner, v: unknown) => void;
+  /** Only this checkout has it. */
+  newOnly?: boolean;
+}
+const shapes: Shape[] = [
+  { name: 'prose (text)', make: prose, run: (x, v) => void x.text(v as string) },
+  { name: 'JSON tool output (json)', make: jsonOutput, run: (x, v) => void x.json(v as JsonValue) },
+  { name: 'log lines: timestamps, order numbers (text)', make: logLines, run: (x, v) => void x.text(v as string) },
+  { name: 'base64 image (text)', make: base64Image, run: (x, v) => void x.text(v as string) },
+  { name: 'prose streamed, 2 KB releases (stream redactor)', make: prose, run: (_x, v) => streamed(v as string), newOnly: true },
 ];
-const stream = await streamed();
-if (stream) shapes.push({ name: 'prose streamed, 2 KB publishes (stream redactor)', make: prose, run: stream });
+
+/** Median CPU µs per KB of each redactor on `make(kb KB)`, rounds alternating between them. */
+function perKb(shape: Shape, kb: number): { now: number; before?: number } {
+  const value = shape.make(kb * 1024);
+  const arms: Runner[] = [r, ...(base && !shape.newOnly ? [base] : [])];
+  for (const arm of arms) shape.run(arm, value); // warm-up
+  const times = arms.map(() => [] as number[]);
+  for (let i = 0; i < ROUNDS; i++) arms.forEach((arm, a) => times[a]!.push(cpuMicros(() => shape.run(arm, value))));
+  const [now, before] = times.map((t) => median(t) / kb);
+  return { now: now!, ...(before !== undefined ? { before } : {}) };
+}
 
 console.log(`Redaction CPU per KB (median of ${ROUNDS} rounds at ${KB} KB; linearity = cost per KB at ${KB * 4} KB / at ${KB} KB)`);
 console.log('');
-console.log('| payload | µs/KB | linearity |');
-console.log('|---|---:|---:|');
-for (const s of shapes) {
-  const small = perKb(s.make, s.run, KB);
-  const large = perKb(s.make, s.run, KB * 4);
-  console.log(`| ${s.name} | ${small.toFixed(1)} | ${(large / small).toFixed(2)} |`);
+console.log(base ? '| payload | before µs/KB | now µs/KB | now / before | linearity |' : '| payload | µs/KB | linearity |');
+console.log(base ? '|---|---:|---:|---:|---:|' : '|---|---:|---:|');
+for (const shape of shapes) {
+  const small = perKb(shape, KB);
+  const large = perKb(shape, KB * 4);
+  const linearity = (large.now / small.now).toFixed(2);
+  if (!base) console.log(`| ${shape.name} | ${small.now.toFixed(1)} | ${linearity} |`);
+  else {
+    const before = small.before === undefined ? '-' : small.before.toFixed(1);
+    const ratio = small.before === undefined ? '-' : (small.now / small.before).toFixed(2);
+    console.log(`| ${shape.name} | ${before} | ${small.now.toFixed(1)} | ${ratio} | ${linearity} |`);
+  }
 }

@@ -57,11 +57,13 @@ const PRINTABLE = /^[\t\n\r\x20-\x7e]+$/;
 export function base64Text(candidate: string): string | undefined {
   const body = candidate.replace(/=+$/, '');
   if (body.length % 4 === 1) return undefined;
-  let decoded: string;
+  const standard = body.replace(/-/g, '+').replace(/_/g, '/');
   try {
-    decoded = atob(body.replace(/-/g, '+').replace(/_/g, '/'));
+    // Binary shows in its first bytes: an image or a random key is refused before it is decoded whole.
+    if (standard.length > 64 && !PRINTABLE.test(atob(standard.slice(0, 64)))) return undefined;
+    const decoded = atob(standard);
+    return decoded.length >= 8 && PRINTABLE.test(decoded) ? decoded : undefined;
   } catch {
     return undefined;
   }
-  return decoded.length >= 8 && PRINTABLE.test(decoded) ? decoded : undefined;
 }
