@@ -95,7 +95,13 @@ export async function serveLoopback(handler: Handler, port: number, timings: Bod
     const incoming = env.incoming as IncomingMessage | undefined;
     if (!incoming || !(incoming.socket instanceof Socket) || request.method === 'GET' || request.method === 'HEAD') return handler(request, env);
     const body = new IncomingBody(incoming, timings);
-    const guarded = new Request(request.url, { method: request.method, headers: request.headers, body: body.stream, duplex: 'half', signal: request.signal } as RequestInit);
+    const guarded = new Request(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: body.stream,
+      duplex: 'half',
+      signal: request.signal,
+    } as RequestInit);
     const response = await handler(guarded, env);
     if (body.received) {
       void body.settle();

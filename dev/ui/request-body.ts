@@ -77,7 +77,10 @@ export class IncomingBody {
     incoming.once('end', this.onEnd);
     incoming.once('close', this.onClose);
     incoming.on('error', this.onClose);
-    this.timer = setTimeout(() => this.fail(new RequestTimeoutError(`the request body did not arrive within ${timings.bodyTimeoutMs} ms`)), timings.bodyTimeoutMs);
+    this.timer = setTimeout(
+      () => this.fail(new RequestTimeoutError(`the request body did not arrive within ${timings.bodyTimeoutMs} ms`)),
+      timings.bodyTimeoutMs,
+    );
     this.timer.unref();
   }
 

@@ -61,7 +61,8 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
     const fields = { method: c.req.method, path: c.req.path, status: response.status, code: errorCode(error) };
     // A client that went away (an abandoned upload, a closed tab) is no failure of ours, whatever
     // reading its body threw: said as what it is, never an ERROR.
-    if (errorCode(error) === 'client_closed' || c.req.raw.signal.aborted) logger?.info('request abandoned by the client', { method: fields.method, path: fields.path, code: 'client_closed' });
+    if (errorCode(error) === 'client_closed' || c.req.raw.signal.aborted)
+      logger?.info('request abandoned by the client', { method: fields.method, path: fields.path, code: 'client_closed' });
     else if (response.status >= 500) logger?.error('request failed', { ...fields, error });
     else logger?.info('request refused', fields);
     return response;

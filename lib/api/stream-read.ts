@@ -47,6 +47,8 @@ export interface StreamReadOptions {
   signal?: AbortSignal;
   /** Writers of reservation events already read (seq → `by`), so a pass does not read them again. */
   writers?: Map<number, { epoch: number; nonce: string } | undefined>;
+  /** Check on the first pass that the log has the cursor's event (refused naming this field otherwise). */
+  checkCursor?: string;
 }
 
 export type StreamDeps = Pick<EngineDeps, 'log' | 'heads' | 'clock' | 'stream'>;
@@ -66,7 +68,12 @@ export async function streamPage(
   const field = options.cursorField ?? 'query.after';
   const from = query.after === undefined ? START_POSITION : decodeCursor(query.after);
   if (!from) throw new ValidationError('invalid cursor', [{ path: field, message: 'not a cursor this endpoint gave out' }]);
-  const writers = await cursorWriters(deps, run, from, field);
+  const writers = new Map<number, { epoch: number; nonce: string } | undefined>();
+  if (from.open > 0 && from.open !== from.seq) {
+    const opened = await deps.log.readOne(run, from.open);
+    if (opened === undefined || !factsOf(opened).reserves) throw cursorRefused(field, `event ${from.open} of the run's log opens no model call`);
+    writers.set(from.open, writerOf(opened));
+  }
   return readStream(deps, run, {
     from,
     limit: query.limit,
@@ -75,28 +82,20 @@ export async function streamPage(
     ...(options.maxPollMs !== undefined ? { maxPollMs: options.maxPollMs } : {}),
     finished: TERMINAL_STATUSES.has(head.status),
     writers,
+    checkCursor: field,
     ...(options.signal ? { signal: options.signal } : {}),
   });
 }
 
 /**
- * A cursor must name a place this run's log has: the event it stands after exists, and the call
- * it has open is an event that reserves one. Otherwise a made-up cursor past the log's end would
- * read nothing after it and, on a finished run, be told `done`: the reader would believe it had
- * seen the whole run. Costs a read of one or two events per request (not per pass); the writer of
- * the open call, needed to serve its chunks, comes with it.
+ * A cursor must name a place this run's log has: the event it stands after exists (the first
+ * pass reads from that event on, so this costs no request of its own), and the call it has open
+ * is an event that reserves one. Otherwise a made-up cursor past the log's end would read nothing
+ * after it and, on a finished run, be told `done`: the reader would believe it had seen the
+ * whole run.
  */
-async function cursorWriters(deps: StreamDeps, run: RunRef, from: StreamPosition, field: string): Promise<Map<number, { epoch: number; nonce: string } | undefined>> {
-  const writers = new Map<number, { epoch: number; nonce: string } | undefined>();
-  if (from.seq === 0) return writers;
-  const refuse = (message: string) => new ValidationError('invalid cursor', [{ path: field, message }]);
-  const at = await deps.log.readOne(run, from.seq);
-  if (at === undefined) throw refuse(`the run's log has no event ${from.seq}: not a cursor given out for this run`);
-  if (from.open === 0) return writers;
-  const opened = from.open === from.seq ? at : await deps.log.readOne(run, from.open);
-  if (opened === undefined || !factsOf(opened).reserves) throw refuse(`event ${from.open} of the run's log opens no model call: not a cursor given out for this run`);
-  writers.set(from.open, writerOf(opened));
-  return writers;
+function cursorRefused(field: string, why: string): ValidationError {
+  return new ValidationError('invalid cursor', [{ path: field, message: `${why}: not a cursor given out for this run` }]);
 }
 
 /**
@@ -108,7 +107,7 @@ export async function readStream(deps: Pick<EngineDeps, 'log' | 'clock' | 'strea
   const deadline = deps.clock.now() + (options.finished ? 0 : options.waitMs);
   const writers = options.writers ?? new Map<number, { epoch: number; nonce: string } | undefined>();
   for (let empty = 1; ; empty++) {
-    const page = await readOnce(deps, run, options, writers);
+    const page = await readOnce(deps, run, options, writers, empty === 1 ? options.checkCursor : undefined);
     const left = deadline - deps.clock.now();
     if (page.items.length > 0 || page.done || left <= 0 || options.signal?.aborted) return page;
     try {
@@ -124,10 +123,19 @@ async function readOnce(
   run: RunRef,
   options: StreamReadOptions,
   writers: Map<number, { epoch: number; nonce: string } | undefined>,
+  checkCursor?: string,
 ): Promise<StreamPage> {
   const { from, limit } = options;
-  const read = await deps.log.read(run, { afterSeq: from.seq, limit });
+  // Checking: from the cursor's own event on (one more), which must be there. eventItems skips
+  // it (it is not after the cursor); it still counts for `ended` and the writers.
+  const check = checkCursor !== undefined && from.seq > 0;
+  const read = await deps.log.read(run, check ? { afterSeq: from.seq - 1, limit: limit + 1 } : { afterSeq: from.seq, limit });
   const events = read.events.map((raw) => ({ raw, facts: factsOf(raw), view: eventView(raw) }));
+  if (check) {
+    const at = events[0]?.facts;
+    if (at?.seq !== from.seq) throw cursorRefused(checkCursor, `the run's log has no event ${from.seq}`);
+    if (from.open === from.seq && !at.reserves) throw cursorRefused(checkCursor, `event ${from.open} of the run's log opens no model call`);
+  }
   for (const e of events) if (e.facts.reserves) writers.set(e.facts.seq, writerOf(e.raw));
   const out = eventItems(from, events, limit);
   const complete = read.nextAfterSeq === undefined && out.position.seq >= (events.at(-1)?.facts.seq ?? 0);

@@ -70,7 +70,7 @@ export const runStreamRoute = createRoute({
   request: { params: RunParamsSchema, query: StreamQuerySchema },
   responses: {
     200: json(StreamPageSchema, 'the items after `after`'),
-    400: json(ErrorSchema, 'invalid request: `error.issues` names each bad field by path (a cursor this run\'s log cannot have included)'),
+    400: json(ErrorSchema, "invalid request: `error.issues` names each bad field by path (a cursor this run's log cannot have included)"),
     401: json(ErrorSchema, 'no authorized caller'),
     404: json(ErrorSchema, 'no such run for this tenant'),
     429: json(ErrorSchema, 'throttled, or (`too_many_streams`, with Retry-After) the tenant already holds its maximum of open long polls and streams'),

@@ -62,7 +62,11 @@ function parse(text: string, error?: string): Raw {
  * client that writes its whole body before it reads anything (as the AWS SDK and simple clients
  * do): the one that got EPIPE or a reset instead of the answer when the server closed early.
  */
-function rawPost(path: string, size: number, options: { headers?: Record<string, string>; readFirst?: boolean; chunked?: boolean; tenant?: false } = {}): Promise<Raw> {
+function rawPost(
+  path: string,
+  size: number,
+  options: { headers?: Record<string, string>; readFirst?: boolean; chunked?: boolean; tenant?: false } = {},
+): Promise<Raw> {
   return new Promise((resolve) => {
     const socket = connect(server.port, '127.0.0.1');
     let text = '';
@@ -71,9 +75,18 @@ function rawPost(path: string, size: number, options: { headers?: Record<string,
     if (options.readFirst !== false) read();
     socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
     socket.on('close', () => resolve(parse(text, error)));
-    const headers = { host: `127.0.0.1:${server.port}`, 'content-type': 'application/json', ...(options.tenant === false ? {} : { 'x-test-tenant': 'local' }), ...options.headers };
+    const headers = {
+      host: `127.0.0.1:${server.port}`,
+      'content-type': 'application/json',
+      ...(options.tenant === false ? {} : { 'x-test-tenant': 'local' }),
+      ...options.headers,
+    };
     const framing = options.chunked ? 'transfer-encoding: chunked\r\n' : `content-length: ${size}\r\n`;
-    socket.write(`POST ${path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}${framing}\r\n`);
+    socket.write(
+      `POST ${path} HTTP/1.1\r\n${Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}${framing}\r\n`,
+    );
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     let sent = 0;
     const pump = () => {
@@ -109,10 +122,14 @@ describe('an answer given before the body was all in reaches the client', () => 
       ['/runs', { chunked: true }, '413 payload_too_large'],
     ];
     for (const [path, options, expected] of cases) {
-      expect(await tally(async () => label(await rawPost(path, 6 * MB, { ...options, readFirst: false }))), `${path} ${JSON.stringify(options)}`).toEqual({ [expected]: ROUNDS });
+      expect(await tally(async () => label(await rawPost(path, 6 * MB, { ...options, readFirst: false }))), `${path} ${JSON.stringify(options)}`).toEqual({
+        [expected]: ROUNDS,
+      });
     }
     // Decided from the headers alone, the body under the limit: no caller (401), no such route (404).
-    expect(await tally(async () => label(await rawPost('/attachments', 3.5 * MB, { headers: { 'content-type': 'image/png' }, tenant: false, readFirst: false })))).toEqual({
+    expect(
+      await tally(async () => label(await rawPost('/attachments', 3.5 * MB, { headers: { 'content-type': 'image/png' }, tenant: false, readFirst: false }))),
+    ).toEqual({
       '401 unauthorized': ROUNDS,
     });
     expect(await tally(async () => label(await rawPost('/no-such-route', 1000 * 1024, { readFirst: false })))).toEqual({ '404 not_found': ROUNDS });
@@ -135,11 +152,15 @@ describe('an answer given before the body was all in reaches the client', () => 
     };
     const viaHttp = () =>
       new Promise<string>((resolve) => {
-        const req = request(`${base}/runs`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'x-test-tenant': 'local', 'content-length': body.length } }, (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d.toString()));
-          res.on('end', () => resolve(`${res.statusCode} ${parse(`HTTP/1.1 ${res.statusCode}\n${text}`).code}`));
-        });
+        const req = request(
+          `${base}/runs`,
+          { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'x-test-tenant': 'local', 'content-length': body.length } },
+          (res) => {
+            let text = '';
+            res.on('data', (d: Buffer) => (text += d.toString()));
+            res.on('end', () => resolve(`${res.statusCode} ${parse(`HTTP/1.1 ${res.statusCode}\n${text}`).code}`));
+          },
+        );
         req.on('error', (e: NodeJS.ErrnoException) => resolve(`no answer (${e.code})`));
         req.end(body);
       });
@@ -174,8 +195,24 @@ describe('an answer given before the body was all in reaches the client', () => 
         const codes: Record<string, number> = {};
         for (let i = 0; i < 5; i++) {
           // Not spawnSync: the server answering curl runs in this process.
-          const args = ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', 'content-type: application/json', '-H', 'x-test-tenant: local', ...expect100, '--data-binary', `@${file}`, `${base}/runs`];
-          const { stdout } = await run('curl', args, { encoding: 'utf8', timeout: 30_000 }).catch((error: { stdout?: string }) => ({ stdout: `failed ${error.stdout ?? ''}` }));
+          const args = [
+            '-s',
+            '-o',
+            '/dev/null',
+            '-w',
+            '%{http_code}',
+            '-H',
+            'content-type: application/json',
+            '-H',
+            'x-test-tenant: local',
+            ...expect100,
+            '--data-binary',
+            `@${file}`,
+            `${base}/runs`,
+          ];
+          const { stdout } = await run('curl', args, { encoding: 'utf8', timeout: 30_000 }).catch((error: { stdout?: string }) => ({
+            stdout: `failed ${error.stdout ?? ''}`,
+          }));
           codes[stdout] = (codes[stdout] ?? 0) + 1;
         }
         expect(codes, JSON.stringify(expect100)).toEqual({ '413': 5 });
@@ -241,6 +278,8 @@ describe('slow and abandoned bodies', () => {
       });
     });
     for (let i = 0; i < 100 && logs.length === before; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(logs.slice(before)).toEqual([{ level: 'info', message: 'request abandoned by the client', fields: { method: 'POST', path: '/attachments', code: 'client_closed' } }]);
+    expect(logs.slice(before)).toEqual([
+      { level: 'info', message: 'request abandoned by the client', fields: { method: 'POST', path: '/attachments', code: 'client_closed' } },
+    ]);
   });
 });

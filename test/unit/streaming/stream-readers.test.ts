@@ -17,7 +17,12 @@ import type { EventLog } from '../../../lib/ports/event-log.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
 
-type Json = Record<string, unknown> & { error?: { code: string; issues?: { path: string; message: string }[] }; items?: unknown[]; next?: string; done?: boolean };
+type Json = Record<string, unknown> & {
+  error?: { code: string; issues?: { path: string; message: string }[] };
+  items?: unknown[];
+  next?: string;
+  done?: boolean;
+};
 
 function setup(options: { maxOpenStreams?: number; sse?: boolean } = {}) {
   const t = scriptedWorld({ tools: [], script: [{ text: 'done' }, { text: 'again' }] });
