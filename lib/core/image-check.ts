@@ -135,7 +135,7 @@ function skipSubBlocks(b: Uint8Array, at: number): number {
   return -1;
 }
 
-/** GIF: header, logical screen (its dimensions), colour table, then images and extensions up to the trailer, which ends the file. */
+/** GIF: header, logical screen (its dimensions), colour table, then images and extensions up to the trailer, which ends the file (or the last whole block does). */
 export function checkGif(b: Uint8Array): ImageCheck {
   if (b.length < 14) return fail('the GIF is cut short before its logical screen');
   const screen = sized('GIF', u16le(b, 6), u16le(b, 8));
@@ -143,7 +143,10 @@ export function checkGif(b: Uint8Array): ImageCheck {
   let at = 13 + (b[10]! & 0x80 ? 3 * 2 ** ((b[10]! & 0x07) + 1) : 0);
   let images = 0;
   for (;;) {
-    if (at >= b.length) return fail('the GIF has no trailer: it is cut short');
+    // Some encoders leave the trailer out; a file that ends right after a whole block is taken,
+    // as browsers take it (it can hide nothing after its end). Cut inside a block, it is refused.
+    if (at === b.length && images > 0) return screen;
+    if (at >= b.length) return fail('the GIF has no image and no trailer: it is cut short');
     const block = b[at]!;
     if (block === 0x3b) {
       if (images === 0) return fail('the GIF holds no image');
