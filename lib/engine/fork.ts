@@ -7,7 +7,7 @@ import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
 import type { AgentDefinition } from '../authoring/types.js';
 import { ForkConflictError } from './control-errors.js';
 import type { EngineDeps } from './engine.js';
-import { hashJson } from '../adapters/system/crypto.js';
+import { hashJson } from '../support/hash.js';
 import { projectHead } from './head-projection.js';
 import { contextPin, initialHead } from './start-run.js';
 import { zodIssuesText } from '../core/zod-issues.js';

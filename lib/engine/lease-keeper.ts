@@ -2,7 +2,7 @@ import { CallDoesNotFitError, LeaseLostError, StopWorkError } from '../core/erro
 import type { Clock } from '../ports/clock.js';
 import type { RunHeads } from '../ports/run-heads.js';
 import type { RunRef } from '../ports/run-ref.js';
-import { LEASE_RENEWALS_PER_LEASE } from './limits.js';
+import { LEASE_RENEWALS_PER_LEASE } from '../core/limits.js';
 
 export interface LeaseKeeperOptions {
   heads: RunHeads;

@@ -4,7 +4,7 @@ import type { JsonValue } from '../core/json.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { Checkpoints } from './checkpoints.js';
-import { sha256Hex } from '../adapters/system/crypto.js';
+import { sha256Hex } from '../support/hash.js';
 import type { Redactor } from '../core/redaction.js';
 
 export interface PayloadCodecOptions {

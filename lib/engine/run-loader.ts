@@ -5,7 +5,7 @@ import type { EventLog } from '../ports/event-log.js';
 import type { RunHead, RunHeads, SnapshotPointer } from '../ports/run-heads.js';
 import { runKey, type RunRef } from '../ports/run-ref.js';
 import type { LoadHint } from '../ports/step-queue.js';
-import { sha256Hex } from '../adapters/system/crypto.js';
+import { sha256Hex } from '../support/hash.js';
 import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js';
 
 export interface LoadStats {

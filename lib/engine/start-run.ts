@@ -5,7 +5,7 @@ import type { JsonValue } from '../core/json.js';
 import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../ports/run-ref.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
-import { hashJson } from '../adapters/system/crypto.js';
+import { hashJson } from '../support/hash.js';
 import { hintedTick } from '../ports/step-queue.js';
 import { pinContext } from '../authoring/context-spec.js';
 import { parseRunInput } from '../authoring/run-input.js';

@@ -10,7 +10,7 @@ import { approvalGate, expireApprovals } from './approvals.js';
 import { rethrowHalt } from './checkpoints.js';
 import type { RunSession } from './run-session.js';
 import { buildModelRequest } from './prompt.js';
-import { MAX_CRASHED_TOOL_ATTEMPTS, MAX_JSON_DEPTH } from './limits.js';
+import { MAX_CRASHED_TOOL_ATTEMPTS, MAX_JSON_DEPTH } from '../core/limits.js';
 import { executeCall, verifyCall, type PreparedCall } from './tool-runner.js';
 import { callWait, completeWaits, startWait } from './waits.js';
 import { cancelChildren, ensureChildren, startChildCall } from './child-runs.js';

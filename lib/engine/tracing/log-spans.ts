@@ -2,7 +2,7 @@ import { inlineText, type Body } from '../../core/body.js';
 import { reservationOf, TERMINAL_EVENTS, type EventOf, type RunEvent } from '../../core/events.js';
 import type { CallState } from '../../core/state.js';
 import type { RunRef } from '../../ports/run-ref.js';
-import { TRACE_PAYLOAD_MAX_CHARS } from '../limits.js';
+import { TRACE_PAYLOAD_MAX_CHARS } from '../../core/limits.js';
 import { GEN_AI, rootSpanIdOf, spanIdOf, stepSpanIdOf, traceIdOf, type TraceSpan } from './trace-span.js';
 
 /** What a tool call's span says happened to its attempt. */

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../lib/adapters/memory/manual-clock.js';
 import { MemoryRunStream } from '../../../lib/adapters/memory/memory-run-stream.js';
 import { StreamChunkConflictError, TransientStoreError } from '../../../lib/core/errors.js';
-import { STREAM_FLUSH_CHARS, STREAM_FLUSH_MS, STREAM_MAX_CHUNK_CHARS, STREAM_RETENTION_MS } from '../../../lib/engine/limits.js';
+import { STREAM_FLUSH_CHARS, STREAM_FLUSH_MS, STREAM_MAX_CHUNK_CHARS, STREAM_RETENTION_MS } from '../../../lib/core/limits.js';
 import { StreamPublisher } from '../../../lib/engine/stream-publisher.js';
 import type { RunStream, StreamChunk } from '../../../lib/ports/run-stream.js';
 
