@@ -78,4 +78,4 @@ export type { RunEvent, EventType, EventOf, Policy, Budgets, Price, PinnedTool, 
 export type { BudgetRequest } from './core/budgets.js';
 export type { RunState, CallState, RunStatusState } from './core/state.js';
 export type { JsonValue } from './core/json.js';
-export type { RunRef } from './ports/run-ref.js';
+export { idempotencyKey, type RunRef } from './core/run-ref.js';

@@ -5,6 +5,7 @@ import type { CallState } from '../core/state.js';
 import { rethrowHalt } from './checkpoints.js';
 import type { RunSession } from './run-session.js';
 import type { ToolContext, ToolDefinition, VerifyOutcome } from '../authoring/types.js';
+import { idempotencyKey } from '../core/run-ref.js';
 
 /** Why a call's signal was aborted: each leads to a different record (or none). */
 export class ToolAbort extends Error {
@@ -38,14 +39,14 @@ export function toolContext(session: RunSession, call: CallState, attempt: numbe
     runId,
     callId: call.callId,
     attempt,
-    idempotencyKey: `${tenant}:${runId}:${call.callId}`,
+    idempotencyKey: idempotencyKey(session.run, call.callId),
     fencingToken: session.writer.epoch,
     notAfter,
     signal,
     leaseFresh: () => staleness() === undefined,
     assertLeaseFresh: () => {
       const stale = staleness();
-      if (stale) throw new StaleLeaseError(`${tenant}/${runId}`, stale);
+      if (stale) throw new StaleLeaseError(session.run, stale);
     },
   };
 }

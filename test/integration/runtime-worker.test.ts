@@ -152,7 +152,7 @@ describe('worker handler', () => {
     // Every claim finds the run busy: the step ends at its claim, before any read of its own.
     store.claimLease = async (run) => {
       order.push('claim');
-      throw new LeaseHeldError(`${run.tenant}/${run.runId}`, Date.now() + 1_000);
+      throw new LeaseHeldError(run, Date.now() + 1_000);
     };
     const handler = createWorkerHandler(async () => rt, { exitProcess: () => undefined });
     const delivery = (count: number) => {

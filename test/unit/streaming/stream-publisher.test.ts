@@ -149,7 +149,7 @@ describe('StreamPublisher', () => {
     await feed(t, 20, 3, 100);
     expect(await stream.read(run, {})).toHaveLength(1);
     expect(t.warnings).toEqual(['stream chunk held by another worker; streaming stopped']);
-    expect(new StreamChunkConflictError('k', 12, 0).code).toBe('stream_chunk_conflict');
+    expect(new StreamChunkConflictError({ tenant: 't', runId: 'r' }, 12, 0).code).toBe('stream_chunk_conflict');
   });
 
   it('a stale lease writes nothing, and stop() drops what is buffered', async () => {
