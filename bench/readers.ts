@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { StreamItem } from '../lib/api/stream-merge.js';
-import { MAX_OPEN_STREAMS_PER_TENANT } from '../lib/engine/limits.js';
+import { MAX_OPEN_STREAMS_PER_TENANT } from '../lib/core/limits.js';
 import { startLocalStack } from '../dev/local/stack.js';
 import { emptyCounters, instrument } from './instrument.js';
 import { median, p95 } from './report.js';

@@ -1,6 +1,6 @@
 import type { EngineDeps } from '../engine/engine.js';
 import type { ReadPage } from '../ports/event-log.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 /**
  * How soon a waiting long poll first reads the log again: an event that lands right after a

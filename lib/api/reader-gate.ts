@@ -1,5 +1,5 @@
 import { TooManyStreamsError } from '../core/errors.js';
-import { MAX_OPEN_STREAMS_PER_TENANT, OPEN_STREAMS_RETRY_AFTER_S } from '../engine/limits.js';
+import { MAX_OPEN_STREAMS_PER_TENANT, OPEN_STREAMS_RETRY_AFTER_S } from '../core/limits.js';
 
 /**
  * The open waiting reads (long polls, SSE connections) of each tenant on this server, held to a

@@ -6,8 +6,8 @@
 import { constants, deflateRawSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { MemoryBlobStore } from '../../../lib/adapters/memory/memory-blob-store.js';
-import { sha256Hex } from '../../../lib/adapters/system/crypto.js';
-import { inflateCapped } from '../../../lib/adapters/system/inflate.js';
+import { sha256Hex } from '../../../lib/support/hash.js';
+import { inflateCapped } from '../../../lib/support/inflate.js';
 import { createApiApp } from '../../../lib/api/app.js';
 import { engineRunService } from '../../../lib/api/engine-service.js';
 import type { Caller } from '../../../lib/api/tenant.js';

@@ -10,7 +10,7 @@ import { engineRunService } from '../../../lib/api/engine-service.js';
 import { EVENTS_POLL_MS, POLL_MAX_MS } from '../../../lib/api/long-poll.js';
 import { STREAM_POLL_MS } from '../../../lib/api/stream-read.js';
 import type { Caller } from '../../../lib/api/tenant.js';
-import { OPEN_STREAMS_RETRY_AFTER_S } from '../../../lib/engine/limits.js';
+import { OPEN_STREAMS_RETRY_AFTER_S } from '../../../lib/core/limits.js';
 import { runStep } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import type { EventLog } from '../../../lib/ports/event-log.js';

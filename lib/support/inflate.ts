@@ -1,5 +1,5 @@
 import { inflateRawSync } from 'node:zlib';
-import type { Inflate } from '../../core/zip-check.js';
+import type { Inflate } from '../core/zip-check.js';
 
 /**
  * Raw deflate (a zip entry's data) inflated with zlib, never past `maxBytes`: zlib stops and
