@@ -102,7 +102,14 @@ export async function serveLoopback(handler: Handler, port: number, timings: Bod
       duplex: 'half',
       signal: request.signal,
     } as RequestInit);
-    const response = await handler(guarded, env);
+    let response: Response;
+    try {
+      response = await handler(guarded, env);
+    } catch (error) {
+      // No answer of ours (node-server answers 500): the body is still drained, within its bounds.
+      void body.settle();
+      throw error;
+    }
     if (body.received) {
       void body.settle();
       return response;

@@ -20,7 +20,7 @@ import { DEFAULT_BODY_TIMINGS } from '../../../dev/ui/request-body.js';
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
-const ROUNDS = 12;
+const ROUNDS = 20;
 const logs: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
 const logger: ApiLogger = {
   info: (message, fields) => logs.push({ level: 'info', message, ...(fields ? { fields } : {}) }),
