@@ -115,7 +115,7 @@ async function tally(one: () => Promise<string>): Promise<Record<string, number>
 const label = (r: Raw) => (r.status !== undefined ? `${r.status} ${r.code ?? ''}`.trim() : `no answer (${r.error ?? 'closed'})`);
 
 describe('an answer given before the body was all in reaches the client', () => {
-  it('a plain socket that writes its whole body first (6 MB, 3.5 MB, 1 MB) reads every 413, 401 and 404', async () => {
+  it('a plain socket that writes its whole body first (6 MB, 3.5 MB, 1 MB) reads every 413, 401, 404 and 415', async () => {
     const cases: [string, Parameters<typeof rawPost>[2], string][] = [
       ['/runs', {}, '413 payload_too_large'],
       ['/attachments', { headers: { 'content-type': 'image/png' } }, '413 attachment_too_large'],
@@ -133,6 +133,10 @@ describe('an answer given before the body was all in reaches the client', () => 
       '401 unauthorized': ROUNDS,
     });
     expect(await tally(async () => label(await rawPost('/no-such-route', 1000 * 1024, { readFirst: false })))).toEqual({ '404 not_found': ROUNDS });
+    // A media type the route does not take, refused from the Content-Type.
+    expect(await tally(async () => label(await rawPost('/runs', 1000 * 1024, { headers: { 'content-type': 'text/plain' }, readFirst: false })))).toEqual({
+      '415 unsupported_media_type': ROUNDS,
+    });
   });
 
   it('a socket that reads while it writes, and a chunked body refused once it passes the limit, read every 413', async () => {
