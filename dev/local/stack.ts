@@ -41,6 +41,8 @@ export interface LocalStackOptions {
    * every step's spans there (OTEL_EXPORTER_OTLP_PROTOCOL picks http/protobuf or http/json).
    */
   otlp?: string;
+  /** Open long polls and SSE streams one tenant may hold on the API (default MAX_OPEN_STREAMS_PER_TENANT). */
+  maxOpenStreams?: number;
 }
 
 export interface LocalStack {
@@ -125,7 +127,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       LOGBOOK_AGENTS_MODULE: agentsModule,
       // Where the application may keep local state its worker processes share (fake services).
       LOGBOOK_WORK_DIR: workDir,
-      ...(options.otlp ? { LOGBOOK_TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: options.otlp, OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? 'logbook-local' } : {}),
+      ...(options.otlp
+        ? { LOGBOOK_TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: options.otlp, OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? 'logbook-local' }
+        : {}),
       ...options.env,
     };
     // This process serves the API and the sweeper, which run no step: only the workers trace.
@@ -136,6 +140,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       service: engineRunService(runtime.engine),
       caller: () => LOCAL_CALLER,
       sse: true,
+      ...(options.maxOpenStreams !== undefined ? { maxOpenStreams: options.maxOpenStreams } : {}),
       logger: { info() {}, warn: (m, f) => runtime.logger.warn(m, safeFields(f)), error: (m, f) => runtime.logger.error(m, safeFields(f)) },
     });
     // The web inspector, on the same origin as the API it reads (the deployed API never serves it).
