@@ -6,6 +6,7 @@ import { ConfigError } from '../../lib/core/errors.js';
 import type { Agents } from '../../lib/authoring/define-agents.js';
 import { loadAgentsModule } from '../local/agents-module.js';
 import { DEFAULT_API, LogbookClient } from './api-client.js';
+import { parseHeaders } from './api-access.js';
 import { UsageError, type Output } from './output.js';
 import { table, truncate } from './table.js';
 
@@ -93,17 +94,6 @@ function parseStatuses(text: string): string[] {
   const bad = list.filter((s) => !(STATUSES as readonly string[]).includes(s));
   if (list.length === 0 || bad.length > 0) throw new UsageError(`--status takes a comma-separated list of ${STATUSES.join(', ')}; got "${text}"`);
   return [...new Set(list)];
-}
-
-function parseHeaders(list: string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const h of list) {
-    const colon = h.indexOf(':');
-    const name = colon > 0 ? h.slice(0, colon).trim() : '';
-    if (!/^[A-Za-z0-9-]+$/.test(name)) throw new UsageError('--header must look like "Name: value"'); // never echo it: it may hold a token
-    headers[name.toLowerCase()] = h.slice(colon + 1).trim();
-  }
-  return headers;
 }
 
 /** Every run in the given statuses (all list pages), each with its whole log (all event pages). */
