@@ -1,7 +1,9 @@
 /**
- * runEval over the booking example: recorded trips replayed against an unchanged candidate score
- * perfectly, a planted prompt change is caught, and no candidate call is ever executed: the fake
- * services of every candidate world record no effect at all.
+ * runEval over the booking example (examples/booking-agent/booking-evals.ts): recorded trips
+ * replayed against an unchanged candidate score perfectly; a planted prompt change (the card line
+ * reworded, which the scripted model reads as a real model would) is caught by the scorers; and
+ * no candidate call is ever executed: the fake airline and payment services of every candidate
+ * world record no effect at all, though the reworded candidate asks for charges it never had.
  */
 import { describe, expect, it } from 'vitest';
 import { runEval } from 'logbook/testing';
@@ -11,22 +13,46 @@ import type { TravelServices } from '../../../../examples/booking-agent/travel-s
 const recorded = await recordTrips(6);
 
 describe('runEval on the booking agent', () => {
+  it('records varied trips with approved charges (the recording itself wrote holds, charges and tickets)', () => {
+    const writes = recorded.world.services.effects().filter((e) => e.applied && !e.readOnly);
+    expect(writes).toHaveLength(18);
+    expect(recorded.runs.some((r) => r.events.some((e) => e.type === 'approval_decided'))).toBe(true);
+  });
+
   it('an unchanged candidate scores 1 on every run, every call served from the log, nothing executed', async () => {
     const services: TravelServices[] = [];
     const report = await runEval({ runs: recorded.runs, candidate: () => candidateAgents({ onServices: (s) => services.push(s) }), minScore: 1 });
-    console.info(JSON.stringify(report.runs[0], null, 1).slice(0, 3000));
     expect(report.failures).toEqual([]);
     expect(report.passed).toBe(true);
-    expect(report.counts).toMatchObject({ runs: 6, evaluated: 6, errors: 0, notExecuted: 0, executed: 0 });
     expect(report.score).toBe(1);
+    expect(report.scorers.map((s) => [s.name, s.mean])).toEqual([
+      ['same_output', 1],
+      ['same_tool_calls', 1],
+      ['output_schema_valid', 1],
+      ['tokens', 1],
+      ['cost', 1],
+    ]);
+    expect(report.counts).toMatchObject({ runs: 6, evaluated: 6, errors: 0, served: 24, notExecuted: 0, executed: 0 });
+    expect(report.candidate).toEqual({ booking: '1.1.0' });
+    expect(report.runs[0]?.candidate?.output).toEqual(report.runs[0]?.recorded?.output);
+    expect(services).toHaveLength(6);
     expect(services.flatMap((s) => s.effects())).toEqual([]);
   });
 
-  it('a reworded prompt is caught: different calls, would-call charges, a different output', async () => {
+  it('a reworded prompt is caught: the charge is asked with another card (not executed), the output differs, the gate fails', async () => {
     const services: TravelServices[] = [];
     const report = await runEval({ runs: recorded.runs, candidate: () => candidateAgents({ reword: true, onServices: (s) => services.push(s) }), minScore: 0.9 });
-    console.info(JSON.stringify(report.runs[0], null, 1).slice(0, 4000));
     expect(report.passed).toBe(false);
+    expect(report.failures[0]).toMatch(/^score 0\.\d+ is under 0\.9$/);
+    const first = report.runs[0]!;
+    expect(first.candidate?.promptVersion).toBe('booking-prompt-2');
+    expect(first.scores.same_output).toMatchObject({ score: 0 });
+    expect(first.scores.same_tool_calls?.score).toBe(0.5);
+    expect(first.scores.same_tool_calls?.detail).toMatch(/^call 3: charge_card\(.*"card":"card_visa_4242".*\) → charge_card\(.*"card":"\?".*\)$/);
+    expect(first.wouldCall.map((c) => c.tool)).toEqual(['charge_card', 'issue_tickets']);
+    expect(report.counts).toMatchObject({ evaluated: 6, served: 12, notExecuted: 12, executed: 0 });
+    expect(report.scorers.find((s) => s.name === 'same_output')?.mean).toBe(0);
+    // It asked for charges and ticketings the log could not answer: none of them happened.
     expect(services.flatMap((s) => s.effects())).toEqual([]);
   });
 });
