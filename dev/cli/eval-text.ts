@@ -1,3 +1,4 @@
+import { canonicalJson } from '../../lib/core/json.js';
 import type { EvalReport, EvalRunResult } from '../../lib/testing/eval/eval-report.js';
 import { table, truncate } from './table.js';
 
@@ -18,7 +19,7 @@ function delta(result: EvalRunResult, name: 'tokens' | 'cost'): string {
 function wouldCall(result: EvalRunResult): string {
   const [first, ...rest] = result.wouldCall;
   if (!first) return '';
-  return `${truncate(`${first.tool}(${JSON.stringify(first.args)})`, 60)}${rest.length > 0 ? ` +${rest.length}` : ''}`;
+  return `${truncate(`${first.tool}(${canonicalJson(first.args)})`, 90)}${rest.length > 0 ? ` +${rest.length}` : ''}`;
 }
 
 /**
