@@ -55,7 +55,8 @@ async function loadCandidate(path: string): Promise<Agents | (() => Promise<Agen
   const mod = await importModule(path, 'agents');
   const exported = mod.default ?? mod.agents;
   if (isAgents(exported)) return exported;
-  if (typeof exported !== 'function') throw new UsageError(`--agents ${path}: its default export (or \`agents\`) must be defineAgents(...) or a function returning it`);
+  if (typeof exported !== 'function')
+    throw new UsageError(`--agents ${path}: its default export (or \`agents\`) must be defineAgents(...) or a function returning it`);
   return async () => {
     const built: unknown = await (exported as () => unknown)();
     if (!isAgents(built)) throw new ConfigError(`--agents ${path}: its export did not return the value of defineAgents(...)`);

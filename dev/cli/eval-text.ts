@@ -61,6 +61,10 @@ export function evalReportText(report: EvalReport, options: { all?: boolean; row
   );
   lines.push(`score ${score(report.score)}  ${report.scorers.map((s) => `${s.name} ${score(s.mean)}`).join('  ')}`);
   for (const r of report.runs.filter((x) => x.status !== 'evaluated').slice(0, 5)) lines.push(`${r.runId} ${r.status}: ${r.reason?.message ?? ''}`);
-  lines.push(report.passed ? `PASSED${report.thresholds.length > 0 ? ` (${report.thresholds.map((t) => `${t.name} ≥ ${t.min}`).join(', ')})` : ''}` : `FAILED: ${report.failures.join('; ')}`);
+  lines.push(
+    report.passed
+      ? `PASSED${report.thresholds.length > 0 ? ` (${report.thresholds.map((t) => `${t.name} ≥ ${t.min}`).join(', ')})` : ''}`
+      : `FAILED: ${report.failures.join('; ')}`,
+  );
   return lines.join('\n');
 }

@@ -57,7 +57,8 @@ export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps
   if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
   if (values.file && (values.api || values.status || values.header)) throw new UsageError('use either --file, or --api with --status');
   if (values.file && values.out) throw new UsageError('--out records logs fetched from the API; with --file they are already recorded');
-  if (!values.agents && !values.out) throw new UsageError('--agents FILE is required (the agents module about to be deployed), unless you only record with --out');
+  if (!values.agents && !values.out)
+    throw new UsageError('--agents FILE is required (the agents module about to be deployed), unless you only record with --out');
   const statuses = parseStatuses(values.status ?? UNFINISHED);
 
   // Phase 2: the recorded logs, from the file or the API (optionally written out).
@@ -82,7 +83,14 @@ export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps
     agents,
     logs: runs,
     env: deps.env ?? process.env,
-    ...(values.models ? { deployedModelIds: values.models.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+    ...(values.models
+      ? {
+          deployedModelIds: values.models
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        }
+      : {}),
   });
   if (values.json) io.out(JSON.stringify(report));
   else io.out(reportText(report));
@@ -90,7 +98,10 @@ export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps
 }
 
 function parseStatuses(text: string): string[] {
-  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = list.filter((s) => !(STATUSES as readonly string[]).includes(s));
   if (list.length === 0 || bad.length > 0) throw new UsageError(`--status takes a comma-separated list of ${STATUSES.join(', ')}; got "${text}"`);
   return [...new Set(list)];
@@ -131,7 +142,9 @@ function readJsonl(file: string): RecordedRun[] {
     const parsed = recordedRunSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new UsageError(`${file} line ${i + 1}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'} (expected {"runId": "...", "events": [...]})`);
+      throw new UsageError(
+        `${file} line ${i + 1}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'} (expected {"runId": "...", "events": [...]})`,
+      );
     }
     runs.push(parsed.data);
   });
@@ -153,7 +166,12 @@ function reportText(report: ReplayReport): string {
     r.agent ? `${r.agent.name}@${r.agent.version}` : '?',
     r.status,
     r.verdict === 'finished' ? 'finished (skipped)' : r.verdict,
-    truncate(r.reasons.map((x) => (x.code === 'missing_tool' ? `missing_tool ${x.tool}` : x.code === 'missing_model' ? `missing_model ${x.modelId}` : x.code)).join(', '), 60),
+    truncate(
+      r.reasons
+        .map((x) => (x.code === 'missing_tool' ? `missing_tool ${x.tool}` : x.code === 'missing_model' ? `missing_model ${x.modelId}` : x.code))
+        .join(', '),
+      60,
+    ),
   ]);
   const lines = [table(['RUN', 'AGENT', 'STATUS', 'VERDICT', 'REASONS'], rows)];
   for (const r of report.runs.filter((x) => x.reasons.length > 0 || x.notes.length > 0)) {

@@ -35,7 +35,15 @@ export const FILTER_FLAGS = {
   limit: { type: 'string', value: 'N' },
 } as const satisfies FlagSpecs;
 
-type FilterValues = { status?: string | undefined; agent?: string | undefined; 'agent-version'?: string | undefined; since?: string | undefined; until?: string | undefined; run?: string[] | undefined; limit?: string | undefined };
+type FilterValues = {
+  status?: string | undefined;
+  agent?: string | undefined;
+  'agent-version'?: string | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
+  run?: string[] | undefined;
+  limit?: string | undefined;
+};
 
 /** A time flag: an ISO time, or a span ago (`30m`, `24h`, `7d`). */
 export function parseTime(text: string, flag: string, now: number): number {
@@ -47,9 +55,13 @@ export function parseTime(text: string, flag: string, now: number): number {
 }
 
 export function parseFilter(values: FilterValues, defaultStatuses: readonly RunStatus[], now = Date.now()): RunFilter {
-  const statuses = (values.status ?? defaultStatuses.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
+  const statuses = (values.status ?? defaultStatuses.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = statuses.filter((s) => !(RUN_STATUSES as readonly string[]).includes(s));
-  if (statuses.length === 0 || bad.length > 0) throw new UsageError(`--status takes a comma-separated list of ${RUN_STATUSES.join(', ')}; got "${values.status}"`);
+  if (statuses.length === 0 || bad.length > 0)
+    throw new UsageError(`--status takes a comma-separated list of ${RUN_STATUSES.join(', ')}; got "${values.status}"`);
   const limit = values.limit === undefined ? undefined : Number(values.limit);
   if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new UsageError('--limit must be a positive integer');
   return {

@@ -8,8 +8,18 @@ import { RUN_FILE_USAGE } from './eval-usage.js';
 import { collectRuns, FILTER_FLAGS, parseFilter } from './run-collect.js';
 import { table } from './table.js';
 
-const EXPORT_FLAGS = { out: { type: 'string', value: 'FILE' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false }, ...FILTER_FLAGS, ...API_FLAGS } as const satisfies FlagSpecs;
-const IMPORT_FLAGS = { api: { type: 'string', value: 'URL' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } as const satisfies FlagSpecs;
+const EXPORT_FLAGS = {
+  out: { type: 'string', value: 'FILE' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+  ...FILTER_FLAGS,
+  ...API_FLAGS,
+} as const satisfies FlagSpecs;
+const IMPORT_FLAGS = {
+  api: { type: 'string', value: 'URL' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const satisfies FlagSpecs;
 
 export interface RunFileDeps extends ApiAccessDeps {
   now?: () => number;

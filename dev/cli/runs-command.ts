@@ -132,7 +132,12 @@ const COMMANDS = {
     followRun(ctx.client, needId(ctx), ctx.io, { json: ctx.json, untilDone: Boolean(values['until-done']), after: intOption(values.after, 'after') ?? 0 }),
   ),
   list: command(
-    { status: { type: 'string', value: 'S' }, parent: { type: 'string', value: 'RUN_ID' }, limit: { type: 'string', value: 'N' }, cursor: { type: 'string', value: 'C' } },
+    {
+      status: { type: 'string', value: 'S' },
+      parent: { type: 'string', value: 'RUN_ID' },
+      limit: { type: 'string', value: 'N' },
+      cursor: { type: 'string', value: 'C' },
+    },
     async ({ client, io, json }, values) => {
       const limit = intOption(values.limit, 'limit');
       const page = await client.listRuns({

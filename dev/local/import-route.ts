@@ -20,8 +20,8 @@ const json = (status: number, body: unknown) => new Response(JSON.stringify(body
  * through importRuns (payloads first, then the events, then the head). A bad file is a 400
  * naming its line; nothing of it is written.
  */
-export function withImportRoute<E>(api: (request: Request, env: E) => Response | Promise<Response>, storage: RunStorage, tenant: string) {
-  return async (request: Request, env: E): Promise<Response> => {
+export function withImportRoute<E>(api: (request: Request, env?: E) => Response | Promise<Response>, storage: RunStorage, tenant: string) {
+  return async (request: Request, env?: E): Promise<Response> => {
     if (new URL(request.url).pathname !== IMPORT_PATH) return api(request, env);
     if (request.method !== 'POST') return json(405, { error: { code: 'method_not_allowed', message: `${request.method} is not allowed here; use POST` } });
     const length = Number(request.headers.get('content-length') ?? 0);

@@ -126,7 +126,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       LOGBOOK_AGENTS_MODULE: agentsModule,
       // Where the application may keep local state its worker processes share (fake services).
       LOGBOOK_WORK_DIR: workDir,
-      ...(options.otlp ? { LOGBOOK_TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: options.otlp, OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? 'logbook-local' } : {}),
+      ...(options.otlp
+        ? { LOGBOOK_TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: options.otlp, OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? 'logbook-local' }
+        : {}),
       ...options.env,
     };
     // This process serves the API and the sweeper, which run no step: only the workers trace.
@@ -145,7 +147,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // programs and the inspector's own page get through (loopback Host against DNS rebinding, no
     // cross-site Origin or Sec-Fetch-Site against a form or no-cors POST such as a bodiless cancel).
     // `logbook runs import` posts run files here: written into this stack's table and bucket, as the local tenant's.
-    const server = await serveLoopback(loopbackOnly(withImportRoute(app.fetch, runtime.engine, LOCAL_CALLER.tenant)), options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787));
+    const server = await serveLoopback(
+      loopbackOnly(withImportRoute(app.fetch, runtime.engine, LOCAL_CALLER.tenant)),
+      options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787),
+    );
     cleanups.push(() => server.close());
     const port = server.port;
     // A fresh stack is a fresh world: the emulators start empty, so does the worker log (only now

@@ -7,7 +7,7 @@
 import { defineAgent, defineAgents, type Agents } from 'logbook';
 import { startRun } from 'logbook/engine';
 import { driveRun, exportRuns, spawnWorker, type ExportedRun } from 'logbook/testing';
-import { BOOKING_MODEL_ID, TripRequest, bookingAgent, bookingModel } from './booking-agent.js';
+import { BOOKING_MODEL_ID, bookingAgent, bookingModel, type TripRequest } from './booking-agent.js';
 import { approveCharges, bookingResolver, bookingWorld, type BookingWorld } from './booking-world.js';
 import { MemoryStore } from './state-store.js';
 import { TravelServices, emptyTravelState, type TravelEffect } from './travel-services.js';

@@ -85,7 +85,8 @@ function evalStorage(): WorldStorage {
 }
 
 function resolver(storage: WorldStorage) {
-  return async (body: Body): Promise<JsonValue> => (body.kind === 'inline' ? body.value : decodeJson(await storage.blobs.get(body.key, { sha256: body.sha256 })));
+  return async (body: Body): Promise<JsonValue> =>
+    body.kind === 'inline' ? body.value : decodeJson(await storage.blobs.get(body.key, { sha256: body.sha256 }));
 }
 
 /** The arguments the candidate's model asked for in call `<seq>-<index>`, as its log holds them (redacted). */
@@ -99,7 +100,7 @@ async function askedArgs(storage: WorldStorage, run: RunRef, callId: string): Pr
 
 async function candidateSide(storage: WorldStorage, run: RunRef): Promise<EvalSide> {
   const events: unknown[] = [];
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const page = await storage.log.read(run, { afterSeq: after, limit: 500 });
     events.push(...page.events);
     if (page.nextAfterSeq === undefined) break;

@@ -30,7 +30,8 @@ export interface RecordedRead {
  */
 export function runKindProblem(first: unknown): EvalRunProblem | undefined {
   const e = (first ?? {}) as { type?: unknown; kind?: unknown; workflow?: unknown };
-  const kind = typeof e.kind === 'string' ? e.kind : e.workflow !== undefined || (typeof e.type === 'string' && e.type.startsWith('workflow')) ? 'workflow' : 'agent';
+  const kind =
+    typeof e.kind === 'string' ? e.kind : e.workflow !== undefined || (typeof e.type === 'string' && e.type.startsWith('workflow')) ? 'workflow' : 'agent';
   if (kind === 'agent') return undefined;
   return {
     status: 'skipped',

@@ -61,9 +61,11 @@ export async function runEval(options: RunEvalOptions): Promise<EvalReport> {
   const worker = async () => {
     for (let i = next++; i < total; i = next++) {
       const run = options.runs[i] as ExportedRun;
-      const result = await evaluateRun(run, scorers, options, versions).catch(
-        (error: unknown): EvalRunResult => ({ ...empty(run), status: 'error', reason: { code: 'eval_failed', message: errorMessage(error) } }),
-      );
+      const result = await evaluateRun(run, scorers, options, versions).catch((error: unknown): EvalRunResult => ({
+        ...empty(run),
+        status: 'error',
+        reason: { code: 'eval_failed', message: errorMessage(error) },
+      }));
       results[i] = result;
       options.onRun?.(result, ++done, total);
     }

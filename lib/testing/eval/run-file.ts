@@ -61,7 +61,8 @@ export function parseRunFile(text: string, source = 'run file'): ExportedRun[] {
       if (sha256Hex(encoder.encode(blob.text)) !== blob.sha256) throw new RunFileError(`${where}: blobs.${n} does not hash to its sha256 ${blob.sha256}`);
     }
     for (const [n, file] of run.attachments.entries()) {
-      if (sha256Hex(Buffer.from(file.base64, 'base64')) !== file.sha256) throw new RunFileError(`${where}: attachments.${n} does not hash to its sha256 ${file.sha256}`);
+      if (sha256Hex(Buffer.from(file.base64, 'base64')) !== file.sha256)
+        throw new RunFileError(`${where}: attachments.${n} does not hash to its sha256 ${file.sha256}`);
     }
     runs.push(run);
   });

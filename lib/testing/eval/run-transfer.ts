@@ -44,7 +44,7 @@ export async function exportRuns(storage: RunStorage, runs: readonly RunRef[]): 
   const out: ExportedRun[] = [];
   for (const run of runs) {
     const events: Record<string, unknown>[] = [];
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page = await storage.log.read(run, { afterSeq: after, limit: 500 });
       events.push(...(page.events as Record<string, unknown>[]));
       if (page.nextAfterSeq === undefined) break;

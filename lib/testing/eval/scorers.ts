@@ -112,7 +112,8 @@ export const outputSchemaValid = (): Scorer =>
     name: 'output_schema_valid',
     score: ({ candidate, agent }) => {
       if (!agent.outputSchema) return null;
-      if (candidate.status !== 'completed') return { score: 0, detail: `no output: ${candidate.status}${candidate.failure ? ` (${candidate.failure.code})` : ''}` };
+      if (candidate.status !== 'completed')
+        return { score: 0, detail: `no output: ${candidate.status}${candidate.failure ? ` (${candidate.failure.code})` : ''}` };
       const parsed = agent.outputSchema.safeParse(candidate.output);
       return parsed.success ? 1 : { score: 0, detail: 'the output does not fit the schema' };
     },
@@ -129,7 +130,8 @@ export const costDelta = (): Scorer =>
 export const tokensDelta = (): Scorer =>
   defineScorer({
     name: 'tokens',
-    score: ({ recorded, candidate }) => ratio(recorded.usage.inputTokens + recorded.usage.outputTokens, candidate.usage.inputTokens + candidate.usage.outputTokens, 'Tokens'),
+    score: ({ recorded, candidate }) =>
+      ratio(recorded.usage.inputTokens + recorded.usage.outputTokens, candidate.usage.inputTokens + candidate.usage.outputTokens, 'Tokens'),
   });
 
 /** The built-in scorers, in the order the table shows them. */

@@ -106,6 +106,7 @@ function recordedError(result: NonNullable<EvalToolCall['result']>): RecordedToo
   const output = result.output as { error?: unknown; message?: unknown } | null;
   const shaped = typeof output === 'object' && output !== null && !Array.isArray(output);
   const code = result.errorCode ?? (shaped && typeof output.error === 'string' ? output.error : 'tool_error');
-  const message = shaped && typeof output.message === 'string' ? output.message : typeof result.output === 'string' ? result.output : JSON.stringify(result.output);
+  const message =
+    shaped && typeof output.message === 'string' ? output.message : typeof result.output === 'string' ? result.output : JSON.stringify(result.output);
   return new RecordedToolError(code, message);
 }

@@ -60,7 +60,13 @@ beforeAll(async () => {
   api = await listen(app.fetch);
   // The local stack's shape: the API for tenant `local`, with the import route in front.
   localStorage = memoryStorage();
-  const localDeps = createEngine({ ...localStorage, models: world.models, registry: world.registry, clock: new ManualClock(), ids: new SequentialIds('local') });
+  const localDeps = createEngine({
+    ...localStorage,
+    models: world.models,
+    registry: world.registry,
+    clock: new ManualClock(),
+    ids: new SequentialIds('local'),
+  });
   const localApp = createApiApp({ service: engineRunService(localDeps), caller: () => ({ tenant: 'local', principal: 'local-user' }) });
   local = await listen(withImportRoute(localApp.fetch, localStorage, 'local'));
 });
@@ -101,12 +107,17 @@ describe('logbook runs export / import', () => {
   });
 
   it('signs every request when a signer is in use (SigV4 for a deployed API), and is refused without credentials', async () => {
-    const signed = await apiClient({ api: api.url, sigv4: true, region: 'eu-west-1' }, { env: {}, signer: async () => async () => ({ authorization: SIGNED }) });
+    const signed = await apiClient(
+      { api: api.url, sigv4: true, region: 'eu-west-1' },
+      { env: {}, signer: async () => async () => ({ authorization: SIGNED }) },
+    );
     expect((await signed.listRuns({ status: 'completed' })).runs).toHaveLength(5);
     const io = capture();
     expect(await main(['runs', 'export', '--api', api.url], io)).toBe(1);
     expect(io.stderr.join('\n')).toMatch(/401 unauthorized/);
-    await expect(apiClient({ api: 'https://abc.execute-api.eu-west-1.amazonaws.com/', header: ['Authorization: Bearer x'] }, { env: {} })).resolves.toMatchObject({ baseUrl: 'https://abc.execute-api.eu-west-1.amazonaws.com/' });
+    await expect(
+      apiClient({ api: 'https://abc.execute-api.eu-west-1.amazonaws.com/', header: ['Authorization: Bearer x'] }, { env: {} }),
+    ).resolves.toMatchObject({ baseUrl: 'https://abc.execute-api.eu-west-1.amazonaws.com/' });
     await expect(apiClient({ api: 'https://api.example.com/', sigv4: true }, { env: {} })).rejects.toThrow(/--region R/);
   });
 
@@ -142,7 +153,9 @@ describe('logbook eval', () => {
     const report = join(dir, 'report.json');
     const io = capture();
     expect(await main(['eval', '--agents', CANDIDATE, '--file', file, '--min-score', '1', '--report', report], io)).toBe(0);
-    expect(io.stdout.join('\n')).toMatch(/every run scored 1\.00[\s\S]*5 run\(s\): 5 evaluated, 0 skipped, 0 error\(s\); calls: 20 served from the log, 0 not executed[\s\S]*PASSED \(score ≥ 1\)/);
+    expect(io.stdout.join('\n')).toMatch(
+      /every run scored 1\.00[\s\S]*5 run\(s\): 5 evaluated, 0 skipped, 0 error\(s\); calls: 20 served from the log, 0 not executed[\s\S]*PASSED \(score ≥ 1\)/,
+    );
     const written = JSON.parse(readFileSync(report, 'utf8')) as EvalReport;
     expect(written).toMatchObject({ format: 'logbook.eval-report', v: 1, passed: true, score: 1, candidate: { booking: '1.1.0' } });
     expect(io.stderr.join('\n')).toMatch(/evaluated 5 run\(s\) in [\d.]+ s \([\d.]+ runs\/s\); report: /);
@@ -151,11 +164,15 @@ describe('logbook eval', () => {
   it('fails the gate on the planted prompt change, straight from the API: exit 1, the table names what it would have charged', async () => {
     const io = capture();
     const report = join(dir, 'reworded.json');
-    const code = await withEnv({ BOOKING_EVAL_REWORD: '1' }, () => main(['eval', '--agents', CANDIDATE, '--api', api.url, ...AUTH, '--agent', 'booking', '--min-score', '0.9', '--report', report], io));
+    const code = await withEnv({ BOOKING_EVAL_REWORD: '1' }, () =>
+      main(['eval', '--agents', CANDIDATE, '--api', api.url, ...AUTH, '--agent', 'booking', '--min-score', '0.9', '--report', report], io),
+    );
     expect(code).toBe(1);
     const text = io.stdout.join('\n');
     expect(text).toMatch(/^RUN +CANDIDATE +SCORE +OUTPUT +CALLS +SCHEMA +ΔTOKENS +ΔCOST +WOULD CALL$/m);
-    expect(text).toMatch(/^trip-000\d +failed +0\.\d\d +0\.00 +0\.50 +0\.00 +\+\d+ +\+\$0\.\d{4} +charge_card\(\{"amountEur":\d+,"card":"\?","locator":"PNR\d{4}"\}\) \+1$/m);
+    expect(text).toMatch(
+      /^trip-000\d +failed +0\.\d\d +0\.00 +0\.50 +0\.00 +\+\d+ +\+\$0\.\d{4} +charge_card\(\{"amountEur":\d+,"card":"\?","locator":"PNR\d{4}"\}\) \+1$/m,
+    );
     expect(text).toMatch(/FAILED: score 0\.\d+ is under 0\.9$/);
     expect((JSON.parse(readFileSync(report, 'utf8')) as EvalReport).counts).toMatchObject({ evaluated: 5, notExecuted: 10, executed: 0 });
     // The same with a per-scorer threshold only, and --json for scripts.
@@ -169,11 +186,19 @@ describe('logbook eval', () => {
 
   it('takes the application scorers from --scorers; a usage mistake exits 2 before anything runs', async () => {
     const scorers = join(dir, 'scorers.mjs');
-    writeFileSync(scorers, `export default [{ name: 'same_total', score: ({ recorded, candidate }) => (recorded.output?.totalEur === candidate.output?.totalEur ? 1 : 0) }];\n`);
+    writeFileSync(
+      scorers,
+      `export default [{ name: 'same_total', score: ({ recorded, candidate }) => (recorded.output?.totalEur === candidate.output?.totalEur ? 1 : 0) }];\n`,
+    );
     const file = join(dir, 'scored-runs.jsonl');
     expect(await main(['runs', 'export', '--api', api.url, ...AUTH, '--limit', '1', '--out', file], capture())).toBe(0);
     const json = capture();
-    expect(await main(['eval', '--agents', CANDIDATE, '--file', file, '--scorers', scorers, '--threshold', 'same_total=1', '--json', '--report', join(dir, 's.json')], json)).toBe(0);
+    expect(
+      await main(
+        ['eval', '--agents', CANDIDATE, '--file', file, '--scorers', scorers, '--threshold', 'same_total=1', '--json', '--report', join(dir, 's.json')],
+        json,
+      ),
+    ).toBe(0);
     expect((JSON.parse(json.stdout[0]!) as EvalReport).scorers.map((s) => s.name)).toContain('same_total');
     const cases: [string[], RegExp][] = [
       [['eval', '--file', file], /needs --agents FILE/],

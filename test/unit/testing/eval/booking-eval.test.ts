@@ -41,7 +41,11 @@ describe('runEval on the booking agent', () => {
 
   it('a reworded prompt is caught: the charge is asked with another card (not executed), the output differs, the gate fails', async () => {
     const services: TravelServices[] = [];
-    const report = await runEval({ runs: recorded.runs, candidate: () => candidateAgents({ reword: true, onServices: (s) => services.push(s) }), minScore: 0.9 });
+    const report = await runEval({
+      runs: recorded.runs,
+      candidate: () => candidateAgents({ reword: true, onServices: (s) => services.push(s) }),
+      minScore: 0.9,
+    });
     expect(report.passed).toBe(false);
     expect(report.failures[0]).toMatch(/^score 0\.\d+ is under 0\.9$/);
     const first = report.runs[0]!;

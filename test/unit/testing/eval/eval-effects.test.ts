@@ -37,7 +37,13 @@ function deskAgents(effects: EffectRecorder<JsonValue>, script: ScriptStep[], ve
       execute: async (args, ctx) => (effects.write('notify', ctx.idempotencyKey, args), { sent: true }),
     }),
   ];
-  const agent = defineAgent({ name: 'desk', version, model: { id: 'scripted:desk', maxOutputTokens: 200, price: { inputPerMTokUsd: 1, outputPerMTokUsd: 2 } }, system: { version: `p${version}`, text: 'You order things.' }, tools });
+  const agent = defineAgent({
+    name: 'desk',
+    version,
+    model: { id: 'scripted:desk', maxOutputTokens: 200, price: { inputPerMTokUsd: 1, outputPerMTokUsd: 2 } },
+    system: { version: `p${version}`, text: 'You order things.' },
+    tools,
+  });
   return defineAgents({ agents: [agent], models: { 'scripted:desk': () => new ScriptedModel(script) } });
 }
 
@@ -86,7 +92,11 @@ describe('no side effect under eval', () => {
     expect(effects.all()).toEqual([]);
     const [result] = report.runs;
     expect(result?.calls).toEqual({ served: 2, notExecuted: 3, executed: 0 });
-    expect(result?.wouldCall.map((c) => `${c.tool} ${JSON.stringify(c.args)}`)).toEqual(['lookup {"sku":"cup"}', 'lookup {"sku":"mug"}', 'order {"qty":2,"sku":"mug"}']);
+    expect(result?.wouldCall.map((c) => `${c.tool} ${JSON.stringify(c.args)}`)).toEqual([
+      'lookup {"sku":"cup"}',
+      'lookup {"sku":"mug"}',
+      'order {"qty":2,"sku":"mug"}',
+    ]);
     // The candidate saw an error result for each, and went on to its answer.
     const seen = result?.candidate?.toolCalls.map((c) => [c.name, c.result?.ok, (c.result?.output as { error?: string }).error]);
     expect(seen).toEqual([
@@ -143,7 +153,10 @@ describe('runs an eval does not replay', () => {
     expect(report.runs[1]?.reason?.message).toMatch(/a workflow run: evals replay agent runs only/);
     expect(report.passed).toBe(true);
     const other = await runEval({ runs, candidate: () => deskAgents(effects, RECORDED), version: '9' });
-    expect(other.runs[0]).toMatchObject({ status: 'error', reason: { code: 'candidate_missing', message: 'the candidate has no agent desk@9 (it has: desk)' } });
+    expect(other.runs[0]).toMatchObject({
+      status: 'error',
+      reason: { code: 'candidate_missing', message: 'the candidate has no agent desk@9 (it has: desk)' },
+    });
     expect(other.passed).toBe(false);
   });
 
@@ -153,7 +166,10 @@ describe('runs an eval does not replay', () => {
     const strict = () => {
       const base = deskAgents(effects, RECORDED);
       const desk = base.registry.agent('desk')!;
-      return defineAgents({ agents: [defineAgent({ ...desk, input: z.object({ sku: z.string() }) })], models: { 'scripted:desk': () => new ScriptedModel(RECORDED) } });
+      return defineAgents({
+        agents: [defineAgent({ ...desk, input: z.object({ sku: z.string() }) })],
+        models: { 'scripted:desk': () => new ScriptedModel(RECORDED) },
+      });
     };
     const report = await runEval({ runs, candidate: strict });
     expect(report.runs[0]?.candidate).toMatchObject({ status: 'not_started', failure: { code: 'validation_error' } });

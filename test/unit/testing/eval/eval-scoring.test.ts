@@ -6,7 +6,17 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent, type JsonValue } from 'logbook';
-import { builtInScorers, costDelta, defineScorer, outputSchemaValid, sameOutput, sameToolCalls, tokensDelta, type EvalSide, type ScorerInput } from 'logbook/testing';
+import {
+  builtInScorers,
+  costDelta,
+  defineScorer,
+  outputSchemaValid,
+  sameOutput,
+  sameToolCalls,
+  tokensDelta,
+  type EvalSide,
+  type ScorerInput,
+} from 'logbook/testing';
 import { RecordedResults, callKey } from '../../../../lib/testing/eval/served-tools.js';
 import { firstDifference, scoreResult } from '../../../../lib/testing/eval/scorers.js';
 import { summarize, type EvalRunResult } from '../../../../lib/testing/eval/eval-report.js';
@@ -50,7 +60,11 @@ describe('matching a candidate call to a recorded result', () => {
   });
 
   it('serves repeated identical calls in recorded order, each recorded call once, then none', () => {
-    const results = new RecordedResults([call('3-0', 'search', { q: 'x' }, 'first'), call('6-0', 'search', { q: 'x' }, 'second'), call('9-0', 'search', { q: 'y' }, 'other')]);
+    const results = new RecordedResults([
+      call('3-0', 'search', { q: 'x' }, 'first'),
+      call('6-0', 'search', { q: 'x' }, 'second'),
+      call('9-0', 'search', { q: 'y' }, 'other'),
+    ]);
     expect(results.take('search', { q: 'y' })?.callId).toBe('9-0');
     expect(results.take('search', { q: 'x' })?.result?.output).toBe('first');
     expect(results.take('search', { q: 'x' })?.result?.output).toBe('second');
@@ -133,11 +147,23 @@ describe('the report and its thresholds', () => {
   const run = (runId: string, scores: Record<string, number | null>, status: EvalRunResult['status'] = 'evaluated'): EvalRunResult => {
     const s = Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, { score: v }]));
     const values = Object.values(scores).filter((v): v is number => v !== null);
-    return { runId, status, scores: s, score: values.length ? values.reduce((a, b) => a + b, 0) / values.length : null, calls: { served: 0, notExecuted: 0, executed: 0 }, wouldCall: [] };
+    return {
+      runId,
+      status,
+      scores: s,
+      score: values.length ? values.reduce((a, b) => a + b, 0) / values.length : null,
+      calls: { served: 0, notExecuted: 0, executed: 0 },
+      wouldCall: [],
+    };
   };
 
   it('means per scorer over the runs it applies to, the overall score over runs, and each threshold checked', () => {
-    const report = summarize([run('a', { x: 1, y: null }), run('b', { x: 0.5, y: 1 })], ['x', 'y'], { minScore: 0.8, thresholds: { x: 0.7, y: 1 } }, { agent: '2' });
+    const report = summarize(
+      [run('a', { x: 1, y: null }), run('b', { x: 0.5, y: 1 })],
+      ['x', 'y'],
+      { minScore: 0.8, thresholds: { x: 0.7, y: 1 } },
+      { agent: '2' },
+    );
     expect(report.scorers).toEqual([
       { name: 'x', mean: 0.75, scored: 2 },
       { name: 'y', mean: 1, scored: 1 },

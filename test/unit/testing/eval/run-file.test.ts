@@ -39,8 +39,17 @@ async function recordedRun(): Promise<ExportedRun[]> {
     // A secret under a secret-named key, and a body large enough to be offloaded to the blob store.
     execute: async ({ account }) => ({ account, password: SECRET, history: 'entry '.repeat(4000) }),
   });
-  const script = [{ text: 'reading', calls: [{ name: 'vault', args: { account: 'acme' } }] }, { text: `done; the password field is ${SECRET.length} characters` }];
-  const agent = defineAgent({ name: 'clerk', version: '1', model: { id: 'scripted:clerk', maxOutputTokens: 100, price: { inputPerMTokUsd: 1, outputPerMTokUsd: 1 } }, system: { version: 'p', text: 'Read.' }, tools: [vault] });
+  const script = [
+    { text: 'reading', calls: [{ name: 'vault', args: { account: 'acme' } }] },
+    { text: `done; the password field is ${SECRET.length} characters` },
+  ];
+  const agent = defineAgent({
+    name: 'clerk',
+    version: '1',
+    model: { id: 'scripted:clerk', maxOutputTokens: 100, price: { inputPerMTokUsd: 1, outputPerMTokUsd: 1 } },
+    system: { version: 'p', text: 'Read.' },
+    tools: [vault],
+  });
   const world = agentsWorld(defineAgents({ agents: [agent], models: { 'scripted:clerk': () => new ScriptedModel(script) } }));
   const document = await uploadAttachment(world.storage, 'acme', visaLetter());
   const worker = spawnWorker(world);
@@ -52,7 +61,15 @@ async function recordedRun(): Promise<ExportedRun[]> {
 
 /** The API over storage: what the inspector and the CLI would read from the stack the runs were imported into. */
 function apiOver(storage: ReturnType<typeof memoryStorage>, tenant: string) {
-  const deps = createEngine({ ...storage, models: { resolve: () => undefined }, registry: defineAgents([defineAgent({ name: 'x', version: '1', model: { id: 'scripted:x', maxOutputTokens: 1 }, system: { version: 'p', text: 't' }, tools: [] })]).registry, clock: new ManualClock(), ids: new SequentialIds('api') });
+  const deps = createEngine({
+    ...storage,
+    models: { resolve: () => undefined },
+    registry: defineAgents([
+      defineAgent({ name: 'x', version: '1', model: { id: 'scripted:x', maxOutputTokens: 1 }, system: { version: 'p', text: 't' }, tools: [] }),
+    ]).registry,
+    clock: new ManualClock(),
+    ids: new SequentialIds('api'),
+  });
   return createApiApp({ service: engineRunService(deps), caller: () => ({ tenant, principal: 'test' }) });
 }
 
@@ -64,7 +81,9 @@ describe('export and import of recorded runs', () => {
     expect(text).toContain('[REDACTED:field]');
     expect(run!.blobs.length).toBeGreaterThan(0);
     expect(run!.blobs.some((b) => b.text.includes('"password":"[REDACTED:field]"'))).toBe(true);
-    expect(run!.attachments.map((a) => [a.mediaType, Buffer.from(a.base64, 'base64').equals(Buffer.from(visaLetter().bytes))])).toEqual([['application/pdf', true]]);
+    expect(run!.attachments.map((a) => [a.mediaType, Buffer.from(a.base64, 'base64').equals(Buffer.from(visaLetter().bytes))])).toEqual([
+      ['application/pdf', true],
+    ]);
     expect(text.endsWith('\n')).toBe(true);
     expect(text.trimEnd().split('\n')).toHaveLength(1);
   });
@@ -109,7 +128,11 @@ describe('export and import of recorded runs', () => {
     const runs = await recordedRun();
     const storage = memoryStorage();
     await importRuns(storage, runs);
-    const unfinished: ExportedRun = { ...runs[0]!, runId: 'clerk-2', events: runs[0]!.events.slice(0, 3).map((e, i) => (i === 0 ? { ...e, runId: 'clerk-2' } : e)) };
+    const unfinished: ExportedRun = {
+      ...runs[0]!,
+      runId: 'clerk-2',
+      events: runs[0]!.events.slice(0, 3).map((e, i) => (i === 0 ? { ...e, runId: 'clerk-2' } : e)),
+    };
     expect(await importRuns(storage, [...runs, unfinished])).toEqual({
       imported: [],
       skipped: [
