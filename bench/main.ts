@@ -15,6 +15,7 @@
  *   npm run bench -- --context --turns 200  # input tokens per turn with each context policy, in memory
  *   npm run bench -- --stream              # streaming on the local stack: chunk writes per model call, reader delay p50/p95
  *   npm run bench -- --tracing --turns 200  # CPU per turn with OpenTelemetry tracing on vs off (memory, then emulators)
+ *   npm run bench -- --eval 200            # logbook eval over 200 recorded booking runs: runs/s, side effects (0), a planted prompt change
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
 import { cpus } from 'node:os';
@@ -47,6 +48,7 @@ const { values } = parseArgs({
     stream: { type: 'boolean', default: false },
     tracing: { type: 'boolean', default: false },
     workers: { type: 'string' },
+    eval: { type: 'string' },
   },
 });
 
@@ -61,6 +63,11 @@ if (values.flood !== undefined) {
     dynamo: values.dynamo as 'auto',
   });
   process.exit(report.completed === report.runs && report.otherCompleted ? 0 : 1);
+}
+if (values.eval !== undefined) {
+  const { runEvalBench } = await import('./eval.js');
+  const { ok } = await runEvalBench({ runs: Number(values.eval) });
+  process.exit(ok ? 0 : 1);
 }
 if (values.scale !== undefined) {
   const { ok } = await runScale({

@@ -26,6 +26,7 @@ const FLAGS = {
   concurrency: { type: 'string', value: 'N' },
   json: { type: 'boolean', default: false },
   all: { type: 'boolean', default: false },
+  rows: { type: 'string', value: 'N' },
   help: { type: 'boolean', short: 'h', default: false },
   ...FILTER_FLAGS,
   ...API_FLAGS,
@@ -97,6 +98,8 @@ export async function evalCommand(argv: string[], io: Output, deps: EvalDeps = {
   }
   const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
   if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency > 0)) throw new UsageError('--concurrency must be a positive integer');
+  const rows = values.rows === undefined ? undefined : Number(values.rows);
+  if (rows !== undefined && !(Number.isInteger(rows) && rows >= 0)) throw new UsageError('--rows must be a non-negative integer');
   const filter = values.file ? undefined : parseFilter(values, ['completed'], deps.now?.() ?? Date.now());
 
   // Phase 2: the recorded runs, the candidate and the scorers.
@@ -142,7 +145,7 @@ export async function evalCommand(argv: string[], io: Output, deps: EvalDeps = {
   mkdirSync(dirname(resolve(reportFile)), { recursive: true });
   writeFileSync(reportFile, `${JSON.stringify(report, null, 2)}\n`);
   if (values.json) io.out(JSON.stringify(report));
-  else io.out(evalReportText(report, { all: values.all }));
+  else io.out(evalReportText(report, { all: values.all, ...(rows !== undefined ? { rows } : {}) }));
   const rate = seconds > 0 ? report.counts.runs / seconds : 0;
   io.err(`evaluated ${report.counts.runs} run(s) in ${seconds.toFixed(2)} s (${rate.toFixed(1)} runs/s); report: ${reportFile}`);
   return report.passed ? 0 : 1;

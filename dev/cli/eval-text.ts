@@ -46,13 +46,12 @@ export function evalReportText(report: EvalReport, options: { all?: boolean; row
         ]),
       ),
     );
-    if (listed.length > shown.length) lines.push(`… ${listed.length - shown.length} more below 1 (--all lists every run; the report file has them all)`);
-    const perfect = report.counts.evaluated - report.runs.filter((r) => r.status === 'evaluated' && (r.score === null || r.score < 1)).length;
-    if (!options.all && perfect > 0) lines.push(`${perfect} run(s) scored 1.00 (not listed)`);
-  } else if (report.runs.length > 0) {
-    lines.push(`every run scored 1.00`);
   }
-  const first = shown.find((r) => r.status === 'evaluated' && r.score !== null && r.score < 1);
+  if (listed.length > shown.length) lines.push(`… ${listed.length - shown.length} more below 1 (--all lists every run; the report file has them all)`);
+  const perfect = report.runs.filter((r) => r.status === 'evaluated' && r.score === 1).length;
+  if (listed.length === 0 && report.runs.length > 0) lines.push('every run scored 1.00');
+  else if (!options.all && perfect > 0) lines.push(`${perfect} run(s) scored 1.00 (not listed)`);
+  const first = listed.find((r) => r.status === 'evaluated' && r.score !== null && r.score < 1);
   const details = first ? Object.entries(first.scores).filter(([, s]) => s.detail || s.error) : [];
   if (first && details.length > 0) lines.push(`${first.runId}: ${details.map(([n, s]) => `${n}: ${s.error ? `threw ${s.error}` : s.detail}`).join('; ')}`);
   const c = report.counts;

@@ -21,7 +21,7 @@ export const RUN_FILE_USAGE = `  logbook runs export [filters] [--out FILE]   re
       parked runs only (a running one would be resumed there); a run id already there is skipped`;
 
 export const EVAL_USAGE = `logbook eval --agents FILE [--version V] (--file runs.jsonl | [--api URL] [filters]) [--scorers FILE]
-             [--min-score X] [--threshold NAME=X]... [--allow-read-only] [--report FILE] [--json] [--all]
+             [--min-score X] [--threshold NAME=X]... [--allow-read-only] [--report FILE] [--json] [--all | --rows N]
   What would another agent version do on recorded runs? Each run's input (and follow-up messages)
   is replayed against the candidate in FILE (an agents module: \`export default defineAgents(...)\`,
   or a function returning it, called once per run) in an isolated memory world. The candidate's
@@ -33,6 +33,7 @@ export const EVAL_USAGE = `logbook eval --agents FILE [--version V] (--file runs
   Runs: a run file (\`logbook runs export\`), or from the API (default status completed):
   ${FILTER_USAGE}
   ${API_USAGE}
-  Writes the JSON report to --report (default .logbook/eval-report.json); --json prints it.
+  Prints the runs that did not score 1 (at most --rows, default 20; --all: every run) and the totals;
+  writes the JSON report to --report (default .logbook/eval-report.json); --json prints it.
   Exit 0 when every threshold holds (--min-score: the mean run score; --threshold NAME=X: a
   scorer's mean), 1 when one does not or a run could not be evaluated, 2 on a usage mistake.`;

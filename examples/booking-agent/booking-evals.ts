@@ -78,8 +78,11 @@ export function appliedWrites(effects: readonly TravelEffect[]): TravelEffect[] 
   return effects.filter((e) => e.applied && !e.readOnly);
 }
 
+/** The fake services of every candidate the default export built in this process: `npm run bench -- --eval` counts their effects. */
+export const candidateServices: TravelServices[] = [];
+
 /**
  * The agents module `logbook eval --agents examples/booking-agent/booking-evals.ts` loads: the
  * candidate, reworded when BOOKING_EVAL_REWORD=1, built once per recorded run.
  */
-export default () => candidateAgents({ reword: process.env.BOOKING_EVAL_REWORD === '1' });
+export default () => candidateAgents({ reword: process.env.BOOKING_EVAL_REWORD === '1', onServices: (s) => candidateServices.push(s) });
