@@ -23,7 +23,12 @@ export interface EvalBenchResult {
   ok: boolean;
 }
 
-async function evalOnce(file: string, report: string, reword: boolean, minScore: string): Promise<{ code: number; seconds: number; report: EvalReport; stdout: string; effects: number }> {
+async function evalOnce(
+  file: string,
+  report: string,
+  reword: boolean,
+  minScore: string,
+): Promise<{ code: number; seconds: number; report: EvalReport; stdout: string; effects: number }> {
   const stdout: string[] = [];
   const io: Output = { out: (t) => stdout.push(t), err: () => undefined, tty: false };
   const before = candidateServices.length;
@@ -58,8 +63,13 @@ export async function runEvalBench(options: { runs: number; log?: (line: string)
     const rate = (r: { seconds: number }) => runs.length / r.seconds;
     log(`\n| candidate | exit | runs/s | score | side effects executed | served / not executed |`);
     log(`|---|---|---|---|---|---|`);
-    for (const [name, r] of [['unchanged', same], ['reworded prompt', reworded]] as const) {
-      log(`| ${name} | ${r.code} | ${rate(r).toFixed(1)} | ${r.report.score?.toFixed(3)} | ${r.effects} | ${r.report.counts.served} / ${r.report.counts.notExecuted} |`);
+    for (const [name, r] of [
+      ['unchanged', same],
+      ['reworded prompt', reworded],
+    ] as const) {
+      log(
+        `| ${name} | ${r.code} | ${rate(r).toFixed(1)} | ${r.report.score?.toFixed(3)} | ${r.effects} | ${r.report.counts.served} / ${r.report.counts.notExecuted} |`,
+      );
     }
     const ok = same.code === 0 && reworded.code === 1 && same.effects === 0 && reworded.effects === 0 && same.report.score === 1;
     return {

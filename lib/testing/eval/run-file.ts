@@ -57,6 +57,10 @@ export function parseRunFile(text: string, source = 'run file'): ExportedRun[] {
       throw new RunFileError(`${where}: ${zodIssuesText(parsed.error, { max: 3 })}${hint}`);
     }
     const run = parsed.data;
+    const first = run.events[0] as { type?: unknown; tenant?: unknown; runId?: unknown };
+    if (first.type === 'run_started' && (first.runId !== run.runId || first.tenant !== run.tenant)) {
+      throw new RunFileError(`${where}: events.0 is run ${String(first.tenant)}/${String(first.runId)}, the line says ${run.tenant}/${run.runId}`);
+    }
     for (const [n, blob] of run.blobs.entries()) {
       if (sha256Hex(encoder.encode(blob.text)) !== blob.sha256) throw new RunFileError(`${where}: blobs.${n} does not hash to its sha256 ${blob.sha256}`);
     }

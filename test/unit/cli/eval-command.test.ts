@@ -176,8 +176,15 @@ describe('logbook eval', () => {
     expect(text).toMatch(/FAILED: score 0\.\d+ is under 0\.9$/);
     expect((JSON.parse(readFileSync(report, 'utf8')) as EvalReport).counts).toMatchObject({ evaluated: 5, notExecuted: 10, executed: 0 });
     const short = capture();
-    await withEnv({ BOOKING_EVAL_REWORD: '1' }, () => main(['eval', '--agents', CANDIDATE, '--api', api.url, ...AUTH, '--rows', '2', '--report', report], short));
-    expect(short.stdout.join('\n').split('\n').filter((l) => l.startsWith('trip-000') && !l.includes(': '))).toHaveLength(2);
+    await withEnv({ BOOKING_EVAL_REWORD: '1' }, () =>
+      main(['eval', '--agents', CANDIDATE, '--api', api.url, ...AUTH, '--rows', '2', '--report', report], short),
+    );
+    expect(
+      short.stdout
+        .join('\n')
+        .split('\n')
+        .filter((l) => l.startsWith('trip-000') && !l.includes(': ')),
+    ).toHaveLength(2);
     expect(short.stdout.join('\n')).toContain('… 3 more below 1 (--all lists every run; the report file has them all)');
     // The same with a per-scorer threshold only, and --json for scripts.
     const json = capture();

@@ -151,6 +151,7 @@ describe('export and import of recorded runs', () => {
     expect(() => parseRunFile(JSON.stringify({ ...line, v: 2 }))).toThrow(/a v2 file; this Logbook reads v1/);
     const tampered = { ...line, blobs: [{ ...runs[0]!.blobs[0]!, text: '"changed"' }] };
     expect(() => parseRunFile(JSON.stringify(tampered))).toThrow(/blobs.0 does not hash to its sha256/);
+    expect(() => parseRunFile(JSON.stringify({ ...line, runId: 'other-run' }))).toThrow(/events.0 is run acme\/clerk-1, the line says acme\/other-run/);
     expect(parseRunFile(`\n${good}\n\n`)).toHaveLength(1);
   });
 });
