@@ -1,11 +1,10 @@
 import { Buffer } from 'node:buffer';
-import type { Body } from '../../lib/core/body.js';
-import type { JsonValue } from '../../lib/core/json.js';
 import { sha256Hex } from '../../lib/adapters/system/crypto.js';
 import { RUN_STATUSES, type RunStatus } from '../../lib/ports/run-heads.js';
 import type { RunSummary } from '../../lib/api/schemas.js';
 import { blobReferences, RUN_FILE_FORMAT, RUN_FILE_VERSION, type ExportedRun } from '../../lib/testing/eval/run-file.js';
 import { attachmentsOf } from '../../lib/testing/eval/run-transfer.js';
+import { fileResolver } from '../../lib/testing/eval/recorded-run.js';
 import type { LogbookClient } from './api-client.js';
 import type { FlagSpecs } from './args.js';
 import { UsageError } from './output.js';
@@ -127,10 +126,8 @@ export async function fetchRun(client: Client, runId: string): Promise<ExportedR
     if (sha256Hex(bytes) !== ref.sha256) throw new Error(`run ${runId}: the payload ${ref.key} does not hash to its sha256`);
     blobs.push({ key: ref.key, sha256: ref.sha256, text: decoder.decode(bytes) });
   }
-  const texts = new Map(blobs.map((b) => [b.key, b.text]));
-  const resolve = async (body: Body): Promise<JsonValue> => (body.kind === 'inline' ? body.value : (JSON.parse(texts.get(body.key) ?? 'null') as JsonValue));
   const attachments = [];
-  for (const ref of await attachmentsOf(events, resolve)) {
+  for (const ref of await attachmentsOf(events, fileResolver({ blobs }))) {
     const bytes = await client.attachment(ref.sha256);
     if (sha256Hex(bytes) !== ref.sha256) throw new Error(`run ${runId}: the attachment ${ref.sha256} does not hash to its sha256`);
     attachments.push({ sha256: ref.sha256, mediaType: ref.mediaType, base64: Buffer.from(bytes).toString('base64') });

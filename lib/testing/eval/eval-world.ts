@@ -19,6 +19,7 @@ import { memoryStorage, spawnWorker, type World, type WorldStorage } from '../wo
 import { decodeJson, type RecordedRead } from './recorded-run.js';
 import { sideOf, type EvalSide } from './eval-side.js';
 import type { ExportedRun } from './run-file.js';
+import { readWholeLog } from './run-transfer.js';
 import { RecordedResults, servedTools, type ServedCall } from './served-tools.js';
 
 export interface CandidateRunOptions {
@@ -99,13 +100,7 @@ async function askedArgs(storage: WorldStorage, run: RunRef, callId: string): Pr
 }
 
 async function candidateSide(storage: WorldStorage, run: RunRef): Promise<EvalSide> {
-  const events: unknown[] = [];
-  for (let after = 0; ;) {
-    const page = await storage.log.read(run, { afterSeq: after, limit: 500 });
-    events.push(...page.events);
-    if (page.nextAfterSeq === undefined) break;
-    after = page.nextAfterSeq;
-  }
+  const events = await readWholeLog(storage.log, run);
   return sideOf(events, foldLog(events), resolver(storage));
 }
 

@@ -13,6 +13,7 @@ import type { BlobStore } from '../../ports/blob-store.js';
 import type { EventLog } from '../../ports/event-log.js';
 import type { RunHeads } from '../../ports/run-heads.js';
 import type { RunRef } from '../../ports/run-ref.js';
+import { fileResolver } from './recorded-run.js';
 import { blobReferences, retenantRun, RUN_FILE_FORMAT, RUN_FILE_VERSION, type ExportedRun } from './run-file.js';
 
 const decoder = new TextDecoder();
@@ -39,25 +40,28 @@ export async function attachmentsOf(events: readonly unknown[], resolve: (body: 
   return [...refs.values()];
 }
 
+/** Every event of a run's log, all pages, in seq order (raw, as stored). */
+export async function readWholeLog(log: EventLog, run: RunRef): Promise<Record<string, unknown>[]> {
+  const events: Record<string, unknown>[] = [];
+  for (let after = 0; ;) {
+    const page = await log.read(run, { afterSeq: after, limit: 500 });
+    events.push(...(page.events as Record<string, unknown>[]));
+    if (page.nextAfterSeq === undefined) return events;
+    after = page.nextAfterSeq;
+  }
+}
+
 /** Runs of a world (or any storage) in the run file's shape: events, referenced payloads and files. */
 export async function exportRuns(storage: RunStorage, runs: readonly RunRef[]): Promise<ExportedRun[]> {
   const out: ExportedRun[] = [];
   for (const run of runs) {
-    const events: Record<string, unknown>[] = [];
-    for (let after = 0; ;) {
-      const page = await storage.log.read(run, { afterSeq: after, limit: 500 });
-      events.push(...(page.events as Record<string, unknown>[]));
-      if (page.nextAfterSeq === undefined) break;
-      after = page.nextAfterSeq;
-    }
+    const events = await readWholeLog(storage.log, run);
     const blobs = [];
     for (const ref of blobReferences(events)) {
       blobs.push({ key: ref.key, sha256: ref.sha256, text: decoder.decode(await storage.blobs.get(ref.key, { sha256: ref.sha256 })) });
     }
-    const texts = new Map(blobs.map((b) => [b.key, b.text]));
-    const resolve = async (body: Body): Promise<JsonValue> => (body.kind === 'inline' ? body.value : (JSON.parse(texts.get(body.key) ?? 'null') as JsonValue));
     const attachments = [];
-    for (const ref of await attachmentsOf(events, resolve)) {
+    for (const ref of await attachmentsOf(events, fileResolver({ blobs }))) {
       const bytes = await storage.blobs.get(attachmentKey(run.tenant, ref.sha256), { sha256: ref.sha256 });
       attachments.push({ sha256: ref.sha256, mediaType: ref.mediaType, base64: Buffer.from(bytes).toString('base64') });
     }
