@@ -6,8 +6,10 @@
  * world record no effect at all, though the reworded candidate asks for charges it never had.
  */
 import { describe, expect, it } from 'vitest';
-import { runEval } from 'logbook/testing';
-import { candidateAgents, recordTrips } from '../../../../examples/booking-agent/booking-evals.js';
+import { startRun } from 'logbook/engine';
+import { driveRun, exportRuns, runEval, spawnWorker } from 'logbook/testing';
+import { candidateAgents, recordTrips, trip } from '../../../../examples/booking-agent/booking-evals.js';
+import { approveCharges, bookingWorld, referenceOf, visaLetter } from '../../../../examples/booking-agent/booking-world.js';
 import type { TravelServices } from '../../../../examples/booking-agent/travel-services.js';
 
 const recorded = await recordTrips(6);
@@ -58,5 +60,22 @@ describe('runEval on the booking agent', () => {
     expect(report.scorers.find((s) => s.name === 'same_output')?.mean).toBe(0);
     // It asked for charges and ticketings the log could not answer: none of them happened.
     expect(services.flatMap((s) => s.effects())).toEqual([]);
+  });
+
+  it('a trip with the visa letter attached: the letter travels in the export, the candidate is sent its bytes and names it alike', async () => {
+    const upload = visaLetter();
+    const world = bookingWorld({ upload });
+    const worker = spawnWorker(world);
+    const run = { tenant: 'acme', runId: 'trip-doc' };
+    await startRun(worker.deps, { ...run, agent: 'booking', input: { ...trip(1), document: referenceOf(upload) } });
+    expect((await driveRun(world, run, { worker: () => worker, outside: approveCharges() })).head.status).toBe('completed');
+    const runs = await exportRuns(world.storage, [run]);
+    expect(runs[0]?.attachments.map((a) => a.sha256)).toEqual([referenceOf(upload).sha256]);
+    const report = await runEval({ runs, candidate: () => candidateAgents(), minScore: 1 });
+    expect(report.failures).toEqual([]);
+    expect(report.runs[0]?.candidate?.output).toMatchObject({ travelDocument: { name: 'visa-letter.pdf', sha256: referenceOf(upload).sha256 } });
+    // Without the file, the candidate could not start: the input refers to an upload its world lacks.
+    const bare = await runEval({ runs: [{ ...runs[0]!, attachments: [] }], candidate: () => candidateAgents() });
+    expect(bare.runs[0]?.candidate).toMatchObject({ status: 'not_started', failure: { code: 'validation_error' } });
   });
 });
