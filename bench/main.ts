@@ -17,6 +17,7 @@
  *   npm run bench -- --readers 200         # GET /runs p50/p95 on the local stack with 0 and with 200 open stream readers
  *                                          #   (--max-open-streams 1000: the poll back-off alone, no cap)
  *   npm run bench -- --tracing --turns 200  # CPU per turn with OpenTelemetry tracing on vs off (memory, then emulators)
+ *   npm run bench -- --eval 200            # logbook eval over 200 recorded booking runs: runs/s, side effects (0), a planted prompt change
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
 import { cpus } from 'node:os';
@@ -53,6 +54,7 @@ const { values } = parseArgs({
     'max-open-streams': { type: 'string' },
     tracing: { type: 'boolean', default: false },
     workers: { type: 'string' },
+    eval: { type: 'string' },
   },
 });
 
@@ -67,6 +69,11 @@ if (values.flood !== undefined) {
     dynamo: values.dynamo as 'auto',
   });
   process.exit(report.completed === report.runs && report.otherCompleted ? 0 : 1);
+}
+if (values.eval !== undefined) {
+  const { runEvalBench } = await import('./eval.js');
+  const { ok } = await runEvalBench({ runs: Number(values.eval) });
+  process.exit(ok ? 0 : 1);
 }
 if (values.scale !== undefined) {
   const { ok } = await runScale({

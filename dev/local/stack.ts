@@ -13,6 +13,7 @@ import { startEmulators, type EmulatorEndpoints, type Emulators } from './emulat
 import { LocalEventSourceRunner } from './event-source-runner.js';
 import { createResources, resourceNames, type CreatedResources } from './resources.js';
 import { loadAgentsModule } from './agents-module.js';
+import { withImportRoute } from './import-route.js';
 
 export interface LocalStackOptions {
   /** API port on 127.0.0.1; 0 picks a free one. Default LOGBOOK_PORT or 8787. */
@@ -148,7 +149,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Any web page the developer opens can send requests to 127.0.0.1: only this machine's
     // programs and the inspector's own page get through (loopback Host against DNS rebinding, no
     // cross-site Origin or Sec-Fetch-Site against a form or no-cors POST such as a bodiless cancel).
-    const server = await serveLoopback(loopbackOnly(app.fetch), options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787));
+    // `logbook runs import` posts run files here: written into this stack's table and bucket, as the local tenant's.
+    const server = await serveLoopback(
+      loopbackOnly(withImportRoute(app.fetch, runtime.engine, LOCAL_CALLER.tenant)),
+      options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787),
+    );
     cleanups.push(() => server.close());
     const port = server.port;
     // A fresh stack is a fresh world: the emulators start empty, so does the worker log (only now
