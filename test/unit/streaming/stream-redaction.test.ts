@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { Redactor } from '../../../lib/core/redaction.js';
 import { StreamRedactor } from '../../../lib/core/redaction-stream.js';
-import { STREAM_HOLD_CHARS } from '../../../lib/engine/limits.js';
+import { STREAM_HOLD_CHARS } from '../../../lib/core/limits.js';
 import { NON_SECRETS, SECRET_CORPUS } from '../../fixtures/secret-corpus.js';
 import { Rng } from '../engine/redaction-gen.js';
 
