@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer';
-import { sha256Hex } from '../../lib/adapters/system/crypto.js';
+import { sha256Hex } from '../../lib/support/hash.js';
 import { RUN_STATUSES, type RunStatus } from '../../lib/ports/run-heads.js';
 import type { RunSummary } from '../../lib/api/schemas.js';
 import { blobReferences, RUN_FILE_FORMAT, RUN_FILE_VERSION, type ExportedRun } from '../../lib/testing/eval/run-file.js';

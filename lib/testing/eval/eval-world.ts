@@ -13,7 +13,7 @@ import { attachmentKey } from '../../engine/attachments.js';
 import { requestMessage } from '../../engine/control-requests.js';
 import { startRun } from '../../engine/start-run.js';
 import type { ModelResolver } from '../../ports/model-client.js';
-import type { RunRef } from '../../ports/run-ref.js';
+import type { RunRef } from '../../core/run-ref.js';
 import { driveRun, type Outside } from '../driver.js';
 import { memoryStorage, spawnWorker, type World, type WorldStorage } from '../world.js';
 import { decodeJson, type RecordedRead } from './recorded-run.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { sha256Hex } from '../../adapters/system/crypto.js';
+import { sha256Hex } from '../../support/hash.js';
 import { zodIssuesText } from '../../core/zod-issues.js';
-import { RUN_ID_PATTERN, TENANT_PATTERN } from '../../ports/run-ref.js';
+import { RUN_ID_PATTERN, TENANT_PATTERN } from '../../core/run-ref.js';
 import { RunFileError } from './eval-errors.js';
 
 /**

@@ -12,7 +12,7 @@ import { initialHead } from '../../engine/start-run.js';
 import type { BlobStore } from '../../ports/blob-store.js';
 import type { EventLog } from '../../ports/event-log.js';
 import type { RunHeads } from '../../ports/run-heads.js';
-import type { RunRef } from '../../ports/run-ref.js';
+import type { RunRef } from '../../core/run-ref.js';
 import { fileResolver } from './recorded-run.js';
 import { blobReferences, retenantRun, RUN_FILE_FORMAT, RUN_FILE_VERSION, type ExportedRun } from './run-file.js';
 
