@@ -54,7 +54,11 @@ export interface ChatService {
 /** The chat request from the query and Last-Event-ID (which wins over `after`, as EventSource resends it). */
 export function chatRequestOf(query: ChatQuery, lastEventId: string | undefined): ChatRequest {
   const after = lastEventId !== undefined && chatCursor.safeParse(lastEventId).success ? lastEventId : query.after;
-  return { ...(after !== undefined ? { after } : {}), ...(query.replay === 'true' ? { replay: true } : {}), ...(query.from !== undefined ? { from: query.from } : {}) };
+  return {
+    ...(after !== undefined ? { after } : {}),
+    ...(query.replay === 'true' ? { replay: true } : {}),
+    ...(query.from !== undefined ? { from: query.from } : {}),
+  };
 }
 
 export const CHAT_HEADERS = { ...UI_MESSAGE_STREAM_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', 'x-content-type-options': 'nosniff' };
@@ -65,34 +69,37 @@ export function chatResponse(open: (signal: AbortSignal) => Promise<AsyncIterabl
   const onAbort = () => stop.abort();
   requestSignal.addEventListener('abort', onAbort, { once: true });
   const done = () => requestSignal.removeEventListener('abort', onAbort);
-  return open(stop.signal).then((text) => {
-    if (!text) {
-      done();
-      return new Response(null, { status: 204 });
-    }
-    const encoder = new TextEncoder();
-    const body = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        try {
-          for await (const s of text) controller.enqueue(encoder.encode(s));
-        } finally {
-          done();
+  return open(stop.signal).then(
+    (text) => {
+      if (!text) {
+        done();
+        return new Response(null, { status: 204 });
+      }
+      const encoder = new TextEncoder();
+      const body = new ReadableStream<Uint8Array>({
+        async start(controller) {
           try {
-            controller.close();
-          } catch {
-            // already cancelled by the client
+            for await (const s of text) controller.enqueue(encoder.encode(s));
+          } finally {
+            done();
+            try {
+              controller.close();
+            } catch {
+              // already cancelled by the client
+            }
           }
-        }
-      },
-      cancel() {
-        stop.abort();
-      },
-    });
-    return new Response(body, { status: 200, headers: CHAT_HEADERS });
-  }, (error: unknown) => {
-    done();
-    throw error;
-  });
+        },
+        cancel() {
+          stop.abort();
+        },
+      });
+      return new Response(body, { status: 200, headers: CHAT_HEADERS });
+    },
+    (error: unknown) => {
+      done();
+      throw error;
+    },
+  );
 }
 
 /**

@@ -201,7 +201,13 @@ export class ChatTranslator {
           end: 'finish',
         };
       case 'run_cancelled':
-        return { chunks: this.close([{ type: 'abort', reason: 'run cancelled' }, { type: 'finish', finishReason: 'other' }]), end: 'finish' };
+        return {
+          chunks: this.close([
+            { type: 'abort', reason: 'run cancelled' },
+            { type: 'finish', finishReason: 'other' },
+          ]),
+          end: 'finish',
+        };
       default:
         return { chunks: [] };
     }
@@ -268,7 +274,12 @@ export class ChatTranslator {
     return [{ type: 'data-wait', id: data.callId, data }];
   }
 
-  private waitData(callId: string, call: CallState, wait: { kind: WaitData['kind']; signal?: string; runId?: string; until?: number }, status: WaitData['status']): WaitData {
+  private waitData(
+    callId: string,
+    call: CallState,
+    wait: { kind: WaitData['kind']; signal?: string; runId?: string; until?: number },
+    status: WaitData['status'],
+  ): WaitData {
     const until = iso(wait.until);
     return {
       callId,
@@ -309,7 +320,14 @@ export class ChatTranslator {
     if (!call) return [];
     call.pending = 'approval';
     const expiresAt = iso(e.expiresAt);
-    const data: ApprovalData = { callId, tool: call.name, input: call.input, argsHash: String(e.argsHash), status: 'requested', ...(expiresAt ? { expiresAt } : {}) };
+    const data: ApprovalData = {
+      callId,
+      tool: call.name,
+      input: call.input,
+      argsHash: String(e.argsHash),
+      status: 'requested',
+      ...(expiresAt ? { expiresAt } : {}),
+    };
     this.approvals.set(callId, data);
     return [
       { type: 'tool-approval-request', approvalId: callId, toolCallId: callId },
