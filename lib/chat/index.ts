@@ -4,7 +4,7 @@
  */
 export { LogbookChatTransport } from './transport.js';
 export type { ApprovalAnswer, ChatLike, HeadersInit, LogbookChatTransportOptions, SendMessagesOptions, UIMessageLike } from './transport.js';
-export { approvalsAnswered, logbookChat, type ChatClass } from './logbook-chat.js';
+export { approvalsAnswered, logbookChat, type ChatClass, type LogbookChatInit } from './logbook-chat.js';
 export type { ChatPlace, ChatPlaceStorage } from './chat-state.js';
 export type { ReconnectPolicy } from './chat-connection.js';
 export { chatMessageId, turnOfMessageId, UI_MESSAGE_STREAM_HEADERS } from './ui-chunks.js';

@@ -26,7 +26,12 @@ export function approvalsAnswered({ messages }: { messages: readonly UIMessageLi
 }
 
 /** The constructor of one of the AI SDK's Chat classes (`Chat` of @ai-sdk/react, /vue, /svelte). */
-export type ChatClass<C extends ChatLike, I> = new (init: I) => C;
+export type ChatClass = new (init: never) => ChatLike;
+
+/** The options a Chat class takes, its transport given as the transport or the transport's options. */
+export type LogbookChatInit<Ctor extends ChatClass> = Omit<ConstructorParameters<Ctor>[0], 'transport'> & {
+  transport: LogbookChatTransport | LogbookChatTransportOptions;
+};
 
 /**
  * A Chat of your UI framework's AI SDK package on a Logbook run, with the transport attached so a
@@ -34,12 +39,9 @@ export type ChatClass<C extends ChatLike, I> = new (init: I) => C;
  * with `addToolApprovalResponse` sent on by themselves. `init` takes the Chat's own options
  * (`id`, `messages`, `onFinish`, ...) and the transport's; pass the Chat to `useChat({ chat })`.
  */
-export function logbookChat<C extends ChatLike, I extends object>(
-  Chat: ChatClass<C, I>,
-  init: Omit<I, 'transport'> & { transport: LogbookChatTransport | LogbookChatTransportOptions },
-): C {
+export function logbookChat<Ctor extends ChatClass>(Chat: Ctor, init: LogbookChatInit<Ctor>): InstanceType<Ctor> {
   const transport = init.transport instanceof LogbookChatTransport ? init.transport : new LogbookChatTransport(init.transport);
-  const chat = new Chat({ sendAutomaticallyWhen: approvalsAnswered, ...init, transport } as unknown as I);
+  const chat = new Chat({ sendAutomaticallyWhen: approvalsAnswered, ...init, transport } as never) as InstanceType<Ctor>;
   transport.attach(chat);
   return chat;
 }
