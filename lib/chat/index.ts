@@ -3,7 +3,7 @@
  * Logbook run. Runs in browsers and in Node; imports nothing of `ai` (its types are matched).
  */
 export { LogbookChatTransport } from './transport.js';
-export type { ApprovalAnswer, ChatLike, HeadersInit, LogbookChatTransportOptions, SendMessagesOptions, UIMessageLike } from './transport.js';
+export type { ApprovalAnswer, ChatLike, HeadersOption, LogbookChatTransportOptions, SendMessagesOptions, UIMessageLike } from './transport.js';
 export { approvalsAnswered, logbookChat, type ChatClass, type LogbookChatInit } from './logbook-chat.js';
 export type { ChatPlace, ChatPlaceStorage } from './chat-state.js';
 export type { ReconnectPolicy } from './chat-connection.js';

@@ -28,7 +28,7 @@ export interface ChatLike {
   resumeStream(): Promise<void>;
 }
 
-export type HeadersInit = Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
+export type HeadersOption = Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
 
 export interface LogbookChatTransportOptions<M extends UIMessageLike = UIMessageLike> {
   /** Base URL of the Logbook HTTP API (`http://127.0.0.1:8787`, or your app's proxy path such as `/api/logbook`). */
@@ -40,7 +40,7 @@ export interface LogbookChatTransportOptions<M extends UIMessageLike = UIMessage
   version?: string;
   budgets?: Record<string, number>;
   /** Sent with every request (a function is called each time: fresh tokens). */
-  headers?: HeadersInit;
+  headers?: HeadersOption;
   /** Your fetch (SigV4 signing, cookies, a test server). */
   fetch?: typeof fetch;
   /** The run input for a user message: by default its text parts, joined by newlines. */

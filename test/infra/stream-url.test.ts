@@ -115,6 +115,8 @@ describe('the stream function bundle', () => {
           LOGBOOK_BUCKET: 'b',
           LOGBOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo',
           AWS_REGION: 'us-east-1',
+          // Calling the handler builds the SDK clients, which warn on Node 20.
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         },
       });
       expect(result.stderr).toBe('');
