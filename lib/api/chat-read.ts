@@ -86,10 +86,13 @@ const RUNNING = new Set(['running', 'waiting']);
 
 /**
  * Where the response starts: after a cursor (caught up to it), at the first turn after `from`, or
- * (neither) at the latest turn, which streams only while the run runs (otherwise `none`).
+ * (neither) at the latest turn, which streams only while the run runs (otherwise, or for no such
+ * run, `none`: a page that reconnects before its first message is sent gets nothing to resume).
  */
 export async function openChat(deps: ChatDeps, run: RunRef, request: ChatRequest): Promise<ChatSession> {
   const head = await deps.heads.getHead(run);
+  // A reconnect (no cursor, no turn) to a run that is not there has nothing to stream, as one to a run that is not running.
+  if (!head && request.after === undefined && request.from === undefined) return { kind: 'none' };
   if (!head) throw new RunNotFoundError(runKey(run));
   let at: ChatPosition;
   if (request.after !== undefined) {

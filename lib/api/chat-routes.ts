@@ -32,11 +32,11 @@ export const runChatRoute = createRoute({
   summary: "The run as the AI SDK's UI message stream (Server-Sent Events): one assistant message, resumable by cursor",
   description:
     'For `useChat` (logbook/chat). Text, tool and data parts of one answer, `id` = a cursor on each message that ends an item. ' +
-    'Without `after` or `from`: the latest answer, or 204 when the run is not running. Reads only, like GET /runs/{runId}/stream.',
+    'Without `after` or `from`: the latest answer, or 204 when the run is not running (or not there). Reads only, like GET /runs/{runId}/stream.',
   request: { params: RunParamsSchema, query: ChatQuerySchema },
   responses: {
     200: { content: { 'text/event-stream': { schema: z.string() } }, description: 'the UI message stream (`x-vercel-ai-ui-message-stream: v1`)' },
-    204: { description: 'no answer is streaming: the run is not running' },
+    204: { description: 'no answer is streaming: the run is not running, or (without `after` and `from`) not there' },
     400: json(ErrorSchema, 'invalid request: `error.issues` names each bad field by path'),
     401: json(ErrorSchema, 'no authorized caller'),
     404: json(ErrorSchema, 'no such run for this tenant'),

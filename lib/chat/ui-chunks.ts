@@ -51,16 +51,19 @@ export interface ReplayData {
   cursor: string;
 }
 
-/** The data parts of a Logbook chat message, by name (`data-approval`, ...): a UIMessage's DATA_TYPES. */
-export interface LogbookDataTypes {
-  [name: string]: unknown;
+/**
+ * The data parts of a Logbook chat message, by name (`data-approval`, ...): a UIMessage's
+ * DATA_TYPES (`UIMessage<unknown, LogbookDataTypes>`; a type, not an interface, so it fits the
+ * AI SDK's `Record<string, unknown>` constraint).
+ */
+export type LogbookDataTypes = {
   approval: ApprovalData;
   wait: WaitData;
   attention: AttentionData;
   /** A completed run's structured output (agents with an output schema). */
   output: unknown;
   replay: ReplayData;
-}
+};
 
 export type FinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
 

@@ -14,7 +14,8 @@ export const FIRST_TEXT =
   'Let me look up your order first. I am checking the warehouse records, the carrier scans and the payment history, one after the other, so this takes a moment.';
 export const SECOND_TEXT = 'Order 1001 arrived broken: I will refund the 42 EUR you paid.';
 export const THIRD_TEXT = 'Done: 42 EUR are on their way back to your card (refund rf-1001).';
-export const FOLLOW_UP_TEXT = 'You are welcome. Anything else about order 1001?';
+export const FOLLOW_UP_TEXT =
+  'You are welcome. The refund shows on your statement within three to five working days; if it does not, write to me here and I will look at it again.';
 
 export function chatAgents() {
   const lookup = defineTool({
