@@ -14,6 +14,7 @@
  *   npm run bench -- --flood 2000          # 2,000 runs started at once, per-tenant limit, a second tenant's run
  *   npm run bench -- --context --turns 200  # input tokens per turn with each context policy, in memory
  *   npm run bench -- --stream              # streaming on the local stack: chunk writes per model call, reader delay p50/p95
+ *   npm run bench -- --stream --chat       # the same, each run read by the AI SDK's client (logbook/chat + readUIMessageStream)
  *   npm run bench -- --tracing --turns 200  # CPU per turn with OpenTelemetry tracing on vs off (memory, then emulators)
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
@@ -45,6 +46,7 @@ const { values } = parseArgs({
     'max-active': { type: 'string' },
     context: { type: 'boolean', default: false },
     stream: { type: 'boolean', default: false },
+    chat: { type: 'boolean', default: false },
     tracing: { type: 'boolean', default: false },
     workers: { type: 'string' },
   },
@@ -72,8 +74,9 @@ if (values.scale !== undefined) {
   process.exit(ok ? 0 : 1);
 }
 
-if (values.stream) {
+if (values.stream || values.chat) {
   const { ok } = await runStreamBench({
+    reader: values.chat ? 'chat' : 'poll',
     runs: values.runs === '8' ? 4 : Number(values.runs),
     turns: values.turns === '1000' ? 3 : Number(values.turns),
     chars: 800,

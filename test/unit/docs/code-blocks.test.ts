@@ -119,10 +119,13 @@ describe('code blocks in the README and docs/', () => {
     expect(blocks.filter((b) => b.page === 'README.md').length).toBeGreaterThanOrEqual(3);
     // The check itself: a block importing an export that does not exist must fail.
     const canary: Block = { page: 'canary.md', line: 1, code: "import { defineToool } from 'logbook';\nexport const t = defineToool;\n" };
-    const files = writeBlocks([...blocks, canary], WORK);
+    // And a ```tsx block is checked as a React page: a handler that is no function fails.
+    const tsxCanary: Block = { page: 'canary-tsx.md', line: 1, code: 'export const b = <button onClick={1}>x</button>;\n', tsx: true };
+    const files = writeBlocks([...blocks, canary, tsxCanary], WORK);
     const errors = typecheck(files);
-    const [canaryErrors, pageErrors] = [errors.filter((e) => e.startsWith('canary.md')), errors.filter((e) => !e.startsWith('canary.md'))];
+    const [canaryErrors, pageErrors] = [errors.filter((e) => e.startsWith('canary')), errors.filter((e) => !e.startsWith('canary'))];
     expect(canaryErrors.join('\n')).toMatch(/has no exported member named 'defineToool'/);
+    expect(canaryErrors.join('\n')).toMatch(/canary-tsx\.md:1: Type 'number' is not assignable/);
     expect(pageErrors).toEqual([]);
   });
 });
