@@ -273,7 +273,13 @@ export class Logbook extends Construct {
       ['EventBusName', this.events.bus.eventBusName],
       ['AlarmTopicArn', this.alarms.topic.topicArn],
       ...(this.stream
-        ? [['StreamUrl', this.stream.url.url, 'Function URL of GET /runs/{runId}/stream as SSE and GET /runs/{runId}/chat as the AI SDK UI message stream (SigV4, service lambda)'] as [string, string, string]]
+        ? [
+            [
+              'StreamUrl',
+              this.stream.url.url,
+              'Function URL of GET /runs/{runId}/stream as SSE and GET /runs/{runId}/chat as the AI SDK UI message stream (SigV4, service lambda)',
+            ] as [string, string, string],
+          ]
         : []),
     ];
     for (const [name, value, description] of outputs) {

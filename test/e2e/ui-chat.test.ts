@@ -68,7 +68,10 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the chat UI in a browser', () => {
     await page.route('**/chat-ui/**', (route) =>
       route.request().url().endsWith('/app.js')
         ? route.fulfill({ contentType: 'text/javascript', body: bundle })
-        : route.fulfill({ contentType: 'text/html', body: '<!doctype html><meta charset="utf-8"><div id="root"></div><script type="module" src="/chat-ui/app.js"></script>' }),
+        : route.fulfill({
+            contentType: 'text/html',
+            body: '<!doctype html><meta charset="utf-8"><div id="root"></div><script type="module" src="/chat-ui/app.js"></script>',
+          }),
     );
     const chatId = `ui-${Date.now()}`;
     await page.goto(`${stack.apiUrl}/chat-ui/index.html?chat=${chatId}`);
@@ -98,12 +101,17 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('the chat UI in a browser', () => {
     await approve.click();
     await page.waitForFunction((t) => [...document.querySelectorAll('p.text')].some((p) => p.textContent === t), THIRD_TEXT, { timeout: 60_000 });
     expect(await page.locator('button.approve').count()).toBe(0);
-    expect(await page.locator('section.assistant .tool').evaluateAll((els) => els.map((e) => e.getAttribute('data-state')))).toEqual(['output-available', 'output-available']);
+    expect(await page.locator('section.assistant .tool').evaluateAll((els) => els.map((e) => e.getAttribute('data-state')))).toEqual([
+      'output-available',
+      'output-available',
+    ]);
 
     await page.fill('#say', 'Thanks!');
     await page.click('#send');
     // Reload while the follow-up's answer streams: the page comes back to it from the log.
-    await page.waitForFunction(() => document.querySelectorAll('section.assistant').length === 2 && (document.querySelectorAll('section.assistant')[1]?.textContent ?? '').length > 0);
+    await page.waitForFunction(
+      () => document.querySelectorAll('section.assistant').length === 2 && (document.querySelectorAll('section.assistant')[1]?.textContent ?? '').length > 0,
+    );
     expect(await page.locator('section.assistant').nth(1).textContent()).not.toBe(FOLLOW_UP_TEXT);
     await page.reload();
     await page.waitForFunction((t) => document.querySelector('section.assistant p.text')?.textContent === t, FOLLOW_UP_TEXT, { timeout: 60_000 });

@@ -43,7 +43,8 @@ async function fromLog(stack: LocalStack, runId: string) {
   for (const e of page.events) {
     if (e.type === 'model_response') {
       responses.push((e.text as { value: string } | null)?.value ?? '');
-      for (const c of e.calls as { callId: string; name: string; args: { value: unknown } }[]) calls.push({ callId: c.callId, name: c.name, input: c.args.value });
+      for (const c of e.calls as { callId: string; name: string; args: { value: unknown } }[])
+        calls.push({ callId: c.callId, name: c.name, input: c.args.value });
     }
     if (e.type === 'tool_result') calls.find((c) => c.callId === e.callId)!.output = (e.output as { value: unknown }).value;
   }
@@ -138,7 +139,12 @@ describe.skipIf(!endpoints)('the AI SDK chat client on the local stack', () => {
     const log = await fromLog(stack, chat.id);
     expect(log.responses).toEqual([FIRST_TEXT, SECOND_TEXT, THIRD_TEXT, FOLLOW_UP_TEXT]);
     expect([...texts(chat.messages[1]), ...texts(chat.messages[3])]).toEqual(log.responses);
-    const shown = [...tools(chat.messages[1]), ...tools(chat.messages[3])].map((p) => ({ callId: p.toolCallId, name: p.type.slice(5), input: p.input, output: p.output }));
+    const shown = [...tools(chat.messages[1]), ...tools(chat.messages[3])].map((p) => ({
+      callId: p.toolCallId,
+      name: p.type.slice(5),
+      input: p.input,
+      output: p.output,
+    }));
     expect(shown).toEqual(log.calls);
     expect(chat.messages[3]!.id).toBe(`${chat.id}:${log.events.find((e) => e.type === 'user_message')!.seq as number}`);
 

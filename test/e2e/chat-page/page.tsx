@@ -21,7 +21,12 @@ function App() {
       {messages.map((m) => (
         <section key={m.id} className={m.role} data-id={m.id}>
           {m.parts.map((p, i) => {
-            if (p.type === 'text') return <p key={i} className="text">{p.text}</p>;
+            if (p.type === 'text')
+              return (
+                <p key={i} className="text">
+                  {p.text}
+                </p>
+              );
             if (p.type === 'data-approval' && p.data.status === 'requested') {
               const { callId, tool, input } = p.data;
               return (
@@ -30,7 +35,12 @@ function App() {
                 </button>
               );
             }
-            if (p.type.startsWith('tool-')) return <div key={i} className="tool" data-state={(p as { state: string }).state}>{p.type.slice(5)}</div>;
+            if (p.type.startsWith('tool-'))
+              return (
+                <div key={i} className="tool" data-state={(p as { state: string }).state}>
+                  {p.type.slice(5)}
+                </div>
+              );
             return null;
           })}
         </section>
@@ -43,7 +53,9 @@ function App() {
         }}
       >
         <input id="say" value={text} onChange={(e) => setText(e.target.value)} />
-        <button id="send" type="submit">Send</button>
+        <button id="send" type="submit">
+          Send
+        </button>
       </form>
     </main>
   );
