@@ -2,12 +2,13 @@ import type { Body } from '../core/body.js';
 import { RunNotFoundError, ValidationError } from '../core/errors.js';
 import { writerSchema } from '../core/event-base.js';
 import type { JsonValue } from '../core/json.js';
-import { runKey, type RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import { ChatTranslator, type BodyValues } from './chat-translate.js';
 import { eventView } from './run-views.js';
 import { MAX_WAIT_SECONDS } from './schemas.js';
 import { decodeCursor, encodeCursor, eventItems, factsOf, textItems, type StreamItem, type StreamPosition } from './stream-merge.js';
 import { readStream, STREAM_POLL_MS, type StreamDeps } from './stream-read.js';
+import type { Caller } from './tenant.js';
 
 /**
  * GET /runs/{runId}/chat: a run's stream (stream-read.ts) as the AI SDK's UI message stream, one
@@ -53,6 +54,11 @@ export interface ChatRequest {
   from?: number;
 }
 
+/** What the chat route needs of the run service: the SSE text of a response, undefined when none streams (204). */
+export interface ChatService {
+  chat?(caller: Caller, runId: string, request: ChatRequest, options: { maxMs: number; signal: AbortSignal }): Promise<AsyncIterable<string> | undefined>;
+}
+
 /** Where a chat response starts, its translator caught up to there; `none`: no answer streams (204). */
 export type ChatSession = { kind: 'none' } | { kind: 'stream'; run: RunRef; translator: ChatTranslator; at: ChatPosition; values: BodyCache };
 
@@ -93,7 +99,7 @@ export async function openChat(deps: ChatDeps, run: RunRef, request: ChatRequest
   const head = await deps.heads.getHead(run);
   // A reconnect (no cursor, no turn) to a run that is not there has nothing to stream, as one to a run that is not running.
   if (!head && request.after === undefined && request.from === undefined) return { kind: 'none' };
-  if (!head) throw new RunNotFoundError(runKey(run));
+  if (!head) throw new RunNotFoundError(run);
   let at: ChatPosition;
   if (request.after !== undefined) {
     const decoded = decodeChatCursor(request.after);

@@ -1,9 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { UI_MESSAGE_STREAM_HEADERS } from '../chat/ui-chunks.js';
 import type { ApiEnv } from './api-env.js';
-import { CHAT_CURSOR_PATTERN, type ChatRequest } from './chat-read.js';
+import { CHAT_CURSOR_PATTERN, type ChatRequest, type ChatService } from './chat-read.js';
 import { ErrorSchema, MAX_WAIT_SECONDS, RunParamsSchema } from './schemas.js';
-import type { Caller } from './tenant.js';
 import { SSE_MAX_MS } from './stream-routes.js';
 
 const json = <T>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
@@ -45,11 +44,6 @@ export const runChatRoute = createRoute({
     503: json(ErrorSchema, 'the store is unavailable for now: retry'),
   },
 });
-
-/** What the chat route needs: the SSE text of a response, undefined when none streams (204). */
-export interface ChatService {
-  chat?(caller: Caller, runId: string, request: ChatRequest, options: { maxMs: number; signal: AbortSignal }): Promise<AsyncIterable<string> | undefined>;
-}
 
 /** The chat request from the query and Last-Event-ID (which wins over `after`, as EventSource resends it). */
 export function chatRequestOf(query: ChatQuery, lastEventId: string | undefined): ChatRequest {

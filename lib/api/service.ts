@@ -4,7 +4,7 @@ import type { AttachmentService } from './attachment-service.js';
 import type { Caller } from './tenant.js';
 import type { AgentSchemaView } from './agent-routes.js';
 import type { StreamPage } from './stream-read.js';
-import type { ChatService } from './chat-routes.js';
+import type { ChatService } from './chat-read.js';
 
 export interface StartRunOutcome {
   runId: string;
