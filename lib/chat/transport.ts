@@ -161,7 +161,7 @@ export class LogbookChatTransport<M extends UIMessageLike = UIMessageLike> {
   /** Answer an approval directly (edits included); the chat then goes on with `sendMessage()`. */
   async approve(chatId: string, answer: ApprovalAnswer): Promise<void> {
     await this.post(`/runs/${encodeURIComponent(this.runIdOf(chatId))}/approve`, answer, await this.headers(undefined), 'approval');
-    this.answered.add(`${chatId}:${answer.callId}`);
+    this.answered.add(`${this.runIdOf(chatId)}:${answer.callId}`);
   }
 
   private runIdOf(chatId: string): string {
