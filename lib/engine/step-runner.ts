@@ -240,6 +240,8 @@ async function ingestTurnsAndRelease(
     session.trace?.phase('turns', roundStart, finishStart);
     await session.trace?.emit(outcome.kind, true);
     const finished = await finish(deps, session, outcome, head, { owner: options.owner, inboxVersion }, release);
+    // The head covers this round's events now: what is counted once (the GenAI metrics) is counted here.
+    session.trace?.committed();
     session.trace?.phase('release', finishStart, deps.clock.now());
     head = finished.head;
     progress.head = head;
