@@ -138,8 +138,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       LOGBOOK_AGENTS_MODULE: agentsModule,
       // Where the application may keep local state its worker processes share (fake services).
       LOGBOOK_WORK_DIR: workDir,
-      ...otlpShorthand(options.otlp),
       ...options.env,
+      ...otlpShorthand(options.otlp),
     };
     // The workers' service.name, unless the variables name one.
     if (!namesService({ ...process.env, ...env })) env.OTEL_SERVICE_NAME = 'logbook-local';

@@ -109,7 +109,8 @@ async function meterProvider(target: NonNullable<OtelConfig['metrics']>, resourc
   const exporterConfig = {
     url: target.url,
     headers: target.headers,
-    temporalityPreference: target.temporality === 'delta' ? preference.DELTA : target.temporality === 'lowmemory' ? preference.LOWMEMORY : preference.CUMULATIVE,
+    temporalityPreference:
+      target.temporality === 'delta' ? preference.DELTA : target.temporality === 'lowmemory' ? preference.LOWMEMORY : preference.CUMULATIVE,
   };
   const exporter =
     target.protocol === 'http/json'
