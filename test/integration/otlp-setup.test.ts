@@ -82,6 +82,10 @@ describe('otlpTracing: the SDK as Logbook sets it up from the standard variables
     tracing.committed?.([chat]);
     await tracing.flushMetrics();
     const points = receiver.metrics.slice(before.metrics);
+    // Nothing recorded since: the next invocation's flush sends no request.
+    const requests = receiver.log.length;
+    await tracing.flushMetrics();
+    expect(receiver.log.length).toBe(requests);
     await tracing.shutdown();
     expect(points.map((p) => [p.name, p.unit, p.attributes['gen_ai.token.type'], p.count, p.sum, p.encoding]).sort()).toEqual(
       [

@@ -71,11 +71,26 @@ export async function otlpTracing(options: OtlpTracingOptions = {}): Promise<Otl
     ...(options.payloads ? { payloads: true } : {}),
     ...(options.warn ? { warn: options.warn } : {}),
   });
+  // A flush with nothing new since the last one sends nothing (an invocation that called no model).
+  let recorded = false;
+  const committed = tracer.committed;
   return {
     ...tracer,
+    ...(committed
+      ? {
+          committed: (committedSpans: Parameters<typeof committed>[0]) => {
+            committed(committedSpans);
+            recorded ||= committedSpans.some((s) => s.kind === 'client');
+          },
+        }
+      : {}),
     ...(config.traces ? { traces: config.traces } : {}),
     ...(config.metrics ? { metrics: config.metrics } : {}),
-    flushMetrics: () => meters?.forceFlush() ?? Promise.resolve(),
+    flushMetrics: async () => {
+      if (!meters || !recorded) return;
+      recorded = false;
+      await meters.forceFlush();
+    },
     shutdown: async () => {
       await Promise.all([spans?.shutdown(), meters?.shutdown()]);
     },
