@@ -20,8 +20,10 @@ import { stepShape, workerShape, type BenchEnv, type ModeResult } from './modes.
  * With tracing on, the real SDK (otlpTracing: batch processor, OTLP/HTTP protobuf exporter) sends
  * every step's spans to a collector stand-in in another process, which only counts what it gets;
  * each step waits for its spans to be sent, as in production. Two shapes: the worker's (turns back
- * to back in one invocation) and one turn per step (every turn pays a step's spans). Off and on
- * alternate round by round, so a machine's changing load falls on both.
+ * to back in one invocation) and one turn per step (every turn pays a step's spans). A third arm
+ * adds the GenAI metrics (OTEL_METRICS_EXPORTER=otlp), sent after every step as the Lambda worker
+ * sends them after every invocation. The arms rotate round by round, so a machine's changing load
+ * falls on each.
  */
 export async function runTracingBench(turns: number, rounds = 7, dynamo: 'auto' | 'dynalite' | 'dynamodb-local' = 'dynamodb-local'): Promise<string> {
   const sink = await startSink();
