@@ -144,10 +144,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The workers' service.name, unless the variables name one.
     if (!namesService({ ...process.env, ...env })) env.OTEL_SERVICE_NAME = 'logbook-local';
     // This process serves the API and the sweeper, which run no step: only the workers trace.
-    const runtime = await createRuntime('logbook-local', {
-      agents,
-      env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'ERROR', LOGBOOK_TRACING: 'off', OTEL_SDK_DISABLED: 'true' },
-    });
+    const runtime = await createRuntime('logbook-local', { agents, env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'ERROR' }, runsSteps: false });
     cleanups.push(async () => runtime.clients.destroy());
 
     const app = createApiApp({

@@ -78,6 +78,12 @@ export interface RuntimeOptions {
    * bundles carry no provider SDK (the Bedrock client alone is ~150 KB minified).
    */
   builtInModels?: (env: Record<string, string | undefined>) => ModelResolver;
+  /**
+   * `false` for a process that runs no step (the API, trigger, sweeper and stream handlers): it
+   * never sets up OpenTelemetry, whatever the OTEL_* variables say (an application that sets them
+   * on every function loads the SDK only in the worker). Default true.
+   */
+  runsSteps?: boolean;
 }
 
 /**
@@ -133,7 +139,7 @@ export async function createRuntime(serviceName: string, options: RuntimeOptions
         ...(env.LOGBOOK_EVENTS_ENDPOINT ? { endpoint: env.LOGBOOK_EVENTS_ENDPOINT } : {}),
       })
     : new LogOutcomePublisher(logger);
-  const tracer = await tracingFromEnv(source, env, serviceName, logger);
+  const tracer = options.runsSteps === false ? undefined : await tracingFromEnv(source, env, serviceName, logger);
   const engine = createEngine(
     {
       log: store,

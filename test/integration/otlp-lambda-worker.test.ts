@@ -110,4 +110,14 @@ describe.skipIf(!endpoints)('the Lambda worker with the standard variables', () 
     expect(head.status).toBe('completed');
     expect(receiver.log.length).toBe(before);
   });
+
+  it('the handlers that run no step (API, trigger, sweeper, stream) never set up the SDK, whatever the variables say', async () => {
+    const env = { ...baseEnv(), OTEL_TRACES_EXPORTER: 'otlp', OTEL_METRICS_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+    const api = await createRuntime('logbook-api', { agents: createAgents(), env, runsSteps: false });
+    const worker = await createRuntime('logbook-worker', { agents: createAgents(), env });
+    expect([api.tracer, worker.tracer?.traces?.url]).toEqual([undefined, `${receiver.url}/v1/traces`]);
+    await worker.tracer?.shutdown();
+    api.clients.destroy();
+    worker.clients.destroy();
+  });
 });
