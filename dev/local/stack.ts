@@ -14,6 +14,7 @@ import { startEmulators, type EmulatorEndpoints, type Emulators } from './emulat
 import { LocalEventSourceRunner } from './event-source-runner.js';
 import { createResources, resourceNames, type CreatedResources } from './resources.js';
 import { loadAgentsModule } from './agents-module.js';
+import { withImportRoute } from './import-route.js';
 
 export interface LocalStackOptions {
   /** API port on 127.0.0.1; 0 picks a free one. Default LOGBOOK_PORT or 8787. */
@@ -44,6 +45,8 @@ export interface LocalStackOptions {
    * `env`) decide, as on Lambda: docs/guides/tracing.md.
    */
   otlp?: string;
+  /** Open long polls and SSE streams one tenant may hold on the API (default MAX_OPEN_STREAMS_PER_TENANT). */
+  maxOpenStreams?: number;
 }
 
 /** What the workers export, as the standard variables they get say (headers left out). */
@@ -151,6 +154,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       service: engineRunService(runtime.engine),
       caller: () => LOCAL_CALLER,
       sse: true,
+      ...(options.maxOpenStreams !== undefined ? { maxOpenStreams: options.maxOpenStreams } : {}),
       logger: { info() {}, warn: (m, f) => runtime.logger.warn(m, safeFields(f)), error: (m, f) => runtime.logger.error(m, safeFields(f)) },
     });
     // The web inspector, on the same origin as the API it reads (the deployed API never serves it).
@@ -158,7 +162,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Any web page the developer opens can send requests to 127.0.0.1: only this machine's
     // programs and the inspector's own page get through (loopback Host against DNS rebinding, no
     // cross-site Origin or Sec-Fetch-Site against a form or no-cors POST such as a bodiless cancel).
-    const server = await serveLoopback(loopbackOnly(app.fetch), options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787));
+    // `logbook runs import` posts run files here: written into this stack's table and bucket, as the local tenant's.
+    const server = await serveLoopback(
+      loopbackOnly(withImportRoute(app.fetch, runtime.engine, LOCAL_CALLER.tenant)),
+      options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787),
+    );
     cleanups.push(() => server.close());
     const port = server.port;
     // A fresh stack is a fresh world: the emulators start empty, so does the worker log (only now
