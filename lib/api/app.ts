@@ -10,6 +10,7 @@ import { ReaderGate } from './reader-gate.js';
 import { registerControlRoutes } from './control-routes.js';
 import { registerAgentRoutes } from './agent-routes.js';
 import { registerStreamRoutes } from './stream-routes.js';
+import { registerChatRoutes } from './chat-routes.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
 import { publicErrors, redactText } from './error-text.js';
 import { serveOpenApiDocument } from './openapi.js';
@@ -178,6 +179,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   registerControlRoutes(app, service, logger);
   registerAgentRoutes(app, service);
   registerStreamRoutes(app, service, { gate, ...(options.sse ? { sse: true } : {}) });
+  registerChatRoutes(app, service, { gate, ...(options.sse ? { sse: true } : {}) });
   registerAttachmentRoutes(app, service, logger);
   serveOpenApiDocument(app, API_VERSION);
   return app;
