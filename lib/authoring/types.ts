@@ -10,6 +10,7 @@ import type { JsonValue } from '../core/json.js';
 import type { RedactionOptions } from '../core/redaction.js';
 import type { ModelSettings } from '../core/model-settings.js';
 import type { ModelClient } from '../ports/model-client.js';
+import type { WorkflowDefinition } from './workflow-types.js';
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
@@ -242,6 +243,12 @@ export interface AgentsSpec {
   /** Every agent (and every version still serving pinned runs) this deployment runs. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   agents: readonly AgentDefinition<any, any>[];
+  /**
+   * Every workflow (defineWorkflow) and version still serving pinned runs. Agents and workflows a
+   * workflow starts (ctx.agent, ctx.workflow) must be listed here too.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  workflows?: readonly WorkflowDefinition<any, any>[];
   /**
    * Model clients the application builds itself, by the model id its agents pin: scripted models
    * for tests and `logbook dev`, or a custom provider. Built once per process, on first use. Ids

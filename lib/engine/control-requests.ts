@@ -1,5 +1,5 @@
 import { RunNotFoundError, ValidationError } from '../core/errors.js';
-import { parseEvent, type EventOf } from '../core/events.js';
+import { agentPins, parseEvent, type EventOf } from '../core/events.js';
 import type { InboxItem } from '../core/inbox.js';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { OpenWait, RunHead } from '../ports/run-heads.js';
@@ -194,7 +194,7 @@ export async function requestMessage(
   const head = await requireHead(deps, run);
   await checkMessageInput(deps, run, head, request.input);
   if (attachmentCandidates(request.input, 'input').length > 0) {
-    await checkAttachments(deps.blobs, run.tenant, (await pinnedContent(deps, run)).model.id, request.input, 'input');
+    await checkAttachments(deps.blobs, run.tenant, agentPins(await pinnedContent(deps, run)).model.id, request.input, 'input');
   }
   if (head.status === 'failed' || head.status === 'cancelled') {
     throw new MessageConflictError(`run ${run.runId} is ${head.status}: only a completed or active run takes messages (fork it to continue)`);

@@ -105,7 +105,7 @@ export class PayloadCodec {
     switch (d.type) {
       case 'run_started':
         d.input = await fn(d.input);
-        d.prompt.text = await fn(d.prompt.text);
+        if (d.prompt) d.prompt.text = await fn(d.prompt.text);
         return;
       case 'model_response':
         if (d.text) d.text = await fn(d.text);
