@@ -2,6 +2,7 @@ import type { EventDraft } from './events.js';
 import type { InboxItem } from './inbox.js';
 import type { JsonValue } from './json.js';
 import type { RunState } from './state.js';
+import { ingestOpItem, opForCallId } from './ingest-ops.js';
 
 /** What ingesting control items needs from the engine: hashing and the tool's own schemas. */
 export interface IngestContext {
@@ -11,6 +12,8 @@ export interface IngestContext {
   checkArgs(tool: { name: string; schemaHash: string }, args: JsonValue): string | undefined;
   /** Why `payload` does not fit the pinned signal tool's payload schema, or undefined. */
   checkPayload(tool: { name: string; schemaHash: string }, payload: JsonValue): string | undefined;
+  /** Why `value` does not fit a JSON Schema a workflow operation pinned (a signal's payload, an approval's edit), or undefined. */
+  checkJsonSchema(schema: Record<string, unknown>, value: JsonValue): string | undefined;
 }
 
 type ControlItem = Extract<InboxItem, { kind: 'approval' | 'complete_call' | 'message' }>;
@@ -22,6 +25,12 @@ export type IngestResult = { event: EventDraft } | { ignored: string };
  * schema; a completion applies only to a call waiting for exactly that.
  */
 export function ingestControlItem(state: RunState, item: ControlItem, ctx: IngestContext): IngestResult {
+  if (state.workflow) {
+    if (item.kind === 'message') return { ignored: 'a workflow run takes signals, not follow-up messages' };
+    const op = opForCallId(state, item.callId);
+    if (!op) return { ignored: `no operation ${item.callId} in this workflow run` };
+    return ingestOpItem(state, item, op, ctx);
+  }
   switch (item.kind) {
     case 'approval': {
       const call = state.calls[item.callId];

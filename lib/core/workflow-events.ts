@@ -61,6 +61,8 @@ export const opWaitSchema = z.discriminatedUnion('kind', [
     kind: z.literal('child'),
     runId: z.string().min(1),
     definition: z.object({ kind: z.enum(['agent', 'workflow']), name: z.string().min(1), version: z.string().min(1) }),
+    /** The child's input as the code gave it: a re-issued create sends exactly this. */
+    input: bodySchema,
     until: z.number().int().positive(),
     reserved: childReservationSchema,
     maxSteps: z.number().int().positive(),

@@ -79,7 +79,14 @@ export function applyOpEvent(s: RunState, e: OpEvent): void {
       }
       reconcileChild(s, e, op);
       if (e.inboxId) s.inboxSeen.push(e.inboxId);
-      settleOp(s, op, { ok: e.ok, output: e.output, source: e.source, ...(e.errorCode ? { errorCode: e.errorCode } : {}), ...(e.void ? { void: true } : {}) });
+      settleOp(s, op, {
+        ok: e.ok,
+        output: e.output,
+        source: e.source,
+        ...(e.errorCode ? { errorCode: e.errorCode } : {}),
+        ...(e.void ? { void: true } : {}),
+        ...(e.sentBy ? { sentBy: e.sentBy } : {}),
+      });
       return;
     }
     case 'op_retry': {

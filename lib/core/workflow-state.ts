@@ -10,6 +10,8 @@ export interface OpResult {
   errorCode?: string;
   /** The step's function returned undefined. */
   void?: true;
+  /** Who sent it, for results that came through the inbox (a signal, a decision). */
+  sentBy?: string;
 }
 
 /**

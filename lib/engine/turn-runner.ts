@@ -18,6 +18,7 @@ import { checkAnswer, outputValidator } from './output-check.js';
 import { carriedCall, carriedReservation } from './carried-reservation.js';
 import { summarizeContext } from './context-summary.js';
 import { streamPublisherFor } from './stream-publisher.js';
+import { runWorkflowTurn } from './workflow/workflow-runner.js';
 
 export type TurnOutcome =
   | { kind: 'continued' }
@@ -45,6 +46,8 @@ export function decideContext(session: RunSession): DecideContext {
  * a second model call, so the caller can check its time and enqueue the next step.
  */
 export async function runTurn(session: RunSession): Promise<TurnOutcome> {
+  // A workflow's code decides instead of a model: the same step, its own turn (workflow/).
+  if (session.state.workflow) return runWorkflowTurn(session);
   let modelCalls = 0;
   for (;;) {
     // A cancel seen by the heartbeat must be ingested before any new call is made.
