@@ -1,4 +1,7 @@
-import { resolveBudgets, WORKFLOW_CEILING, WORKFLOW_DEFAULT_BUDGETS } from '../../core/budgets.js';
+import { DEFAULT_BUDGETS, resolveBudgets, WORKFLOW_CEILING, WORKFLOW_DEFAULT_BUDGETS, type BudgetLimits } from '../../core/budgets.js';
+
+/** A child workflow's defaults: an agent's spend, a workflow's steps and deadline. */
+const CHILD_WORKFLOW_DEFAULTS: BudgetLimits = { ...DEFAULT_BUDGETS, maxSteps: WORKFLOW_DEFAULT_BUDGETS.maxSteps, deadlineSeconds: WORKFLOW_DEFAULT_BUDGETS.deadlineSeconds };
 import { RunConflictError, ValidationError } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
 import { opCallId } from '../../core/workflow-events.js';
@@ -47,15 +50,23 @@ export async function startChildOp(driver: WorkflowDriver, request: OpRequest): 
     return refuse('child_input_invalid', `${error.message}${issues ? `: ${issues}` : ''}`);
   }
   const now = deps.clock.now();
+  // What the child may spend is reserved from this run now: its `budgets` option, else the child's
+  // own, else an agent's defaults (a child workflow too: a sub-task, not a whole job's budget).
   const configured =
     kind === 'workflow'
-      ? resolveBudgets({ ...target.budgets, ...spec.options.budgets }, now, WORKFLOW_DEFAULT_BUDGETS, WORKFLOW_CEILING)
+      ? resolveBudgets({ ...target.budgets, ...spec.options.budgets }, now, CHILD_WORKFLOW_DEFAULTS, WORKFLOW_CEILING)
       : resolveBudgets({ ...target.budgets, ...spec.options.budgets }, now);
   const b = state.started.budgets;
   const u = state.usage;
   const left = { inputTokens: b.maxInputTokens - u.inputTokens, outputTokens: b.maxOutputTokens - u.outputTokens, costUsd: b.maxCostUsd - u.costUsd };
   const empty = Object.entries(left).find(([, v]) => v <= 0);
-  if (empty) return refuse('budget_exceeded', `this run cannot start ${target.name}: no ${empty[0]} left`);
+  if (empty) {
+    const held = state.workflow!.ops.filter((o) => o?.status === 'started' && o.wait?.kind === 'child').length;
+    return refuse(
+      'budget_exceeded',
+      `this run cannot start ${target.name}: no ${empty[0]} left${held > 0 ? ` (${held} running children hold their reservations)` : ''}; give the child smaller budgets (ctx.${kind}(..., { budgets })) or this workflow larger ones`,
+    );
+  }
   const deadlineAt = Math.min(configured.deadlineAt, b.deadlineAt);
   const until = Math.min(deadlineAt + state.started.graceMs, b.deadlineAt);
   await session.append({
