@@ -131,7 +131,7 @@ async function startOperation(driver: WorkflowDriver, request: OpRequest): Promi
     case 'now':
     case 'random':
     case 'uuid': {
-      const value = spec.kind === 'now' ? now : spec.kind === 'random' ? randomInt(0, 2 ** 48) / 2 ** 48 : randomUUID();
+      const value = spec.kind === 'now' ? now : spec.kind === 'random' ? randomInt(0, 2 ** 47) / 2 ** 47 : randomUUID();
       await session.append({ ...base, type: 'op_result', ok: true, source: 'value', output: { kind: 'inline', value } });
       return 'ok';
     }
