@@ -35,6 +35,7 @@ export type {
 } from './authoring/workflow-types.js';
 export { StepFailedError, ChildRunFailedError, PartialFailureError, NonRetryableError, WorkflowUsageError } from './core/workflow-errors.js';
 export type { ContextSpec } from './authoring/context-spec.js';
+export type { AgentsSpec } from './authoring/agents-spec.js';
 export type {
   ToolContext,
   ToolDefinition,
@@ -45,7 +46,6 @@ export type {
   JsonSchemaInput,
   AgentDefinition,
   AgentSpec,
-  AgentsSpec,
   OutputSpec,
 } from './authoring/types.js';
 // Typed input, instructions built per run, model settings.
@@ -62,7 +62,7 @@ export { InstructionsError } from './authoring/instructions.js';
 // Images and documents in a run's input: the field an input schema declares them with.
 export { attachment, type AttachmentOptions, type AttachmentRef, type AttachmentMediaType } from './authoring/attachment.js';
 export type { ModelSettings, ToolChoice, ReasoningSetting } from './core/model-settings.js';
-export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js';
+export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './core/limits.js';
 // Redaction: what the log, S3 payloads, the API and the model see of secrets (defineAgents({ redaction })).
 export { Redactor, DEFAULT_REDACTION_RULES, FIELD_PLACEHOLDER, type RedactionOptions, type RedactionRule } from './core/redaction.js';
 // Models: scripted ones for tests and `logbook dev`, prices, and how a model id is read.
@@ -104,4 +104,4 @@ export type { RunState, CallState, RunStatusState } from './core/state.js';
 export type { OpState, OpResult, WorkflowState } from './core/workflow-state.js';
 export type { OpKind, OpWait } from './core/workflow-events.js';
 export type { JsonValue } from './core/json.js';
-export type { RunRef } from './ports/run-ref.js';
+export { idempotencyKey, type RunRef } from './core/run-ref.js';

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { createApiApp } from '../../lib/api/app.js';
 import { engineRunService } from '../../lib/api/engine-service.js';
 import { LOCAL_CALLER } from '../../lib/api/tenant.js';
-import { WORKER_TIMEOUT_MS } from '../../lib/engine/limits.js';
+import { WORKER_TIMEOUT_MS } from '../../lib/core/limits.js';
 import { sweep } from '../../lib/engine/sweep.js';
 import { safeFields } from '../../lib/lambda/telemetry.js';
 import { createRuntime, type Runtime } from '../../lib/lambda/wiring.js';

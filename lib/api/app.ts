@@ -5,7 +5,7 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import { errorCode } from '../core/errors.js';
 import { DEFAULT_BODY_LIMITS, attachmentTooLarge, jsonBodyGuard, payloadTooLarge, type BodyLimits } from './body-guard.js';
 import { registerAttachmentRoutes } from './attachment-routes.js';
-import { MAX_ATTACHMENT_BYTES } from '../engine/limits.js';
+import { MAX_ATTACHMENT_BYTES } from '../core/limits.js';
 import { registerControlRoutes } from './control-routes.js';
 import { registerAgentRoutes } from './agent-routes.js';
 import { registerStreamRoutes } from './stream-routes.js';

@@ -6,7 +6,7 @@ import { requestCancel, requestResolution, requestRunAction } from '../engine/re
 import { blobKey } from '../engine/payload-codec.js';
 import { startRun } from '../engine/start-run.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
-import { runKey, type RunRef } from '../ports/run-ref.js';
+import { type RunRef } from '../core/run-ref.js';
 import { EVENTS_POLL_MS, waitForEvents } from './long-poll.js';
 import { engineControlService, withApprovalArgs } from './control-service.js';
 import { eventView, runSummary, runView, withChildren, withOutput } from './run-views.js';
@@ -37,7 +37,7 @@ export interface RunServiceOptions {
 export function engineRunService(deps: EngineDeps, options: RunServiceOptions = {}): RunService {
   const requireHead = async (run: RunRef): Promise<RunHead> => {
     const head = await deps.heads.getHead(run);
-    if (!head) throw new RunNotFoundError(runKey(run));
+    if (!head) throw new RunNotFoundError(run);
     return head;
   };
   return {

@@ -78,10 +78,9 @@ export function errorResponse(c: Context, error: unknown): Response {
   if (status === 500) {
     return c.json<ApiErrorBody>({ error: { code: 'internal_error', message: 'internal error' } }, 500);
   }
-  if (status === 404 && error instanceof RunNotFoundError) {
-    // The key names the caller's own tenant; say it in the caller's terms.
-    const runId = error.runKey.split('#').slice(2).join('#');
-    return c.json<ApiErrorBody>({ error: { code: 'run_not_found', message: `run ${runId} not found` } }, 404);
+  if (error instanceof RunNotFoundError) {
+    // The error carries the run; name it in the caller's terms (its id within the caller's tenant).
+    return c.json<ApiErrorBody>({ error: { code: 'run_not_found', message: `run ${error.run.runId} not found` } }, 404);
   }
   // The tenant is at its limit of unfinished runs: say when to try again (RFC 9110 Retry-After).
   if (error instanceof TooManyRunsError) c.header('Retry-After', String(error.retryAfterSeconds));

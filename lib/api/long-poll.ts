@@ -1,6 +1,6 @@
 import type { EngineDeps } from '../engine/engine.js';
 import type { ReadPage } from '../ports/event-log.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 /**
  * How often a waiting long poll reads the log: at most 4 reads a second per waiting client, 80

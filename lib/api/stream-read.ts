@@ -2,7 +2,7 @@ import { RunNotFoundError, ValidationError } from '../core/errors.js';
 import { writerSchema } from '../core/event-base.js';
 import type { EngineDeps } from '../engine/engine.js';
 import { TERMINAL_STATUSES } from '../ports/run-heads.js';
-import { runKey, type RunRef } from '../ports/run-ref.js';
+import { type RunRef } from '../core/run-ref.js';
 import { eventView } from './run-views.js';
 import {
   decodeCursor,
@@ -54,7 +54,7 @@ export async function streamPage(
   options: { pollMs?: number; signal?: AbortSignal } = {},
 ): Promise<StreamPage> {
   const head = await deps.heads.getHead(run);
-  if (!head) throw new RunNotFoundError(runKey(run));
+  if (!head) throw new RunNotFoundError(run);
   const from = query.after === undefined ? START_POSITION : decodeCursor(query.after);
   if (!from) throw new ValidationError('invalid cursor', [{ path: 'query.after', message: 'not a cursor this endpoint gave out' }]);
   return readStream(deps, run, {

@@ -1,7 +1,8 @@
 import { ConfigError } from '../core/errors.js';
 import type { ModelClient } from '../ports/model-client.js';
 import { AgentRegistry } from './registry.js';
-import type { AgentDefinition, AgentsSpec } from './types.js';
+import type { AgentDefinition } from './types.js';
+import type { AgentsSpec } from './agents-spec.js';
 import { isWorkflowDefinition } from './define-workflow.js';
 import { Redactor, type RedactionOptions } from '../core/redaction.js';
 

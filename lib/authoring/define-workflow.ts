@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
-import { hashJson } from '../adapters/system/crypto.js';
+import { hashJson } from '../support/hash.js';
 import { inputJsonSchema } from './run-input.js';
 import type { InputSchema } from './types.js';
 import type { WorkflowDefinition, WorkflowSpec } from './workflow-types.js';
@@ -47,5 +47,7 @@ function pinOutput(name: string, schema: z.ZodType): { schema: Record<string, un
 
 /** Duck-typed: an application may load its own copy of the package. */
 export function isWorkflowDefinition(value: unknown): value is WorkflowDefinition {
-  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'workflow' && typeof (value as { run?: unknown }).run === 'function';
+  return (
+    typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'workflow' && typeof (value as { run?: unknown }).run === 'function'
+  );
 }

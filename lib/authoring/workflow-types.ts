@@ -146,8 +146,10 @@ export interface WorkflowSpec<S extends InputSchema | undefined = undefined, O e
   run(ctx: WorkflowContext, input: RunInput<S>): Promise<WorkflowReturn<O>>;
 }
 
-export interface WorkflowDefinition<S extends InputSchema | undefined = InputSchema | undefined, O extends z.ZodType | undefined = z.ZodType | undefined>
-  extends WorkflowSpec<S, O> {
+export interface WorkflowDefinition<
+  S extends InputSchema | undefined = InputSchema | undefined,
+  O extends z.ZodType | undefined = z.ZodType | undefined,
+> extends WorkflowSpec<S, O> {
   readonly kind: 'workflow';
   /** The input's JSON Schema and hash, pinned in run_started. */
   inputSchema?: { jsonSchema: Record<string, unknown>; sha256: string };

@@ -65,54 +65,58 @@ const usageSchema = z.object({
   outputTokens: z.number().int().nonnegative(),
 });
 
-export const runStartedSchema = z.object({
-  ...base,
-  type: z.literal('run_started'),
-  tenant: z.string().min(1),
-  runId: z.string().min(1),
-  /** sha256 of the canonical create request: the same id with another request is a conflict. */
-  requestHash: z.string(),
-  /** The definition this run runs: an agent, or (with `workflow`) a workflow, by name and version. */
-  agent: z.object({ name: z.string(), version: z.string() }),
-  /**
-   * Present on a workflow run (defineWorkflow): what it pins besides its name and version. A
-   * workflow calls no model itself, so it pins no model, prompt or tools (its child agents do).
-   */
-  workflow: pinnedWorkflowSchema.optional(),
-  /** An agent run's model (absent on a workflow run). */
-  model: z.object({
-    id: z.string(),
-    maxOutputTokens: z.number().int().positive(),
-    price: priceSchema,
-    /** The agent's sampling settings, as every call of this run sends them (absent: the provider's defaults). */
-    settings: modelSettingsSchema.optional(),
-  }).optional(),
-  /**
-   * The system prompt as the model reads it (absent on a workflow run). `resolved` marks text an instructions function built
-   * from the run's input when the run started: it is never built again (resume, fork, replay).
-   */
-  prompt: z.object({ version: z.string(), text: bodySchema, sha256: z.string(), resolved: z.literal(true).optional() }).optional(),
-  tools: z.array(pinnedToolSchema),
-  input: bodySchema,
-  /** The JSON Schema the input was validated against when the run started, and its hash (agents with `input`). */
-  inputSchema: z.object({ jsonSchema: z.record(z.string(), z.unknown()), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
-  budgets: budgetsSchema,
-  /** How long the engine waits past a call's notAfter before applying its policy. */
-  graceMs: z.number().int().nonnegative(),
-  /** Retention horizon for events and blobs of this run (epoch ms), set at creation. */
-  expiresAt: z.number().int().positive(),
-  /** Set on a fork: the source run and the seq up to which its events were copied. */
-  forkedFrom: z.object({ runId: z.string().min(1), seq: z.number().int().positive() }).optional(),
-  /** Set on a child run (agentTool): the parent run and the call that started it. */
-  parent: z.object({ runId: z.string().min(1), callId: z.string().min(1) }).optional(),
-  /** Set when the agent has an output schema: the answer must be JSON that fits it (output.ts). */
-  output: pinnedOutputSchema.optional(),
-  /** The agent's context policy (core/context-policy.ts); absent: every turn goes to the model. */
-  context: pinnedContextSchema.optional(),
-}).refine((e) => e.workflow !== undefined || (e.model !== undefined && e.prompt !== undefined), {
-  message: 'an agent run pins its model and prompt',
-  path: ['model'],
-});
+export const runStartedSchema = z
+  .object({
+    ...base,
+    type: z.literal('run_started'),
+    tenant: z.string().min(1),
+    runId: z.string().min(1),
+    /** sha256 of the canonical create request: the same id with another request is a conflict. */
+    requestHash: z.string(),
+    /** The definition this run runs: an agent, or (with `workflow`) a workflow, by name and version. */
+    agent: z.object({ name: z.string(), version: z.string() }),
+    /**
+     * Present on a workflow run (defineWorkflow): what it pins besides its name and version. A
+     * workflow calls no model itself, so it pins no model, prompt or tools (its child agents do).
+     */
+    workflow: pinnedWorkflowSchema.optional(),
+    /** An agent run's model (absent on a workflow run). */
+    model: z
+      .object({
+        id: z.string(),
+        maxOutputTokens: z.number().int().positive(),
+        price: priceSchema,
+        /** The agent's sampling settings, as every call of this run sends them (absent: the provider's defaults). */
+        settings: modelSettingsSchema.optional(),
+      })
+      .optional(),
+    /**
+     * The system prompt as the model reads it (absent on a workflow run). `resolved` marks text an instructions function built
+     * from the run's input when the run started: it is never built again (resume, fork, replay).
+     */
+    prompt: z.object({ version: z.string(), text: bodySchema, sha256: z.string(), resolved: z.literal(true).optional() }).optional(),
+    tools: z.array(pinnedToolSchema),
+    input: bodySchema,
+    /** The JSON Schema the input was validated against when the run started, and its hash (agents with `input`). */
+    inputSchema: z.object({ jsonSchema: z.record(z.string(), z.unknown()), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+    budgets: budgetsSchema,
+    /** How long the engine waits past a call's notAfter before applying its policy. */
+    graceMs: z.number().int().nonnegative(),
+    /** Retention horizon for events and blobs of this run (epoch ms), set at creation. */
+    expiresAt: z.number().int().positive(),
+    /** Set on a fork: the source run and the seq up to which its events were copied. */
+    forkedFrom: z.object({ runId: z.string().min(1), seq: z.number().int().positive() }).optional(),
+    /** Set on a child run (agentTool): the parent run and the call that started it. */
+    parent: z.object({ runId: z.string().min(1), callId: z.string().min(1) }).optional(),
+    /** Set when the agent has an output schema: the answer must be JSON that fits it (output.ts). */
+    output: pinnedOutputSchema.optional(),
+    /** The agent's context policy (core/context-policy.ts); absent: every turn goes to the model. */
+    context: pinnedContextSchema.optional(),
+  })
+  .refine((e) => e.workflow !== undefined || (e.model !== undefined && e.prompt !== undefined), {
+    message: 'an agent run pins its model and prompt',
+    path: ['model'],
+  });
 
 type RunStartedEvent = z.infer<typeof runStartedSchema>;
 /** What an agent run pins beyond any run: its model and prompt. */

@@ -1,5 +1,5 @@
 import type { InboxItem } from './inbox.js';
-import type { IngestContext, IngestResult } from './ingest-control.js';
+import type { IngestContext, IngestResult } from './ingest-types.js';
 import type { RunState } from './state.js';
 import { opOfCallId } from './workflow-events.js';
 import type { OpState } from './workflow-state.js';
@@ -25,7 +25,9 @@ export function ingestOpItem(state: RunState, item: Extract<InboxItem, { kind: '
       if (!wait.argsSchema) return { ignored: `approval ${item.callId} takes no edits (its workflow gave no schema)` };
       const problem = ctx.checkJsonSchema(wait.argsSchema, item.args);
       if (problem) return { ignored: `edited arguments do not fit ${op.name}: ${problem}` };
-      return { event: { ...base, ok: true, source: 'human', output: { kind: 'inline', value: { decision: 'edit', args: item.args, by: item.by, ...comment } } } };
+      return {
+        event: { ...base, ok: true, source: 'human', output: { kind: 'inline', value: { decision: 'edit', args: item.args, by: item.by, ...comment } } },
+      };
     }
     const ok = item.decision === 'approve';
     return {

@@ -13,10 +13,10 @@ import { AttachmentTooLargeError, BlobNotFoundError, UnsupportedMediaTypeError, 
 import type { JsonValue } from '../core/json.js';
 import type { ModelAttachment } from '../core/messages.js';
 import { zodIssues, type IssueText } from '../core/zod-issues.js';
-import { sha256Hex } from '../adapters/system/crypto.js';
+import { sha256Hex } from '../support/hash.js';
 import { attachmentProblem } from '../models/model-capabilities.js';
 import type { BlobStore } from '../ports/blob-store.js';
-import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE } from './limits.js';
+import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE } from '../core/limits.js';
 
 /**
  * Attachments at the engine's edges: the upload (stored under the tenant by sha256), the check of

@@ -1,5 +1,5 @@
 import type { RunState } from '../core/state.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 /**
  * Step boundaries the engine announces: before and after every append, tool execution, model call
@@ -118,7 +118,7 @@ export const CRASH_POINTS: Readonly<Record<CheckpointName, CrashRule>> = {
     leaves: 'a workflow step with its op_started and no op_result (a rerun step: nothing at all) whose function did not run',
     recovery:
       'the workflow is replayed from the top; at this step it finds started, no result, and as for a tool nothing happens before notAfter + grace; ' +
-      'then the step\'s policy: rerun runs it again (a rerun step without a marker simply runs again), idempotency_key again with the same key, ' +
+      "then the step's policy: rerun runs it again (a rerun step without a marker simply runs again), idempotency_key again with the same key, " +
       'verify calls its verify() first, escalate parks the operation for a person',
   },
   'after-step': {

@@ -4,7 +4,7 @@ import { jsonSchemaProblem } from './ingest-context.js';
 import type { InboxItem } from '../core/inbox.js';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { OpenWait, RunHead } from '../ports/run-heads.js';
-import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
+import { RUN_ID_PATTERN, type RunRef } from '../core/run-ref.js';
 import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError } from './control-errors.js';
 import type { EngineDeps } from './engine.js';
 import { hintedTick } from '../ports/step-queue.js';
@@ -34,14 +34,14 @@ export interface ApprovalRequest {
 
 async function requireHead(deps: EngineDeps, run: RunRef): Promise<RunHead> {
   const head = await deps.heads.getHead(run);
-  if (!head) throw new RunNotFoundError(runKey(run));
+  if (!head) throw new RunNotFoundError(run);
   return head;
 }
 
 /** The run's pinned content (its run_started). */
 export async function pinnedContent(deps: EngineDeps, run: RunRef): Promise<EventOf<'run_started'>> {
   const event = parseEvent(await deps.log.readOne(run, 1));
-  if (event.type !== 'run_started') throw new RunNotFoundError(runKey(run));
+  if (event.type !== 'run_started') throw new RunNotFoundError(run);
   return event;
 }
 
@@ -113,7 +113,9 @@ async function requestOpApproval(deps: EngineDeps, run: RunRef, head: RunHead, r
   const pending = waitsOf(head).find((w) => w.kind === 'approval' && w.callId === request.callId);
   if (!pending) throw new ApprovalConflictError(`operation ${request.callId} awaits no approval; run ${run.runId} is ${head.status}`);
   if (request.argsHash !== undefined && request.argsHash !== pending.argsHash) {
-    throw new ApprovalConflictError(`${request.callId} asks about arguments ${pending.argsHash?.slice(0, 12)}, not ${request.argsHash.slice(0, 12)}: look again`);
+    throw new ApprovalConflictError(
+      `${request.callId} asks about arguments ${pending.argsHash?.slice(0, 12)}, not ${request.argsHash.slice(0, 12)}: look again`,
+    );
   }
   if (request.decision === 'edit') {
     if (request.args === undefined) throw new ValidationError('an edit needs args', [{ path: 'args', message: 'required when decision is edit' }]);
@@ -237,7 +239,8 @@ export async function requestMessage(
     throw new ValidationError('invalid messageId', [{ path: 'messageId', message: `must match ${RUN_ID_PATTERN}` }]);
   }
   const head = await requireHead(deps, run);
-  const workflow = deps.registry.workflow(head.agent.name) !== undefined || (!deps.registry.agent(head.agent.name) && (await pinnedContent(deps, run)).workflow !== undefined);
+  const workflow =
+    deps.registry.workflow(head.agent.name) !== undefined || (!deps.registry.agent(head.agent.name) && (await pinnedContent(deps, run)).workflow !== undefined);
   if (workflow) {
     throw new MessageConflictError(`run ${run.runId} is a workflow run: it takes signals (POST /runs/{id}/signals), not follow-up messages`);
   }

@@ -1,13 +1,12 @@
 import type { IngestContext } from '../core/ingest.js';
 import type { JsonValue } from '../core/json.js';
 import type { EngineDeps } from './engine.js';
-import { hashJson } from '../adapters/system/crypto.js';
+import { hashJson } from '../support/hash.js';
 import { zodIssuesText } from '../core/zod-issues.js';
-import { jsonSchemaInput } from '../tools/json-schema.js';
-import type { JsonSchemaInput } from '../authoring/types.js';
+import { compileJsonSchema, type JsonSchemaCheck } from '../support/json-schema.js';
 
 /** Compiled validators of the schemas workflow operations pin, by their JSON text (a process sees few). */
-const validators = new Map<string, JsonSchemaInput<Record<string, unknown>>>();
+const validators = new Map<string, JsonSchemaCheck>();
 const MAX_VALIDATORS = 200;
 
 /** Why `value` does not fit `schema` (a JSON Schema a workflow pinned), or undefined. */
@@ -16,10 +15,14 @@ export function jsonSchemaProblem(schema: Record<string, unknown>, value: JsonVa
   let check = validators.get(key);
   if (!check) {
     if (validators.size >= MAX_VALIDATORS) validators.delete(validators.keys().next().value!);
-    check = jsonSchemaInput(schema, 'a pinned schema');
+    try {
+      check = compileJsonSchema(schema);
+    } catch (error) {
+      return `the pinned schema does not compile: ${error instanceof Error ? error.message : String(error)}`;
+    }
     validators.set(key, check);
   }
-  const result = check.validate(value);
+  const result = check(value);
   return result.ok ? undefined : result.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
 }
 

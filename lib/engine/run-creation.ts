@@ -1,15 +1,38 @@
 import { RunConflictError, TooManyRunsError, ValidationError } from '../core/errors.js';
 import { parseEvent, type EventDraft, type EventOf } from '../core/events.js';
-import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../ports/run-ref.js';
+import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../core/run-ref.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import { hintedTick } from '../ports/step-queue.js';
 import type { EngineDeps } from './engine.js';
+import type { BudgetRequest } from '../core/budgets.js';
+import type { Budgets } from '../core/events.js';
+import type { JsonValue } from '../core/json.js';
 
 /**
  * How every run is created, agent or workflow (start-run.ts, workflow/start-workflow.ts): checked
  * ids, admission under the tenant's limit, then run_started at seq 1 (conditional, carrying a
  * hash of the request), the head and the first tick, in the order that needs no transaction.
  */
+
+/** What starts a run: from the API, the trigger, a schedule, a parent run, a test. */
+export interface StartRunRequest {
+  tenant: string;
+  /** Client-chosen id (idempotency); generated when absent. */
+  runId?: string;
+  /** The agent to run; or `workflow`: exactly one of the two. */
+  agent?: string;
+  /** The workflow to run (defineWorkflow). */
+  workflow?: string;
+  version?: string;
+  input: JsonValue;
+  budgets?: BudgetRequest;
+  /**
+   * A child run (agentTool): its parent and the exact budgets reserved for it on the parent
+   * (absolute, so a retried create carries the same request hash whenever it is re-issued).
+   * Set by the engine only; the API never passes it.
+   */
+  child?: { parent: { runId: string; callId: string }; budgets: Budgets };
+}
 
 /** What a start answers. */
 export interface StartRunResult {
@@ -22,7 +45,7 @@ export interface StartRunResult {
 const writerEpoch = 0;
 
 /** The tenant and run id every start checks first; the id is generated when the caller gave none. */
-export function checkedRunId(deps: EngineDeps, request: { tenant: string; runId?: string; agent?: string; workflow?: string }): string {
+export function checkedRunId(deps: EngineDeps, request: Pick<StartRunRequest, 'tenant' | 'runId' | 'agent' | 'workflow'>): string {
   if (!TENANT_PATTERN.test(request.tenant)) throw new ValidationError(`invalid tenant`);
   if (request.agent !== undefined && request.workflow !== undefined) {
     throw new ValidationError('name an agent or a workflow, not both', [{ path: 'workflow', message: 'not allowed with agent' }]);
@@ -41,7 +64,6 @@ export function checkedRunId(deps: EngineDeps, request: { tenant: string; runId?
  */
 export async function createRun(deps: EngineDeps, run: RunRef, draft: EventDraft, requestHash: string, admitted: boolean | undefined): Promise<StartRunResult> {
   const { clock, ids, log } = deps;
-  const runId = run.runId;
   const event = parseEvent({ ...draft, v: 1, seq: 1, at: clock.now(), by: { epoch: writerEpoch, nonce: `create:${ids.nonce()}` } });
   let created = true;
   try {
@@ -49,7 +71,7 @@ export async function createRun(deps: EngineDeps, run: RunRef, draft: EventDraft
   } catch (error) {
     const existing = (await log.readOne(run, 1)) as EventOf<'run_started'> | undefined;
     if (!existing) throw error;
-    if (existing.requestHash !== requestHash) throw new RunConflictError(runId);
+    if (existing.requestHash !== requestHash) throw new RunConflictError(run);
     created = false;
   }
   const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;
@@ -128,4 +150,3 @@ export function initialHead(
     ...(started.parent ? { parent: { ...started.parent } } : {}),
   };
 }
-

@@ -1,37 +1,17 @@
-import { resolveBudgets, type BudgetRequest } from '../core/budgets.js';
+import { resolveBudgets } from '../core/budgets.js';
 import { RunConflictError, ValidationError } from '../core/errors.js';
-import { parseEvent, type Budgets, type EventOf } from '../core/events.js';
-import type { JsonValue } from '../core/json.js';
-import type { RunRef } from '../ports/run-ref.js';
+import { parseEvent, type EventOf } from '../core/events.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { EngineDeps } from './engine.js';
-import { hashJson } from '../adapters/system/crypto.js';
+import { hashJson } from '../support/hash.js';
 import { pinContext } from '../authoring/context-spec.js';
 import { parseRunInput } from '../authoring/run-input.js';
 import { checkAttachments } from './attachments.js';
 import { resolveInstructions } from '../authoring/instructions.js';
 import { startWorkflowRun } from './workflow/start-workflow.js';
-import { admit, checkedRunId, createRun, finishStart, type StartRunResult } from './run-creation.js';
+import { admit, checkedRunId, createRun, finishStart, type StartRunRequest, type StartRunResult } from './run-creation.js';
 
-export interface StartRunRequest {
-  tenant: string;
-  /** Client-chosen id (idempotency); generated when absent. */
-  runId?: string;
-  /** The agent to run; or `workflow`: exactly one of the two. */
-  agent?: string;
-  /** The workflow to run (defineWorkflow). */
-  workflow?: string;
-  version?: string;
-  input: JsonValue;
-  budgets?: BudgetRequest;
-  /**
-   * A child run (agentTool): its parent and the exact budgets reserved for it on the parent
-   * (absolute, so a retried create carries the same request hash whenever it is re-issued).
-   * Set by the engine only; the API never passes it.
-   */
-  child?: { parent: { runId: string; callId: string }; budgets: Budgets };
-}
-
-export type { StartRunResult } from './run-creation.js';
+export type { StartRunRequest, StartRunResult } from './run-creation.js';
 export { initialHead } from './run-creation.js';
 
 /**
@@ -74,7 +54,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   const existing = dynamic && request.runId !== undefined ? await log.readOne(run, 1) : undefined;
   if (existing !== undefined) {
     const started = parseEvent(existing) as EventOf<'run_started'>;
-    if (started.requestHash !== requestHash) throw new RunConflictError(runId);
+    if (started.requestHash !== requestHash) throw new RunConflictError(run);
     return finishStart(deps, run, started, false, admitted);
   }
   let instructions: Awaited<ReturnType<typeof resolveInstructions>>;

@@ -1,6 +1,6 @@
 import type { CheckpointName } from '../engine/checkpoints.js';
 import { startRun } from '../engine/start-run.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import { BaselineParkedError, BaselineUnfinishedError } from './harness-errors.js';
 import { readOutcome, toolOutputsOf, type Baseline } from './harness-invariants.js';
 import { crashScenario, driveToEnd, pauseScenario, recorder, resolverOf } from './harness-points.js';
@@ -90,7 +90,16 @@ export async function runCrashHarness<W extends World, E>(scenario: HarnessScena
     push(await crashScenario(scenario, request, run, baseline, [i, j], baseRec.labels, options.mutation));
   }
   // 4. Pause points: freeze a worker mid-call, let its lease lapse, let another take over, resume.
-  for (const kind of options.pausePoints ?? ['before-tool', 'after-tool', 'before-model', 'after-model', 'before-summary', 'after-summary', 'before-step', 'after-step']) {
+  for (const kind of options.pausePoints ?? [
+    'before-tool',
+    'after-tool',
+    'before-model',
+    'after-model',
+    'before-summary',
+    'after-summary',
+    'before-step',
+    'after-step',
+  ]) {
     const indexes = baseRec.labels.map((l, i) => (l.startsWith(`${kind}:`) ? i : -1)).filter((i) => i >= 0);
     for (const index of indexes) push(await pauseScenario(scenario, request, run, baseline, index, baseRec.labels[index] ?? ''));
   }

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { hashJson } from '../../adapters/system/crypto.js';
+import { hashJson } from '../../support/hash.js';
 import { randomUUID, randomInt } from 'node:crypto';
 import type { JsonValue } from '../../core/json.js';
 import { opCallId } from '../../core/workflow-events.js';
 import { decideOp } from '../../core/workflow-decide.js';
 import type { OpState } from '../../core/workflow-state.js';
 import { WorkflowUsageError } from '../../core/workflow-errors.js';
-import { MAX_CRASHED_TOOL_ATTEMPTS } from '../limits.js';
-import type { WorkflowDriver } from './replay-driver.js';
+import { MAX_CRASHED_TOOL_ATTEMPTS } from '../../core/limits.js';
+import type { Driver } from './driver-port.js';
 import type { OpRequest } from './op-specs.js';
 import { bounded, notJson, startStep, stepTimeoutMs } from './step-execution.js';
 import { cancelChildRun, ensureChild, startChildOp } from './op-children.js';
@@ -21,7 +21,7 @@ export type ActResult = 'ok' | 'stop';
  * new one, or carry a logged one on by decideOp's rule. Every act is a conditional append first;
  * only then does anything happen (a function runs, a child is created).
  */
-export async function actOnOperation(driver: WorkflowDriver, request: OpRequest, op: OpState | undefined): Promise<ActResult> {
+export async function actOnOperation(driver: Driver, request: OpRequest, op: OpState | undefined): Promise<ActResult> {
   if (!op) return startOperation(driver, request);
   const { session } = driver;
   const { state, deps } = session;
@@ -68,7 +68,7 @@ export async function actOnOperation(driver: WorkflowDriver, request: OpRequest,
 }
 
 /** A new operation (no event yet): the run's budgets first, then its first event. */
-async function startOperation(driver: WorkflowDriver, request: OpRequest): Promise<ActResult> {
+async function startOperation(driver: Driver, request: OpRequest): Promise<ActResult> {
   const { session } = driver;
   const { state, deps } = session;
   const now = deps.clock.now();
@@ -78,7 +78,11 @@ async function startOperation(driver: WorkflowDriver, request: OpRequest): Promi
     return 'stop';
   }
   if (now >= budgets.deadlineAt) {
-    driver.stop({ kind: 'fail', code: 'budget_exceeded:deadline', message: `deadline ${new Date(budgets.deadlineAt).toISOString()} passed before ${request.kind} "${request.name}"` });
+    driver.stop({
+      kind: 'fail',
+      code: 'budget_exceeded:deadline',
+      message: `deadline ${new Date(budgets.deadlineAt).toISOString()} passed before ${request.kind} "${request.name}"`,
+    });
     return 'stop';
   }
   // Nothing new on a lease that may be stale (a frozen process waking up): the next holder does it.
@@ -154,7 +158,7 @@ function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string,
  * this invocation is slept here (config.inProcessWaitMs: a one-second retry back-off should not
  * wait for the sweeper); anything longer ends the step, and the head's wakeAt brings the run back.
  */
-function waitFor(driver: WorkflowDriver, request: OpRequest, until: number | undefined): void {
+function waitFor(driver: Driver, request: OpRequest, until: number | undefined): void {
   const { deps, deadlineAt } = driver.session;
   const now = deps.clock.now();
   const inProcess = deps.config.inProcessWaitMs ?? 0;
@@ -171,7 +175,7 @@ function waitFor(driver: WorkflowDriver, request: OpRequest, until: number | und
 }
 
 /** A wait whose time is up: the timer fires, or the signal, child run or approval times out. */
-async function completeWait(driver: WorkflowDriver, op: OpState): Promise<void> {
+async function completeWait(driver: Driver, op: OpState): Promise<void> {
   const { session } = driver;
   const wait = op.wait!;
   const base = { type: 'op_result' as const, op: op.op, kind: op.kind, name: op.name };
@@ -181,7 +185,13 @@ async function completeWait(driver: WorkflowDriver, op: OpState): Promise<void> 
       await session.append({ ...base, ok: true, source: 'timer', output: { kind: 'inline', value: null } });
       return;
     case 'signal':
-      await session.append({ ...base, ok: false, source: 'timeout', errorCode: 'signal_timeout', output: { kind: 'inline', value: { error: 'signal_timeout', message: `no signal "${wait.signal}" arrived in time${cutShort}` } } });
+      await session.append({
+        ...base,
+        ok: false,
+        source: 'timeout',
+        errorCode: 'signal_timeout',
+        output: { kind: 'inline', value: { error: 'signal_timeout', message: `no signal "${wait.signal}" arrived in time${cutShort}` } },
+      });
       return;
     case 'child':
       await cancelChildRun(session, wait.runId, 'the parent workflow stopped waiting');
@@ -190,17 +200,30 @@ async function completeWait(driver: WorkflowDriver, op: OpState): Promise<void> 
         ok: false,
         source: 'timeout',
         errorCode: 'child_timeout',
-        output: { kind: 'inline', value: { error: 'child_timeout', childRunId: wait.runId, message: `child run ${wait.runId} gave no answer by ${new Date(wait.until).toISOString()}${cutShort}` } },
+        output: {
+          kind: 'inline',
+          value: {
+            error: 'child_timeout',
+            childRunId: wait.runId,
+            message: `child run ${wait.runId} gave no answer by ${new Date(wait.until).toISOString()}${cutShort}`,
+          },
+        },
       });
       return;
     case 'approval':
-      await session.append({ ...base, ok: false, source: 'timeout', errorCode: 'approval_expired', output: { kind: 'inline', value: { error: 'approval_expired', message: `no decision about "${op.name}" was given in time${cutShort}` } } });
+      await session.append({
+        ...base,
+        ok: false,
+        source: 'timeout',
+        errorCode: 'approval_expired',
+        output: { kind: 'inline', value: { error: 'approval_expired', message: `no decision about "${op.name}" was given in time${cutShort}` } },
+      });
       return;
   }
 }
 
 /** Look whether a started verify-policy step landed; record what verify() saw, and its result if it did. */
-async function verifyStep(driver: WorkflowDriver, request: OpRequest, op: OpState): Promise<void> {
+async function verifyStep(driver: Driver, request: OpRequest, op: OpState): Promise<void> {
   const { session } = driver;
   const spec = request.spec.kind === 'step' ? request.spec : undefined;
   const verify = spec?.options.verify;
@@ -212,7 +235,9 @@ async function verifyStep(driver: WorkflowDriver, request: OpRequest, op: OpStat
     const notAfter = session.deps.clock.now() + timeoutMs;
     await session.deps.checkpoints?.at('before-verify', `${op.name}#${opCallId(op.op)}`);
     const outcome = verify
-      ? await bounded(session, { policy: 'verify', timeoutMs }, (signal) => verify(toolContext(session, { callId: opCallId(op.op) }, op.attempt, signal, notAfter)))
+      ? await bounded(session, { policy: 'verify', timeoutMs }, (signal) =>
+          verify(toolContext(session, { callId: opCallId(op.op) }, op.attempt, signal, notAfter)),
+        )
       : ({ ok: true, value: { status: 'unknown' } } as const);
     await session.deps.checkpoints?.at('after-verify', `${op.name}#${opCallId(op.op)}`);
     if (session.lease.lost || session.fenced) return;

@@ -1,7 +1,11 @@
 import { DEFAULT_BUDGETS, resolveBudgets, WORKFLOW_CEILING, WORKFLOW_DEFAULT_BUDGETS, type BudgetLimits } from '../../core/budgets.js';
 
 /** A child workflow's defaults: an agent's spend, a workflow's steps and deadline. */
-const CHILD_WORKFLOW_DEFAULTS: BudgetLimits = { ...DEFAULT_BUDGETS, maxSteps: WORKFLOW_DEFAULT_BUDGETS.maxSteps, deadlineSeconds: WORKFLOW_DEFAULT_BUDGETS.deadlineSeconds };
+const CHILD_WORKFLOW_DEFAULTS: BudgetLimits = {
+  ...DEFAULT_BUDGETS,
+  maxSteps: WORKFLOW_DEFAULT_BUDGETS.maxSteps,
+  deadlineSeconds: WORKFLOW_DEFAULT_BUDGETS.deadlineSeconds,
+};
 import { RunConflictError, ValidationError } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
 import { opCallId } from '../../core/workflow-events.js';
@@ -11,7 +15,7 @@ import { parseRunInput } from '../../authoring/run-input.js';
 import { cancelChild, childRunId } from '../child-runs.js';
 import type { RunSession } from '../run-session.js';
 import { startRun } from '../start-run.js';
-import type { WorkflowDriver } from './replay-driver.js';
+import type { Driver } from './driver-port.js';
 import type { OpRequest } from './op-specs.js';
 import { notJson } from './step-execution.js';
 
@@ -25,7 +29,7 @@ import { notJson } from './step-execution.js';
  * 3. the child's last step puts its outcome into this run's inbox (`child-op-<n>`) and wakes it;
  * 4. this run ingests it once as the operation's op_result, what the child spent replacing the reservation.
  */
-export async function startChildOp(driver: WorkflowDriver, request: OpRequest): Promise<void> {
+export async function startChildOp(driver: Driver, request: OpRequest): Promise<void> {
   const { session } = driver;
   const { deps, state } = session;
   const spec = request.spec.kind === 'child' ? request.spec : undefined;
@@ -38,7 +42,10 @@ export async function startChildOp(driver: WorkflowDriver, request: OpRequest): 
   };
   const registered = kind === 'agent' ? deps.registry.agent(target.name, target.version) : deps.registry.workflow(target.name, target.version);
   if (!registered) {
-    return refuse('child_not_registered', `${kind} ${target.name}@${target.version} is not registered: list every agent and workflow a workflow starts in defineAgents`);
+    return refuse(
+      'child_not_registered',
+      `${kind} ${target.name}@${target.version} is not registered: list every agent and workflow a workflow starts in defineAgents`,
+    );
   }
   const problem = notJson(spec.input);
   if (problem || spec.input === undefined) return refuse('child_input_invalid', `the input of ${target.name} is not JSON: ${problem ?? 'undefined'}`);
@@ -99,7 +106,7 @@ export async function startChildOp(driver: WorkflowDriver, request: OpRequest): 
 const ensured = new WeakMap<RunSession, Set<string>>();
 
 /** The repair of a crash between op_started and the child's create: create it now (the same request). */
-export async function ensureChild(driver: WorkflowDriver, op: OpState): Promise<void> {
+export async function ensureChild(driver: Driver, op: OpState): Promise<void> {
   const { session } = driver;
   const wait = op.wait;
   if (wait?.kind !== 'child') return;
@@ -139,12 +146,22 @@ async function createChild(session: RunSession, op: OpState): Promise<void> {
   } catch (error) {
     if (error instanceof RunConflictError) {
       const message = `run id ${wait.runId} is taken by another run`;
-      await session.append({ ...base, errorCode: 'child_conflict', childUsage: nothingSpent, output: { kind: 'inline', value: { error: 'child_conflict', message } } });
+      await session.append({
+        ...base,
+        errorCode: 'child_conflict',
+        childUsage: nothingSpent,
+        output: { kind: 'inline', value: { error: 'child_conflict', message } },
+      });
       return;
     }
     if (error instanceof ValidationError || error instanceof InstructionsError) {
       const message = `child ${wait.definition.name}@${wait.definition.version} refused to start: ${error.message}`;
-      await session.append({ ...base, errorCode: 'child_input_invalid', childUsage: nothingSpent, output: { kind: 'inline', value: { error: 'child_input_invalid', message } } });
+      await session.append({
+        ...base,
+        errorCode: 'child_input_invalid',
+        childUsage: nothingSpent,
+        output: { kind: 'inline', value: { error: 'child_input_invalid', message } },
+      });
       return;
     }
     throw error;

@@ -10,7 +10,11 @@ import type { OpRequest } from './op-specs.js';
  * every replay, because it is built from the log alone (the redacted, recorded form: a step's
  * result is what the log holds, not the object its function returned).
  */
-export async function deliveredValue(session: RunSession, request: OpRequest, op: OpState): Promise<{ ok: true; value: unknown } | { ok: false; error: Error }> {
+export async function deliveredValue(
+  session: RunSession,
+  request: OpRequest,
+  op: OpState,
+): Promise<{ ok: true; value: unknown } | { ok: false; error: Error }> {
   const result = op.result!;
   const value = await session.deps.codec.resolve(result.output);
   const failure = () => failureOf(value, result.errorCode);
@@ -25,7 +29,10 @@ export async function deliveredValue(session: RunSession, request: OpRequest, op
       const spec = request.spec.kind === 'signal' ? request.spec : undefined;
       const parsed = spec ? spec.payload.safeParse(value) : { success: true as const, data: value };
       if (!parsed.success) {
-        return { ok: false, error: new WorkflowUsageError(`signal "${op.name}" (op-${op.op}) carried a payload its schema refuses: ${zodIssuesText(parsed.error)}`) };
+        return {
+          ok: false,
+          error: new WorkflowUsageError(`signal "${op.name}" (op-${op.op}) carried a payload its schema refuses: ${zodIssuesText(parsed.error)}`),
+        };
       }
       return { ok: true, value: { timedOut: false, payload: parsed.data, sentBy: result.sentBy ?? 'unknown' } };
     }

@@ -3,11 +3,12 @@ import { opCallId, type OpKind } from '../../core/workflow-events.js';
 import type { OpState } from '../../core/workflow-state.js';
 import type { WorkflowDefinition } from '../../authoring/workflow-types.js';
 import type { RunSession } from '../run-session.js';
-import type { TurnOutcome } from '../turn-runner.js';
+import type { TurnOutcome } from '../turn-outcome.js';
 import { actOnOperation, type ActResult } from './op-actions.js';
 import { deliveredValue } from './op-results.js';
 import type { OpRequest, OpSpec } from './op-specs.js';
 import { workflowContext } from './workflow-context.js';
+import type { Driver, Halt } from './driver-port.js';
 import { finishWorkflow, nondeterministic, awaitsOutside } from './workflow-end.js';
 
 /** Real time the code gets to move on when it awaits something that is not an operation. */
@@ -16,12 +17,6 @@ const OUTSIDE_AWAIT_GRACE_ROUND_MS = 50;
 
 /** Let the workflow's code run until it waits on operations again: every microtask it queued runs first. */
 const drain = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
- * Why the driver stopped before the code did: what the step does next, an error to end it with,
- * or a failure of the run to record once nothing of this worker's runs any more.
- */
-export type Halt = { kind: 'outcome'; outcome: TurnOutcome } | { kind: 'error'; error: unknown } | { kind: 'fail'; code: string; message: string };
 
 /**
  * The replay driver: runs a workflow's `run(ctx, input)` from the top over its folded log, and
@@ -44,7 +39,7 @@ export type Halt = { kind: 'outcome'; outcome: TurnOutcome } | { kind: 'error'; 
  * One driver per step (kept on the session): after the step ingests inbox items it is pumped
  * again and delivers the new results to the same, still suspended, code instead of replaying it.
  */
-export class WorkflowDriver {
+export class WorkflowDriver implements Driver {
   private nextOp = 1;
   private readonly requests = new Map<number, OpRequest>();
   /** How many of the log's results (resultOrder) the code has been given. */

@@ -1,11 +1,10 @@
 import { resolveBudgets, WORKFLOW_CEILING, WORKFLOW_DEFAULT_BUDGETS } from '../../core/budgets.js';
 import { ValidationError } from '../../core/errors.js';
-import { hashJson } from '../../adapters/system/crypto.js';
+import { hashJson } from '../../support/hash.js';
 import { parseRunInput } from '../../authoring/run-input.js';
-import type { RunRef } from '../../ports/run-ref.js';
+import type { RunRef } from '../../core/run-ref.js';
 import type { EngineDeps } from '../engine.js';
-import { admit, createRun, type StartRunResult } from '../run-creation.js';
-import type { StartRunRequest } from '../start-run.js';
+import { admit, createRun, type StartRunRequest, type StartRunResult } from '../run-creation.js';
 
 /** How long the engine waits past a started step's deadline before applying its policy, by default. */
 export const DEFAULT_WORKFLOW_GRACE_MS = 30_000;

@@ -6,10 +6,11 @@ import { retryDelayMs } from '../../core/workflow-decide.js';
 import { NonRetryableError } from '../../core/workflow-errors.js';
 import type { StepOptions } from '../../authoring/workflow-types.js';
 import { rethrowHalt } from '../checkpoints.js';
-import { DEFAULT_TOOL_TIMEOUT_MS, MAX_JSON_DEPTH, MAX_TOOL_TIMEOUT_MS } from '../limits.js';
+import { openBoundedCall } from '../bounded-call.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, MAX_JSON_DEPTH, MAX_TOOL_TIMEOUT_MS } from '../../core/limits.js';
 import type { RunSession } from '../run-session.js';
 import { toolContext } from '../tool-runner.js';
-import type { WorkflowDriver } from './replay-driver.js';
+import type { Driver } from './driver-port.js';
 import type { OpRequest } from './op-specs.js';
 import { insideStep } from './workflow-context.js';
 
@@ -40,7 +41,7 @@ export function stepRetry(options: StepOptions<unknown>, policy: Policy) {
  * its function, beside the pump. Throws StopWorkError when the lease or the invocation has too
  * little time left for the step's timeout: nothing was written, the next step starts it.
  */
-export async function startStep(driver: WorkflowDriver, request: OpRequest, attempt: number): Promise<void> {
+export async function startStep(driver: Driver, request: OpRequest, attempt: number): Promise<void> {
   const { session } = driver;
   const spec = request.spec as StepSpec;
   const logged = driver.opAt(request.op);
@@ -60,7 +61,7 @@ type Attempt = { attempt: number; notAfter: number; policy: Policy; timeoutMs: n
 type Outcome = { ok: true; value: unknown } | { ok: false; why: 'timeout' | 'cancel' | 'lease_lost' | 'unknown' } | { ok: false; why: 'error'; error: unknown };
 
 /** Run the function and record what happened: a result, a retry, or nothing (an unknown outcome, left to the policy). */
-async function runAttempt(driver: WorkflowDriver, request: OpRequest, a: Attempt): Promise<void> {
+async function runAttempt(driver: Driver, request: OpRequest, a: Attempt): Promise<void> {
   const { session } = driver;
   const { deps } = session;
   const spec = request.spec as StepSpec;
@@ -76,15 +77,39 @@ async function runAttempt(driver: WorkflowDriver, request: OpRequest, a: Attempt
   if (outcome.ok) {
     const problem = notJson(outcome.value);
     if (problem) {
-      await session.append({ ...base, type: 'op_result', ok: false, attempt: a.attempt, source: 'step', errorCode: 'step_result_not_json', output: errorBody('step_result_not_json', problem) });
+      await session.append({
+        ...base,
+        type: 'op_result',
+        ok: false,
+        attempt: a.attempt,
+        source: 'step',
+        errorCode: 'step_result_not_json',
+        output: errorBody('step_result_not_json', problem),
+      });
       return;
     }
     const isVoid = outcome.value === undefined;
-    await session.append({ ...base, type: 'op_result', ok: true, attempt: a.attempt, source: 'step', output: { kind: 'inline', value: isVoid ? null : (outcome.value as JsonValue) }, ...(isVoid ? { void: true as const } : {}) });
+    await session.append({
+      ...base,
+      type: 'op_result',
+      ok: true,
+      attempt: a.attempt,
+      source: 'step',
+      output: { kind: 'inline', value: isVoid ? null : (outcome.value as JsonValue) },
+      ...(isVoid ? { void: true as const } : {}),
+    });
     return;
   }
   if (outcome.why === 'cancel' && a.policy === 'rerun') {
-    await session.append({ ...base, type: 'op_result', ok: false, attempt: a.attempt, source: 'cancel', errorCode: 'cancelled', output: errorBody('cancelled', 'run cancelled while the step was running') });
+    await session.append({
+      ...base,
+      type: 'op_result',
+      ok: false,
+      attempt: a.attempt,
+      source: 'cancel',
+      errorCode: 'cancelled',
+      output: errorBody('cancelled', 'run cancelled while the step was running'),
+    });
     return;
   }
   // A read cut off (timeout, an unknown outcome) is simply a failed attempt: rerunning it is safe.
@@ -96,7 +121,9 @@ async function runAttempt(driver: WorkflowDriver, request: OpRequest, a: Attempt
   }
   const error = outcome.why === 'error' ? outcome.error : undefined;
   const code = error === undefined ? (outcome.why === 'timeout' ? 'step_timeout' : 'step_outcome_unknown') : errorCode(error);
-  const message = deps.codec.redactText(error === undefined ? `step ${request.name} gave no result within ${a.timeoutMs} ms` : errorMessage(error)).slice(0, 2000);
+  const message = deps.codec
+    .redactText(error === undefined ? `step ${request.name} gave no result within ${a.timeoutMs} ms` : errorMessage(error))
+    .slice(0, 2000);
   const retry = stepRetry(spec.options, a.policy);
   if (a.attempt < retry.maxAttempts && retryable(error)) {
     const retryAt = deps.clock.now() + retryDelayMs(a.attempt, retry);
@@ -138,7 +165,8 @@ export function notJson(value: unknown): string | undefined {
       continue;
     }
     const proto = Object.getPrototypeOf(v) as unknown;
-    if (proto !== Object.prototype && proto !== null) return `${path}: a ${(v as object).constructor?.name ?? 'class instance'} is not plain JSON (return its JSON form)`;
+    if (proto !== Object.prototype && proto !== null)
+      return `${path}: a ${(v as object).constructor?.name ?? 'class instance'} is not plain JSON (return its JSON form)`;
     for (const [k, x] of Object.entries(v)) {
       if (x === undefined) continue;
       stack.push({ v: x, path: `${path}.${k}` });
@@ -148,56 +176,37 @@ export function notJson(value: unknown): string | undefined {
 }
 
 /**
- * Run a step's (or verify's) function under its timeout, the lease and, for `rerun` and
- * `idempotency_key` steps, a cancel: an abort ends the wait at once; a function that ignores it
- * and is still running after a grace marks the session dangling (the process must exit).
+ * Run a step's (or verify's) function as one bounded call (bounded-call.ts): its timeout, the
+ * lease and, for `rerun` and `idempotency_key` steps, the run's cancel; a function that ignores
+ * its abort and is still running after a grace marks the session dangling (the process exits).
  */
 export async function bounded(session: RunSession, a: Pick<Attempt, 'policy' | 'timeoutMs'>, fn: (signal: AbortSignal) => unknown): Promise<Outcome> {
-  const { deps } = session;
-  const controller = new AbortController();
-  const stopTimer = new AbortController();
   const cancellable = a.policy === 'rerun' || a.policy === 'idempotency_key';
-  const reasons = { timeout: new Error('step timed out'), cancel: new Error('run cancelled'), lease: new Error('lease lost') };
-  const onLease = () => controller.abort(reasons.lease);
-  const onCancel = () => controller.abort(reasons.cancel);
-  session.lease.signal.addEventListener('abort', onLease, { once: true });
-  if (cancellable) session.cancel.signal.addEventListener('abort', onCancel, { once: true });
-  if (cancellable && session.cancel.signal.aborted) onCancel();
-  deps.clock.sleep(a.timeoutMs, stopTimer.signal).then(
-    () => controller.abort(reasons.timeout),
-    () => undefined,
-  );
-  let settled = false;
+  const call = openBoundedCall({
+    clock: session.deps.clock,
+    timeoutMs: a.timeoutMs,
+    lease: session.lease.signal,
+    ...(cancellable ? { cancel: session.cancel.signal } : {}),
+    grace: { ms: ABORT_GRACE_MS, onDangling: () => (session.dangling = true) },
+  });
   try {
     if (session.lease.lost || session.fenced) return { ok: false, why: 'lease_lost' };
     session.lease.assertFresh(0, Number.MAX_SAFE_INTEGER);
-    const work = Promise.resolve().then(() => fn(controller.signal));
-    const tracked = work.finally(() => (settled = true));
-    const aborted = new Promise<never>((_, reject) => {
-      if (controller.signal.aborted) reject(controller.signal.reason);
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
-    });
+    let work: Promise<unknown>;
     try {
-      return { ok: true, value: await Promise.race([tracked, aborted]) };
-    } finally {
-      if (!settled) {
-        const grace = deps.clock.sleep(ABORT_GRACE_MS).then(() => 'timeout' as const);
-        const end = await Promise.race([tracked.then(() => 'settled' as const, () => 'settled' as const), grace]);
-        if (end === 'timeout') session.dangling = true;
-      }
+      work = Promise.resolve(fn(call.signal));
+    } catch (error) {
+      work = Promise.reject(error);
     }
+    return { ok: true, value: await call.settle(work) };
   } catch (error) {
     rethrowHalt(error);
-    const reason = controller.signal.aborted ? controller.signal.reason : undefined;
-    if (reason === reasons.timeout) return { ok: false, why: 'timeout' };
-    if (reason === reasons.cancel) return { ok: false, why: 'cancel' };
-    if (reason === reasons.lease || error instanceof StaleLeaseError || error instanceof StopWorkError) return { ok: false, why: 'lease_lost' };
+    if (call.why) return { ok: false, why: call.why };
+    if (error instanceof StaleLeaseError || error instanceof StopWorkError) return { ok: false, why: 'lease_lost' };
     if (session.fenced || session.lease.staleness() !== undefined) return { ok: false, why: 'lease_lost' };
     if (error instanceof ToolOutcomeUnknownError) return { ok: false, why: 'unknown' };
     return { ok: false, why: 'error', error };
   } finally {
-    stopTimer.abort();
-    session.lease.signal.removeEventListener('abort', onLease);
-    session.cancel.signal.removeEventListener('abort', onCancel);
+    call.close();
   }
 }

@@ -25,13 +25,11 @@ function usage(message: string): Promise<never> {
  * map() are built from operations: they add ordering, bounded concurrency and the rule that a
  * failure is thrown only once everything started has settled.
  */
-export function workflowContext(
-  driver: OpRequester,
-  run: { tenant: string; runId: string; name: string; version: string },
-): WorkflowContext {
+export function workflowContext(driver: OpRequester, run: { tenant: string; runId: string; name: string; version: string }): WorkflowContext {
   const ask = (kind: OpKind, name: string, spec: OpSpec): Promise<unknown> => {
     const within = insideStep.getStore();
-    if (within !== undefined) return usage(`ctx.${kind === 'child' ? 'agent/workflow' : kind}("${name}") inside step "${within}": operations cannot nest in a step`);
+    if (within !== undefined)
+      return usage(`ctx.${kind === 'child' ? 'agent/workflow' : kind}("${name}") inside step "${within}": operations cannot nest in a step`);
     if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME) return usage(`an operation name must be 1-${MAX_NAME} characters`);
     return driver.request(kind, name, spec);
   };

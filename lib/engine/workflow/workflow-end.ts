@@ -3,8 +3,8 @@ import type { JsonValue } from '../../core/json.js';
 import { zodIssuesText } from '../../core/zod-issues.js';
 import type { OpKind } from '../../core/workflow-events.js';
 import type { OpState } from '../../core/workflow-state.js';
-import type { TurnOutcome } from '../turn-runner.js';
-import type { WorkflowDriver } from './replay-driver.js';
+import type { TurnOutcome } from '../turn-outcome.js';
+import type { Driver } from './driver-port.js';
 import type { OpRequest } from './op-specs.js';
 import { cancelChildRun } from './op-children.js';
 import { notJson } from './step-execution.js';
@@ -16,10 +16,11 @@ import { notJson } from './step-execution.js';
  * that is not an operation (failed: it could never be woken).
  */
 
-const describe = (op: { kind: OpKind; name: string }) => (op.kind === 'step' || op.kind === 'child' || op.kind === 'signal' || op.kind === 'approval' ? `${op.kind} "${op.name}"` : op.kind);
+const describe = (op: { kind: OpKind; name: string }) =>
+  op.kind === 'step' || op.kind === 'child' || op.kind === 'signal' || op.kind === 'approval' ? `${op.kind} "${op.name}"` : op.kind;
 
 export async function finishWorkflow(
-  driver: WorkflowDriver,
+  driver: Driver,
   settled: { ok: true; value: unknown } | { ok: false; error: unknown },
   nextOp: number,
   undelivered: OpRequest[],
@@ -45,7 +46,11 @@ export async function finishWorkflow(
   if (definition.output) {
     const parsed = definition.output.safeParse(value);
     if (!parsed.success) {
-      await session.append({ type: 'run_failed', code: 'output_invalid', message: `${definition.name} returned an output its schema refuses: ${zodIssuesText(parsed.error)}` });
+      await session.append({
+        type: 'run_failed',
+        code: 'output_invalid',
+        message: `${definition.name} returned an output its schema refuses: ${zodIssuesText(parsed.error)}`,
+      });
       return { kind: 'ended' };
     }
     value = parsed.data;
@@ -63,7 +68,7 @@ export async function finishWorkflow(
 
 /** Park for a person: the code no longer matches its log. Raised once; `retry` runs the code again, `fail` ends the run. */
 export async function nondeterministic(
-  driver: WorkflowDriver,
+  driver: Driver,
   found: { op: number; logged?: OpState; asked?: { kind: OpKind; name: string }; unasked?: OpState },
 ): Promise<TurnOutcome> {
   const { session } = driver;
@@ -78,7 +83,7 @@ export async function nondeterministic(
 }
 
 /** The code neither settled nor asked for anything within the grace: nothing could ever wake it. */
-export async function awaitsOutside(driver: WorkflowDriver, graceMs: number): Promise<TurnOutcome> {
+export async function awaitsOutside(driver: Driver, graceMs: number): Promise<TurnOutcome> {
   const { session, definition } = driver;
   await session.append({
     type: 'run_failed',

@@ -1,9 +1,9 @@
 import { opCallId } from '../../core/workflow-events.js';
 import { decideOp } from '../../core/workflow-decide.js';
 import type { OpState } from '../../core/workflow-state.js';
-import { MAX_CRASHED_TOOL_ATTEMPTS } from '../limits.js';
+import { MAX_CRASHED_TOOL_ATTEMPTS } from '../../core/limits.js';
 import type { RunSession } from '../run-session.js';
-import type { TurnOutcome } from '../turn-runner.js';
+import type { TurnOutcome } from '../turn-outcome.js';
 import { cancelChildRun } from './op-children.js';
 import { WorkflowDriver } from './replay-driver.js';
 

@@ -11,7 +11,7 @@ import type { Output } from '../../../dev/cli/output.js';
 import { runsCommand } from '../../../dev/cli/runs-command.js';
 import { createApiApp } from '../../../lib/api/app.js';
 import { engineRunService } from '../../../lib/api/engine-service.js';
-import { sha256Hex } from '../../../lib/adapters/system/crypto.js';
+import { sha256Hex } from '../../../lib/support/hash.js';
 import { ScriptedModel } from '../../../lib/models/scripted-model.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { drain } from '../control/helpers.js';

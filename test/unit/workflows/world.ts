@@ -2,7 +2,7 @@ import { defineAgents, type Agents } from '../../../lib/authoring/define-agents.
 import type { AgentDefinition } from '../../../lib/authoring/types.js';
 import type { WorkflowDefinition } from '../../../lib/authoring/workflow-types.js';
 import type { ModelClient } from '../../../lib/ports/model-client.js';
-import type { RunRef } from '../../../lib/ports/run-ref.js';
+import type { RunRef } from '../../../lib/core/run-ref.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { agentsWorld, spawnWorker, type World, type WorkerProcess } from '../../../lib/testing/world.js';
 import { drain } from '../control/helpers.js';

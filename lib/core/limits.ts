@@ -2,7 +2,7 @@
  * Every number that the engine, the adapters, the Lambda environment and the CDK constructs must
  * agree on, in one place. Numbers that follow from others are computed here, never restated:
  * change the worker timeout and the longest tool, the queue's visibility and the checks in
- * test/unit/engine/limits.test.ts follow.
+ * test/unit/core/limits.test.ts follow.
  */
 
 /**
@@ -71,7 +71,7 @@ export const MAX_RECEIVE_COUNT = 5;
  *   parked by claim MAX_STALLED_CLAIMS + 2 = 5 <= MAX_RECEIVE_COUNT: still before the DLQ.
  * A kill storm resets `attempts` whenever one claim gets past its load, and needs
  * MAX_STALLED_CLAIMS consecutive kills inside the few milliseconds between a load and the first
- * append (or a waiting step's release) to look like poison. test/unit/engine/limits.test.ts
+ * append (or a waiting step's release) to look like poison. test/unit/core/limits.test.ts
  * checks both sums.
  */
 export const MAX_CLAIM_ATTEMPTS = 3;
@@ -88,7 +88,7 @@ export const MAX_STALLED_CLAIMS = MAX_RECEIVE_COUNT - 2;
  * would change because of a kill storm. A person who answers rerun gives it as many again.
  * When every delivery of one tick reruns the call and dies (the call's deadline and grace have
  * passed by the time the tick comes back), delivery MAX_CRASHED_TOOL_ATTEMPTS + 1 parks the run:
- * still a delivery SQS makes before the DLQ (test/unit/engine/limits.test.ts).
+ * still a delivery SQS makes before the DLQ (test/unit/core/limits.test.ts).
  */
 export const MAX_CRASHED_TOOL_ATTEMPTS = MAX_RECEIVE_COUNT - 1;
 
