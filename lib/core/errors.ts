@@ -154,6 +154,35 @@ export class TooManyRunsError extends LogbookError {
   }
 }
 
+/**
+ * A read of a run's stream or log that would wait (a long poll, an SSE connection) refused because
+ * the tenant already holds its maximum of open ones on this server: nothing waits for it, and the
+ * same request may be sent again after `retryAfterSeconds`.
+ */
+export class TooManyStreamsError extends LogbookError {
+  readonly code = 'too_many_streams';
+  override readonly retryable = true;
+  constructor(
+    readonly limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`this tenant already has ${limit} open streams and long polls (its limit); retry after ${retryAfterSeconds} s`);
+  }
+}
+
+/** A request body that did not arrive within the server's deadline for it (a trickling client): 408. */
+export class RequestTimeoutError extends LogbookError {
+  readonly code = 'request_timeout';
+}
+
+/**
+ * The client closed its connection before it had sent the whole request body (an abandoned
+ * upload): nobody is left to answer, and nothing on the server failed.
+ */
+export class ClientClosedError extends LogbookError {
+  readonly code = 'client_closed';
+}
+
 /** A transient store or network failure worth retrying. */
 export class TransientStoreError extends LogbookError {
   readonly code = 'store_unavailable';

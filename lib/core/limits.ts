@@ -173,6 +173,18 @@ export const STREAM_RETENTION_MS = 3_600_000;
 export const STREAM_FINAL_FLUSH_MS = 2_000;
 
 /**
+ * Reads that wait which one tenant may hold open at once on one API server: long polls of
+ * GET /runs/{id}/events and /stream (waitSeconds > 0) and SSE connections. Each polls the store
+ * while it waits, so without a cap a few hundred open readers slow every other request of the
+ * server (200 of them made GET /runs ten times slower on the local stack). A reader over the cap
+ * gets 429 with Retry-After OPEN_STREAMS_RETRY_AFTER_S; reads that do not wait are never capped.
+ * On Lambda each API instance serves one request at a time, so there the cap is the function's
+ * concurrency and the stage's throttling.
+ */
+export const MAX_OPEN_STREAMS_PER_TENANT = 32;
+export const OPEN_STREAMS_RETRY_AFTER_S = 5;
+
+/**
  * Largest attachment (image or document) an upload may carry, in bytes. Bedrock Converse takes
  * images up to 3.75 MB and documents up to 4.5 MB; one limit for both, the lower, because the
  * upload reaches the API function base64-encoded inside Lambda's 6 MB request payload (3.75 MB

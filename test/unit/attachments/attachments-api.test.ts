@@ -141,7 +141,7 @@ describe('POST /attachments', () => {
 
 describe('GET /attachments/{sha256}', () => {
   it("gives the caller's own upload back byte for byte, text as text/plain, and 404 to another tenant", async () => {
-    const png = pngBytes(80);
+    const png = pngBytes(100);
     const { ref } = (await upload(png, 'image/png')).body;
     const res = await app().request(`/attachments/${ref.sha256}`, { headers: { 'x-test-tenant': 't' } });
     expect(res.status).toBe(200);

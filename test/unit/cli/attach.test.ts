@@ -86,7 +86,7 @@ describe('logbook runs start|message --attach', () => {
     expect(Object.keys(started.input.value)).toEqual(['task', 'photo', 'attachments']);
 
     // A text message with a file becomes { text, attachments }.
-    const second = pngBytes(60, 8);
+    const second = pngBytes(100, 8);
     writeFileSync(join(dir, 'crack.png'), second);
     const msg = capture();
     expect(await controlCommand(['message', 'cli-1', '--input', 'and this one?', '--attach', join(dir, 'crack.png')], msg, makeClient)).toBe(0);
