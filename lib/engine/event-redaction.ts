@@ -42,11 +42,13 @@ const STRUCTURAL = new Set([
 ]);
 
 /**
- * Pinned content and numbers: the agent, its model, prompt version and hash, tool contracts (a
- * tool's JSON Schema is hashed into its pin), budgets, usage, waits, fork and parent links.
+ * Pinned content and numbers: the agent or workflow, its model, prompt version and hash, tool
+ * contracts (a tool's JSON Schema is hashed into its pin), budgets, usage, waits, fork and parent
+ * links. An operation's `name` (a workflow step's) is matched on replay: it is in STRUCTURAL.
  */
 const PINNED = new Set([
   'agent',
+  'workflow',
   'model',
   'prompt',
   'tools',
@@ -57,6 +59,7 @@ const PINNED = new Set([
   'reservation',
   'childUsage',
   'covers',
+  // A call's or an operation's wait: signal names, child run ids and definitions, schemas (its bodies are the codec's).
   'wait',
   'forkedFrom',
   'parent',

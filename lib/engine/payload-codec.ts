@@ -113,7 +113,7 @@ export class PayloadCodec {
     switch (d.type) {
       case 'run_started':
         d.input = await fn(d.input);
-        d.prompt.text = await fn(d.prompt.text);
+        if (d.prompt) d.prompt.text = await fn(d.prompt.text);
         return;
       case 'model_response':
         if (d.text) d.text = await fn(d.text);
@@ -135,6 +135,13 @@ export class PayloadCodec {
       case 'run_completed':
         d.answer = await fn(d.answer);
         if (d.output) d.output = await fn(d.output);
+        return;
+      case 'op_result':
+        d.output = await fn(d.output);
+        return;
+      case 'op_started':
+        if (d.wait?.kind === 'approval') d.wait.args = await fn(d.wait.args);
+        if (d.wait?.kind === 'child') d.wait.input = await fn(d.wait.input);
         return;
       default:
         return;

@@ -41,6 +41,9 @@ describe('what an error tells a client', () => {
     expect(long.text).not.toContain('a'.repeat(65));
     const version = await w.api('POST', '/runs', { agent: 'probe', version: TOKEN, input: 'x' });
     expect(version.text).not.toContain(TOKEN);
+    const workflow = await w.api('POST', '/runs', { workflow: TOKEN, input: 'x' });
+    expect(workflow.status).toBe(400);
+    expect(workflow.text).not.toContain(TOKEN);
     const schema = await w.api('GET', `/agents/${TOKEN}/schema`);
     expect(schema.status).toBe(404);
     expect(schema.text).not.toContain(TOKEN);
