@@ -225,6 +225,15 @@ export interface AgentDefinition<S extends InputSchema | undefined = InputSchema
   inputSchema?: { jsonSchema: Record<string, unknown>; sha256: string };
 }
 
+/**
+ * The type of what a run of an agent answers, carried by the agent's definition for ctx.agent (a
+ * type only: no value has it). An agent with an output schema answers its output; one without, its text.
+ */
+export declare const agentAnswer: unique symbol;
+export interface TypedAnswer<T> {
+  readonly [agentAnswer]?: T;
+}
+
 /** What defineAgents' `appContext` loader is told about the run whose instructions it serves. */
 export interface AppContextRequest {
   tenant: string;

@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import type { BudgetRequest } from '../core/budgets.js';
 import type { Policy } from '../core/events.js';
-import type { AgentDefinition, InputSchema, RunInput, ToolContext } from './types.js';
+import type { AgentDefinition, InputSchema, RunInput, ToolContext, TypedAnswer } from './types.js';
 
 /**
  * What a step's function gets: the same as a tool's context. `callId` is the operation's id
@@ -82,8 +82,11 @@ export interface MapOptions {
 /** Each item of an all/map whose results came back mixed: in order, what succeeded and what failed. */
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: Error };
 
-/** An agent's structured output type, or its answer text without an output schema. */
-export type AgentOutputOf<A> = A extends { outputSchema: z.ZodType<infer T> } ? T : A extends { outputSchema?: undefined } ? string : unknown;
+/**
+ * What ctx.agent returns for an agent: its output schema's output type, or its answer text without
+ * one (defineAgent records which); unknown for an agent whose definition does not say.
+ */
+export type AgentOutputOf<A> = A extends TypedAnswer<infer T> ? (unknown extends T ? unknown : T) : unknown;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AgentInputOf<A> = A extends AgentDefinition<infer S, any> ? (S extends z.ZodType ? z.input<S> : RunInput<S>) : unknown;
 
