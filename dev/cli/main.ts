@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { publicErrorText } from '../../lib/api/error-text.js';
 import { ApiError } from './api-client.js';
 import { isParseArgsError } from './args.js';
 import { INIT_USAGE, initCommand } from './init-command.js';
@@ -8,6 +9,9 @@ import { REPLAY_USAGE, replayCommand } from './replay-command.js';
 import { EVAL_USAGE } from './eval-usage.js';
 import { RUNS_USAGE, runsCommand } from './runs-command.js';
 import { DEV_USAGE } from './usage.js';
+
+/** An API error with its issues, or a stack trace: longer than one message, still bounded. */
+const MAX_CLI_ERROR_CHARS = 4_000;
 
 export const USAGE = `logbook: durable LLM agent runs on AWS serverless, and locally on emulators
 
@@ -62,16 +66,17 @@ export async function main(argv: string[], io: Output = processOutput): Promise<
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (error) {
+    // What is printed holds no storage key, no secret and no unbounded echo of the arguments (api/error-text.ts).
     if (error instanceof UsageError || isParseArgsError(error)) {
-      io.err(`logbook: ${(error as Error).message}`);
+      io.err(`logbook: ${publicErrorText((error as Error).message)}`);
       io.err('run `logbook help` for usage');
       return 2;
     }
     if (error instanceof ApiError) {
-      io.err(`logbook: ${error.message}`);
+      io.err(`logbook: ${publicErrorText(error.message, undefined, MAX_CLI_ERROR_CHARS)}`);
       return 1;
     }
-    io.err(`logbook: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    io.err(`logbook: ${publicErrorText(error instanceof Error ? (error.stack ?? error.message) : String(error), undefined, MAX_CLI_ERROR_CHARS)}`);
     return 1;
   }
 }

@@ -1,6 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AgentRegistry } from '../authoring/registry.js';
 import type { ApiEnv } from './api-env.js';
+import { echoValue } from '../core/echo.js';
+import { redactText } from './error-text.js';
 import { ErrorSchema } from './schemas.js';
 import type { Caller } from './tenant.js';
 
@@ -76,12 +78,12 @@ export function agentSchemaView(registry: AgentRegistry, name: string): AgentSch
 
 export function registerAgentRoutes(
   app: OpenAPIHono<ApiEnv>,
-  service: { agentSchema?(caller: Caller, name: string): Promise<AgentSchemaView | undefined> },
+  service: { agentSchema?(caller: Caller, name: string): Promise<AgentSchemaView | undefined>; redactText?(text: string): string },
 ): void {
   app.openapi(agentSchemaRoute, async (c) => {
     const { name } = c.req.valid('param');
     const view = service.agentSchema ? await service.agentSchema(c.get('caller'), name) : undefined;
-    if (!view) return c.json({ error: { code: 'agent_not_found', message: `no agent ${name} is registered` } }, 404);
+    if (!view) return c.json({ error: { code: 'agent_not_found', message: `no agent ${echoValue(name, redactText(service))} is registered` } }, 404);
     return c.json(view, 200);
   });
 }

@@ -12,6 +12,7 @@ import { registerAgentRoutes } from './agent-routes.js';
 import { registerStreamRoutes } from './stream-routes.js';
 import { registerChatRoutes } from './chat-routes.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
+import { publicErrors, redactText } from './error-text.js';
 import { serveOpenApiDocument } from './openapi.js';
 import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runBlobRoute, runCountsRoute, runEventsRoute, startRunRoute } from './routes.js';
 import type { RunService } from './service.js';
@@ -70,6 +71,8 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   });
   app.notFound((c) => c.json<ApiErrorBody>({ error: { code: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404));
 
+  // Outermost of all: no error body leaves with a storage key, a secret or an unbounded echo of the request.
+  app.use(publicErrors(redactText(service)));
   // Outermost: a 404 for a path that exists with other methods becomes a 405 naming them.
   app.use(
     methodNotAllowed({

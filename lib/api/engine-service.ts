@@ -137,6 +137,7 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
     async cancel(caller, runId, reason) {
       return requestCancel(deps, { tenant: caller.tenant, runId }, caller.principal, reason);
     },
+    redactText: (text) => deps.codec.redactText(text),
     async agentSchema(_caller, name) {
       return agentSchemaView(deps.registry, name);
     },

@@ -45,6 +45,11 @@ export interface RunService extends ControlService, AttachmentService, ChatServi
   blob(caller: Caller, runId: string, sha256: string): Promise<Uint8Array>;
   cancel(caller: Caller, runId: string, reason?: string): Promise<{ inboxId: string }>;
   resolve(caller: Caller, runId: string, body: ResolveBody): Promise<{ inboxId: string }>;
+  /**
+   * The application's redaction (defineAgents' `redaction`), for what error answers repeat: a
+   * client is never told more than the log would hold. Absent: the built-in rules.
+   */
+  redactText?(text: string): string;
   /** The input each registered version of an agent takes (GET /agents/{name}/schema); undefined: no such agent. */
   agentSchema?(caller: Caller, name: string): Promise<AgentSchemaView | undefined>;
 }

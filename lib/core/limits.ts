@@ -171,6 +171,14 @@ export const STREAM_RETENTION_MS = 3_600_000;
  * model_response is appended) may hold the append up: a preview never delays the log by more.
  */
 export const STREAM_FINAL_FLUSH_MS = 2_000;
+/**
+ * Streamed text is redacted before it is written (core/redaction-stream.ts), and the last
+ * STREAM_HOLD_CHARS characters (with the word they start in) wait for the next delta or the end of
+ * the call: what could still become a secret (a card number's last group, a key's header, the `@`
+ * after a URL's password) is never written raw. About 16 tokens: a preview trails the model by
+ * that much, never by a write.
+ */
+export const STREAM_HOLD_CHARS = 64;
 
 /**
  * Reads that wait which one tenant may hold open at once on one API server: long polls of

@@ -39,7 +39,14 @@ const SUFFIXES = [
 ];
 
 /** Whole keys only: short names that mean a secret only on their own. */
-const EXACT = new Set(['auth', 'otp', 'cvv', 'cvc', 'dsn']);
+const EXACT = new Set(['auth', 'otp', 'cvv', 'cvc', 'dsn', 'pass', 'pwd', 'pw']);
+
+/**
+ * `db_pass`, `SMTP_PASS`, `adminPwd`: a password by its short name at the end of the key, but not
+ * the words that end in `pass` (`bypass`, `compass`, `overpass`, a boarding pass).
+ */
+const SHORT_SUFFIX = /(?:pass|pwd)$/;
+const NOT_A_PASSWORD = /(?:by|com|over|under|sur|tres|boarding|first|second|single|multi)pass$/;
 
 /** Tokens that are cursors or idempotency keys, not credentials: redacting them breaks paging. */
 const CURSORS = /(?:next|page|nextpage|pagination|continuation|nextcontinuation|sync|client|idempotency|cancellation|starting|marker)token$/;
@@ -52,5 +59,6 @@ export function isCursorName(normalized: string): boolean {
 export function isSecretKey(normalized: string): boolean {
   if (normalized === '' || isCursorName(normalized)) return false;
   if (EXACT.has(normalized)) return true;
-  return CONTAINS.some((c) => normalized.includes(c)) || SUFFIXES.some((s) => normalized.endsWith(s));
+  if (CONTAINS.some((c) => normalized.includes(c)) || SUFFIXES.some((s) => normalized.endsWith(s))) return true;
+  return SHORT_SUFFIX.test(normalized) && !NOT_A_PASSWORD.test(normalized);
 }

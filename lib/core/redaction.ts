@@ -1,7 +1,16 @@
 import { ConfigError } from './errors.js';
 import type { JsonValue } from './json.js';
 import { isSecretKey, normalizeKey } from './redaction-keys.js';
-import { DEFAULT_REDACTION_RULES, SECRET_KEY_STEMS, keyedTextRules, type RedactionRule } from './redaction-rules.js';
+import { base64Text } from './redaction-checks.js';
+import {
+  BASE64_CANDIDATE,
+  BASE64_HINT,
+  BASE64_RULE_NAME,
+  DEFAULT_REDACTION_RULES,
+  SECRET_KEY_STEMS,
+  keyedTextRules,
+  type RedactionRule,
+} from './redaction-rules.js';
 
 export { DEFAULT_REDACTION_RULES, type RedactionRule };
 
@@ -32,6 +41,10 @@ export interface RedactionOptions {
 
 interface CompiledRule {
   name: string;
+  /** A cheaper test a string must pass before the probe runs (the key-name stems of the keyed rules). */
+  gate?: RegExp;
+  /** Skipped for a string the redactor's combined hint does not match (the rule's own hint, or its gate, is part of it). */
+  hinted?: boolean;
   /** Does the string hold a match at all (most do not): cheaper than any scan. */
   probe: RegExp;
   scan: RegExp;
@@ -40,6 +53,17 @@ interface CompiledRule {
   near?: RegExp;
   accept?: RedactionRule['accept'];
 }
+
+/** A JSON escape glued to a word (`\ntoken`), and the same-length stand-ins a rule sees as separators. */
+const JSON_ESCAPE = /\\[nrt](?=[A-Za-z0-9_])/;
+const JSON_ESCAPE_ALL = /\\([nrt])(?=[A-Za-z0-9_])/g;
+const MASKS = /[\x01-\x03]/;
+const MASKED = /\\([\x01-\x03])/g;
+const MASK: Record<string, string> = { n: '\x01', r: '\x02', t: '\x03' };
+const UNMASK: Record<string, string> = { '\x01': 'n', '\x02': 'r', '\x03': 't' };
+
+/** How many base64 wrappings are looked through (a secret encoded twice is still found). */
+const MAX_BASE64_DEPTH = 2;
 
 /** What a string under a secret key becomes. */
 export const FIELD_PLACEHOLDER = '[REDACTED:field]';
@@ -75,14 +99,14 @@ function spanOf(text: string, rule: CompiledRule, m: RegExpExecArray): [number, 
   return rule.locate.exec(text)?.indices?.groups?.['secret'] ?? whole;
 }
 
-function replaceAll(text: string, rule: CompiledRule): string {
+function replaceAll(text: string, rule: CompiledRule, accept = rule.accept): string {
   if (!rule.probe.test(text)) return text;
   let out = '';
   let last = 0;
   for (const m of text.matchAll(rule.scan)) {
     const secret = m.groups?.['secret'] ?? m[0];
     // An earlier rule's placeholder stays as it is: redacting twice gives the same text.
-    if (secret.length === 0 || PLACEHOLDER.test(secret) || (rule.accept && !rule.accept(secret, m[0], m.groups ?? {}))) continue;
+    if (secret.length === 0 || PLACEHOLDER.test(secret) || (accept && !accept(secret, m[0], m.groups ?? {}))) continue;
     const [start, end] = spanOf(text, rule, m);
     if (start < last) continue;
     out += `${text.slice(last, start)}[REDACTED:${rule.name}]`;
@@ -106,6 +130,12 @@ export class Redactor {
   private readonly keyPatterns: RegExp[];
   private readonly allowKeys: Set<string>;
   private readonly allowPaths: string[][];
+  /** A necessary condition of every hinted rule (and the base64 rule): a string without a match skips them all. */
+  private readonly hint: RegExp | undefined;
+  /** The base64 rule (with the built-in rules only): it redacts a blob by redacting what it decodes to. */
+  private readonly base64: CompiledRule | undefined;
+  /** Every rule with `near`, as if each had its company: what a preview of text still growing uses. */
+  private readonly allNear: ReadonlySet<CompiledRule>;
 
   constructor(options: RedactionOptions = {}) {
     this.defaults = options.defaults ?? true;
@@ -134,31 +164,71 @@ export class Redactor {
       return !this.allowKeys.has(normalized) && this.isSecretKey(name, normalized);
     }, stems);
     const builtIn = this.defaults ? DEFAULT_REDACTION_RULES : [];
-    this.rules = [...builtIn.map((r, i) => compile(r, `defaults[${i}]`)), ...appRules, ...keyed.map((r, i) => compile(r, `keyed[${i}]`))];
+    // A string with none of the stems has no secret key in it: one scan for the words instead of four rules' look-aheads at every position.
+    const gate = stems && stems.length > 0 ? new RegExp(stems.join('|'), 'i') : undefined;
+    const keyedRules = keyed.map((r, i) => ({ ...compile(r, `keyed[${i}]`), ...(gate ? { gate, hinted: true } : {}) }));
+    const builtInRules = builtIn.map((r, i) => ({ ...compile(r, `defaults[${i}]`), ...(r.hint ? { hinted: true } : {}) }));
+    this.rules = [...builtInRules, ...appRules, ...keyedRules];
+    // One scan over the union of the hints decides, for most strings, that no hinted rule can match.
+    const hints = [...builtIn.flatMap((r) => (r.hint ? [r.hint.source] : [])), ...(gate ? [gate.source] : []), ...(this.defaults ? [BASE64_HINT.source] : [])];
+    this.hint = hints.length > 0 ? new RegExp(hints.join('|'), 'i') : undefined;
     this.nearRules = this.rules.filter((r) => r.near);
+    this.allNear = new Set(this.nearRules);
+    this.base64 = this.defaults ? compile({ name: BASE64_RULE_NAME, pattern: BASE64_CANDIDATE }, 'base64') : undefined;
   }
 
   /** A string with every pattern's matches replaced. */
   text(value: string): string {
-    return this.textNear(value, undefined);
+    return this.textNear(value, undefined, 0);
+  }
+
+  /**
+   * A string as a live preview shows it before the text around it is known (a model's streamed
+   * text): every rule that needs company applies as if it had it, since the company may come later
+   * (an AWS secret key whose key id the model writes in its next sentence). Never less redacted
+   * than text(); the stream redactor (redaction-stream.ts) uses it.
+   */
+  preview(value: string): string {
+    return this.textNear(value, this.allNear, 0);
   }
 
   json(value: JsonValue): JsonValue {
     return this.walk(value, [], false, undefined);
   }
 
-  private textNear(value: string, near: ReadonlySet<CompiledRule> | undefined): string {
+  private textNear(value: string, near: ReadonlySet<CompiledRule> | undefined, depth: number): string {
+    // Text that went through JSON.stringify keeps `\nghp_...` as a backslash and a word: the rules
+    // see the escape's letter as a separator (same length, so nothing moves), then it is put back.
+    if (value.includes('\\') && JSON_ESCAPE.test(value) && !MASKS.test(value)) {
+      const masked = value.replace(JSON_ESCAPE_ALL, (_m, letter: string) => `\\${MASK[letter]}`);
+      return this.rulesOn(masked, near, depth).replace(MASKED, (_m, mask: string) => `\\${UNMASK[mask]}`);
+    }
+    return this.rulesOn(value, near, depth);
+  }
+
+  private rulesOn(value: string, near: ReadonlySet<CompiledRule> | undefined, depth: number): string {
     let out = value;
+    const hinted = this.hint === undefined || this.hint.test(value);
     for (const rule of this.rules) {
+      if (rule.hinted && !hinted) continue;
       if (rule.near && !near?.has(rule) && !rule.near.test(value)) continue;
+      // The gate looks at the text as it came: a placeholder's name (`[REDACTED:github_token]`) is no key.
+      if (rule.gate && !rule.gate.test(value)) continue;
       out = replaceAll(out, rule);
+    }
+    // A blob is a secret when what it decodes to holds one (two wrappings deep at most).
+    if (this.base64 && hinted && depth < MAX_BASE64_DEPTH) {
+      out = replaceAll(out, this.base64, (blob) => {
+        const decoded = base64Text(blob);
+        return decoded !== undefined && this.textNear(decoded, near === this.allNear ? near : undefined, depth + 1) !== decoded;
+      });
     }
     return out;
   }
 
   private walk(value: JsonValue, path: string[], secret: boolean, near: ReadonlySet<CompiledRule> | undefined): JsonValue {
     if (typeof value === 'string') {
-      if (!secret) return this.textNear(value, near);
+      if (!secret) return this.textNear(value, near, 0);
       return value === '' || PLACEHOLDER.test(value) ? value : FIELD_PLACEHOLDER;
     }
     if (Array.isArray(value)) {

@@ -238,7 +238,7 @@ export async function ensureChildren(session: RunSession): Promise<boolean> {
 export async function cancelChild(session: RunSession, runId: string, reason: string): Promise<void> {
   const child: RunRef = { tenant: session.run.tenant, runId };
   try {
-    await session.deps.inbox.put(child, { id: 'parent-cancel', kind: 'cancel', by: `run:${session.run.runId}`, reason });
+    await session.deps.inbox.put(child, session.deps.codec.inboxItem({ id: 'parent-cancel', kind: 'cancel', by: `run:${session.run.runId}`, reason }));
   } catch (error) {
     // Never created (the parent stopped before its create landed): nothing runs, nothing to stop.
     if (error instanceof RunNotFoundError) return;
@@ -290,7 +290,7 @@ export async function deliverToParent(deps: EngineDeps, run: RunRef, state: RunS
     ...(body.kind === 'blob' ? { body } : {}),
   };
   try {
-    await deps.inbox.put(parentRef, item);
+    await deps.inbox.put(parentRef, deps.codec.inboxItem(item));
   } catch (error) {
     if (error instanceof RunNotFoundError) return; // the parent is gone (expired): nobody to tell
     throw error;

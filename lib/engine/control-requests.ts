@@ -6,6 +6,7 @@ import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { OpenWait, RunHead } from '../ports/run-heads.js';
 import { RUN_ID_PATTERN, type RunRef } from '../core/run-ref.js';
 import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError } from './control-errors.js';
+import { echoValue } from '../core/echo.js';
 import type { EngineDeps } from './engine.js';
 import { hintedTick } from '../ports/step-queue.js';
 import { zodIssues } from '../core/zod-issues.js';
@@ -63,7 +64,9 @@ function waitsOf(head: RunHead): OpenWait[] {
  * Put an item whose id is one per purpose (one decision per call, one signal per call). A repeat
  * of the very same request (a client retry) is accepted again; any other is a conflict.
  */
-async function submitOnce(deps: EngineDeps, run: RunRef, head: RunHead, item: InboxItem, conflict: () => Error): Promise<{ inboxId: string }> {
+async function submitOnce(deps: EngineDeps, run: RunRef, head: RunHead, raw: InboxItem, conflict: () => Error): Promise<{ inboxId: string }> {
+  // Stored redacted, and compared redacted: a retry of the same request is still the same item.
+  const item = deps.codec.inboxItem(raw);
   await deps.checkpoints?.at('before-inbox', `${item.kind}#${item.id}`);
   if (!(await deps.inbox.put(run, item))) {
     const existing = (await deps.inbox.list(run)).find((i) => i.id === item.id);
@@ -154,6 +157,8 @@ export async function requestSignal(
   by: string,
 ): Promise<{ inboxId: string; callId: string }> {
   const head = await requireHead(deps, run);
+  // The name as sent, repeated in errors only when it holds no secret.
+  const name = echoValue(request.signal, (t) => deps.codec.redactText(t));
   const waiting = waitsOf(head).filter((w) => w.kind === 'signal' && w.signal === request.signal);
   const target = waiting[0];
   if (!target) {
@@ -161,16 +166,16 @@ export async function requestSignal(
       .filter((w) => w.kind === 'signal')
       .map((w) => `"${w.signal}"`);
     const what = others.length > 0 ? `it waits for ${others.join(', ')}` : `it is ${head.status}`;
-    throw new SignalConflictError(`no call of run ${run.runId} waits for signal "${request.signal}": ${what}`);
+    throw new SignalConflictError(`no call of run ${run.runId} waits for signal ${name}: ${what}`);
   }
   if (target.until !== undefined && deps.clock.now() >= target.until) {
-    throw new SignalConflictError(`call ${target.callId} stopped waiting for "${request.signal}" at ${new Date(target.until).toISOString()}`);
+    throw new SignalConflictError(`call ${target.callId} stopped waiting for ${name} at ${new Date(target.until).toISOString()}`);
   }
   if (opOfCallId(target.callId) !== undefined) {
     // A workflow's waitForSignal: the payload's JSON Schema is pinned in the operation's op_started.
     const wait = await openingWait(deps, run, target.seq, target.callId);
     const problem = wait?.kind === 'signal' ? jsonSchemaProblem(wait.payloadSchema, request.payload) : 'the operation waits for no signal';
-    if (problem) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, [{ path: 'payload', message: problem }]);
+    if (problem) throw new ValidationError(`the payload does not fit signal ${name}`, [{ path: 'payload', message: problem }]);
   } else {
     const started = await pinnedContent(deps, run);
     const pinned = started.tools.find((t) => t.name === target.tool);
@@ -178,7 +183,7 @@ export async function requestSignal(
     if (wait?.kind !== 'signal')
       throw new SignalConflictError(`no implementation of ${target.tool} for its pinned schema is registered here to check the payload against`);
     const parsed = wait.payload.safeParse(request.payload);
-    if (!parsed.success) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, zodIssues(parsed.error, { prefix: 'payload' }));
+    if (!parsed.success) throw new ValidationError(`the payload does not fit signal ${name}`, zodIssues(parsed.error, { prefix: 'payload' }));
   }
   const item: InboxItem = {
     id: `signal-${target.callId}`,
@@ -190,7 +195,7 @@ export async function requestSignal(
     ok: true,
     output: request.payload,
   };
-  const out = await submitOnce(deps, run, head, item, () => new SignalConflictError(`call ${target.callId} already received signal "${request.signal}"`));
+  const out = await submitOnce(deps, run, head, item, () => new SignalConflictError(`call ${target.callId} already received signal ${name}`));
   return { ...out, callId: target.callId };
 }
 

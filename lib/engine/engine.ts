@@ -27,7 +27,16 @@ export interface EngineLogger {
 /** Per-turn measurements; handlers emit them as EMF metrics. */
 export interface EngineMetrics {
   count(
-    name: 'Turns' | 'AppendConflicts' | 'TicksWithoutProgress' | 'RunsParked' | 'InputTokens' | 'OutputTokens' | 'StreamChunks' | 'StreamWriteFailures',
+    name:
+      | 'Turns'
+      | 'AppendConflicts'
+      | 'TicksWithoutProgress'
+      | 'RunsParked'
+      | 'InputTokens'
+      | 'OutputTokens'
+      | 'StreamChunks'
+      | 'StreamWriteFailures'
+      | 'StreamRedactionStops',
     value?: number,
   ): void;
   duration(name: 'ModelLatency' | 'ToolLatency', ms: number): void;

@@ -6,6 +6,7 @@ import type { RunState } from '../core/state.js';
 import { RUN_ID_PATTERN, type RunRef } from '../core/run-ref.js';
 import type { AgentDefinition } from '../authoring/types.js';
 import { ForkConflictError } from './control-errors.js';
+import { echoValue } from '../core/echo.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../support/hash.js';
 import { projectHead } from './head-projection.js';
@@ -178,7 +179,10 @@ function checkBoundary(state: RunState, prefix: RunEvent[], atSeq: number): void
 /** The newer agent version, if every copied call that ran (or was meant to) fits its schemas. */
 async function repinnable(deps: EngineDeps, started: EventOf<'run_started'>, state: RunState, version: string): Promise<AgentDefinition> {
   const agent = deps.registry.agent(started.agent.name, version);
-  if (!agent) throw new ValidationError(`unknown version ${started.agent.name}@${version}`, [{ path: 'version', message: 'not registered' }]);
+  if (!agent) {
+    const echo = echoValue(version, (t) => deps.codec.redactText(t));
+    throw new ValidationError(`unknown version ${echo} of ${started.agent.name}`, [{ path: 'version', message: 'not registered' }]);
+  }
   for (const call of Object.values(state.calls)) {
     // Calls refused before they could run (unknown tool, bad arguments) are history, not a contract.
     if (call.result?.source === 'validation') continue;

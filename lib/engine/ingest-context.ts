@@ -26,6 +26,33 @@ export function jsonSchemaProblem(schema: Record<string, unknown>, value: JsonVa
   return result.ok ? undefined : result.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
 }
 
+interface SafeParser {
+  safeParse(
+    value: unknown,
+  ): { success: true } | { success: false; error: { issues: readonly { code: string; path: readonly PropertyKey[]; message: string }[] } };
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let at = value;
+  for (const segment of path) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = (at as Record<PropertyKey, unknown>)[segment];
+  }
+  return at;
+}
+
+/**
+ * Why `value` does not fit, leaving out what the redactor changed: inbox items are stored
+ * redacted (event-redaction.ts), and the API checked the value as sent before it was. A
+ * placeholder where a six-digit code was is what the log, the model and the tool get anyway.
+ */
+function misfit(schema: SafeParser, value: JsonValue): string | undefined {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return undefined;
+  const issues = parsed.error.issues.filter((issue) => !(JSON.stringify(valueAt(value, issue.path)) ?? '').includes('[REDACTED:'));
+  return issues.length === 0 ? undefined : zodIssuesText({ issues });
+}
+
 /**
  * The engine's side of ingesting control items: hashes of arguments as the log will hold them
  * (redacted first, exactly as the codec writes them), and validation by the implementation of
@@ -37,8 +64,7 @@ export function ingestContext(deps: Pick<EngineDeps, 'codec' | 'registry'>, agen
     checkArgs(tool, args) {
       const impl = deps.registry.tool(tool.name, tool.schemaHash, agent);
       if (!impl) return `no implementation of ${tool.name} for its pinned schema ${tool.schemaHash.slice(0, 12)}`;
-      const parsed = impl.input.safeParse(args);
-      return parsed.success ? undefined : zodIssuesText(parsed.error);
+      return misfit(impl.input, args);
     },
     checkJsonSchema(schema, value) {
       return jsonSchemaProblem(schema, value);
@@ -46,8 +72,7 @@ export function ingestContext(deps: Pick<EngineDeps, 'codec' | 'registry'>, agen
     checkPayload(tool, payload) {
       const wait = deps.registry.tool(tool.name, tool.schemaHash, agent)?.wait;
       if (wait?.kind !== 'signal') return `no signal implementation of ${tool.name} for its pinned schema`;
-      const parsed = wait.payload.safeParse(payload);
-      return parsed.success ? undefined : zodIssuesText(parsed.error);
+      return misfit(wait.payload, payload);
     },
   };
 }

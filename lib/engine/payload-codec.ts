@@ -6,6 +6,8 @@ import type { RunRef } from '../core/run-ref.js';
 import type { Checkpoints } from './checkpoints.js';
 import { sha256Hex } from '../support/hash.js';
 import type { Redactor } from '../core/redaction.js';
+import { redactEventText, redactInboxItem } from './event-redaction.js';
+import type { InboxItem } from '../core/inbox.js';
 
 export interface PayloadCodecOptions {
   blobs: BlobStore;
@@ -49,8 +51,18 @@ export class PayloadCodec {
     return this.options.blobs;
   }
 
+  /** The redactor every write goes through (the stream publisher redacts streamed text with it too). */
+  get redactor(): Redactor {
+    return this.options.redactor;
+  }
+
   redactText(text: string): string {
     return this.options.redactor.text(text);
+  }
+
+  /** An inbox item as it may be stored: redacted as the event made from it will be (every inbox put goes through this). */
+  inboxItem<T extends InboxItem>(item: T): T {
+    return redactInboxItem(item, this.options.redactor) as T;
   }
 
   /** A value as encode() will store it (redacted), e.g. to hash arguments before they are written. */
@@ -81,12 +93,7 @@ export class PayloadCodec {
   async encodeDraft(run: RunRef, draft: EventDraft, cp?: Checkpoints): Promise<EventDraft> {
     const d = structuredClone(draft) as EventDraft;
     await this.mapBodies(d, (b) => this.encodeBody(run, b, cp));
-    if ('message' in d && typeof d.message === 'string') d.message = this.redactText(d.message).slice(0, 4000);
-    if ('detail' in d && typeof d.detail === 'string') d.detail = this.redactText(d.detail).slice(0, 4000);
-    if (d.type === 'cancel_requested' && d.reason !== undefined) d.reason = this.redactText(d.reason).slice(0, 4000);
-    if (d.type === 'op_retry') d.error = { code: d.error.code, message: this.redactText(d.error.message).slice(0, 4000) };
-    // A provider's parse error quotes the arguments it could not read.
-    if (d.type === 'model_response') for (const c of d.calls) if (c.argsError !== undefined) c.argsError = this.redactText(c.argsError);
+    redactEventText(d, this.options.redactor);
     // Many medium bodies can still add up past DynamoDB's 400 KB: offload the largest first.
     while (encoder.encode(JSON.stringify(d)).byteLength > this.maxEvent) {
       let largest: { size: number; body: Body } | undefined;

@@ -22,7 +22,7 @@ async function requireHead(deps: EngineDeps, run: RunRef): Promise<RunHead> {
 
 /** Write an inbox item and wake the run. Only the lease holder turns it into an event. */
 async function submit(deps: EngineDeps, run: RunRef, head: RunHead, item: InboxItem): Promise<{ inboxId: string }> {
-  await deps.inbox.put(run, item);
+  await deps.inbox.put(run, deps.codec.inboxItem(item));
   await deps.queue.enqueue(hintedTick(run, head), { dedupeId: `${run.runId}:inbox:${item.id}` });
   return { inboxId: item.id };
 }

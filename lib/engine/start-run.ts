@@ -2,6 +2,7 @@ import { resolveBudgets } from '../core/budgets.js';
 import { RunConflictError, ValidationError } from '../core/errors.js';
 import { parseEvent, type EventOf } from '../core/events.js';
 import type { RunRef } from '../core/run-ref.js';
+import { echoValue } from '../core/echo.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../support/hash.js';
 import { pinContext } from '../authoring/context-spec.js';
@@ -26,7 +27,8 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   if (request.agent === undefined) throw new ValidationError('name an agent or a workflow', [{ path: 'agent', message: 'required' }]);
   const agent = registry.agent(request.agent, request.version);
   if (!agent) {
-    throw new ValidationError(`unknown agent ${request.agent}${request.version ? `@${request.version}` : ''}`, [
+    const echo = (v: string) => echoValue(v, (t) => codec.redactText(t));
+    throw new ValidationError(`unknown agent ${echo(request.agent)}${request.version ? ` version ${echo(request.version)}` : ''}`, [
       { path: request.version ? 'version' : 'agent', message: `not registered; known: ${registry.agentNames().join(', ')}` },
     ]);
   }

@@ -198,9 +198,11 @@ async function loadOrPark(
   } catch (error) {
     if (!(error instanceof CorruptLogError)) throw error;
     // Park for a person rather than crash-loop on every delivery.
-    deps.logger?.error('corrupt log', { ...run, error: error.message });
+    // What the log failed on may quote what it holds: the head and the log line get it redacted.
+    const detail = deps.codec.redactText(error.message).slice(0, 4_000);
+    deps.logger?.error('corrupt log', { ...run, error: detail });
     deps.loader.forget(run);
-    await deps.heads.setPark(run, { reason: 'corrupt_log', detail: error.message, at: deps.clock.now() }, 'parked');
+    await deps.heads.setPark(run, { reason: 'corrupt_log', detail, at: deps.clock.now() }, 'parked');
     deps.metrics?.count('RunsParked');
     await lease.stop();
     await release(head.inboxVersion).catch(() => false);

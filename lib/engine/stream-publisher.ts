@@ -1,9 +1,11 @@
 import { errorCode, StreamChunkConflictError } from '../core/errors.js';
+import type { Redactor } from '../core/redaction.js';
+import { StreamRedactor } from '../core/redaction-stream.js';
 import type { Clock } from '../ports/clock.js';
 import type { RunRef } from '../core/run-ref.js';
 import type { RunStream } from '../ports/run-stream.js';
 import type { EngineLogger, EngineMetrics } from './engine.js';
-import { STREAM_FINAL_FLUSH_MS, STREAM_FLUSH_CHARS, STREAM_FLUSH_MS, STREAM_MAX_CHUNK_CHARS, STREAM_RETENTION_MS } from '../core/limits.js';
+import { STREAM_FINAL_FLUSH_MS, STREAM_FLUSH_CHARS, STREAM_FLUSH_MS, STREAM_HOLD_CHARS, STREAM_MAX_CHUNK_CHARS, STREAM_RETENTION_MS } from '../core/limits.js';
 import type { RunSession } from './run-session.js';
 
 export interface StreamPublisherOptions {
@@ -13,6 +15,8 @@ export interface StreamPublisherOptions {
   /** The seq of the event holding the call's reservation. */
   callSeq: number;
   writer: { epoch: number; nonce: string };
+  /** The run's redaction (the codec's): a chunk holds only what the logged response would. */
+  redactor: Redactor;
   /** True once this worker may no longer write for the run (its lease is lost). */
   stale: () => boolean;
   logger?: EngineLogger;
@@ -23,32 +27,43 @@ export interface StreamPublisherOptions {
  * Publishes one model call's text as it streams, as a preview beside the log (the log's
  * model_response stays the truth). Deltas are batched (limits.ts: at most one write per
  * STREAM_FLUSH_MS, sooner once STREAM_FLUSH_CHARS wait) and written in order, one at a time, off
- * the model call's path: `onText` only buffers and never waits or throws. A failed write, a lost
- * lease or a chunk another worker holds ends publishing for the call; the model call goes on.
+ * the model call's path: `onText` only buffers and never waits or throws. Each write is redacted
+ * first, on the text so far (core/redaction-stream.ts): the last STREAM_HOLD_CHARS wait for what
+ * follows, so a secret split across two deltas or two chunks is never written. A failed write, a
+ * lost lease, a chunk another worker holds or text that can no longer be released consistently
+ * ends publishing for the call; the model call goes on.
  */
 export class StreamPublisher {
   /** Chunks written (successful publishes). */
   writes = 0;
-  private buffer = '';
+  /** Raw characters received since the redactor was last asked for what it may release. */
+  private pending = 0;
+  /** Redacted text ready to be written (more than one chunk's worth after a long delta). */
+  private ready = '';
+  private readonly redact: StreamRedactor;
   private index = 0;
   private lastWriteAt = Number.NEGATIVE_INFINITY;
   private inFlight: Promise<void> | undefined;
   private timer: AbortController | undefined;
   private stopped = false;
 
-  constructor(private readonly options: StreamPublisherOptions) {}
+  constructor(private readonly options: StreamPublisherOptions) {
+    this.redact = new StreamRedactor(options.redactor, { holdChars: STREAM_HOLD_CHARS });
+  }
 
   /** Give this to the model client as ModelCallOptions.onText. */
   readonly onText = (delta: string): void => {
     if (this.stopped || typeof delta !== 'string' || delta.length === 0) return;
-    this.buffer += delta;
+    this.redact.push(delta);
+    this.pending += delta.length;
     this.pump();
   };
 
   /** Stop publishing now: nothing buffered is written, a write in flight is left to finish. */
   stop(): void {
     this.stopped = true;
-    this.buffer = '';
+    this.ready = '';
+    this.pending = 0;
     this.timer?.abort();
     this.timer = undefined;
   }
@@ -63,9 +78,21 @@ export class StreamPublisher {
     this.timer?.abort();
     this.timer = undefined;
     const flush = async () => {
-      while (this.inFlight || (!this.stopped && this.buffer.length > 0)) {
-        if (this.inFlight) await this.inFlight;
-        else this.write();
+      let released = false;
+      for (;;) {
+        if (this.inFlight) {
+          await this.inFlight;
+          continue;
+        }
+        if (this.stopped) return;
+        // The text is complete: the held tail can be released now (once).
+        if (!released) {
+          released = true;
+          this.release(true);
+          continue;
+        }
+        if (this.ready.length === 0) return;
+        this.write();
       }
     };
     const bound = new AbortController();
@@ -74,10 +101,27 @@ export class StreamPublisher {
     this.stop();
   }
 
+  /** Ask the redactor for what may be written now; text that cannot be released consistently ends the stream. */
+  private release(final: boolean): void {
+    if (this.stopped) return;
+    const fresh = this.redact.take(final);
+    this.pending = 0;
+    if (fresh === undefined) {
+      this.stop();
+      this.options.metrics?.count('StreamRedactionStops');
+      this.options.logger?.warn('streamed text could not be redacted consistently; streaming stopped for this call', {
+        runId: this.options.run.runId,
+        callSeq: this.options.callSeq,
+      });
+      return;
+    }
+    this.ready += fresh;
+  }
+
   private pump(): void {
-    if (this.stopped || this.inFlight || this.buffer.length === 0) return;
+    if (this.stopped || this.inFlight || (this.ready.length === 0 && this.pending === 0)) return;
     const wait = this.lastWriteAt + STREAM_FLUSH_MS - this.options.clock.now();
-    if (wait <= 0 || this.buffer.length >= STREAM_FLUSH_CHARS) {
+    if (wait <= 0 || this.ready.length + this.pending >= STREAM_FLUSH_CHARS) {
       this.write();
       return;
     }
@@ -101,8 +145,11 @@ export class StreamPublisher {
     }
     this.timer?.abort();
     this.timer = undefined;
-    const text = take(this.buffer, STREAM_MAX_CHUNK_CHARS);
-    this.buffer = this.buffer.slice(text.length);
+    if (this.ready.length < STREAM_MAX_CHUNK_CHARS && this.pending > 0) this.release(false);
+    // Everything new is still held (it could be the start of a secret): wait for the next delta.
+    if (this.stopped || this.ready.length === 0) return;
+    const text = take(this.ready, STREAM_MAX_CHUNK_CHARS);
+    this.ready = this.ready.slice(text.length);
     const now = clock.now();
     this.lastWriteAt = now;
     const index = this.index++;
@@ -142,7 +189,7 @@ function take(text: string, max: number): string {
  * context summary (its text is not the conversation's).
  */
 export function streamPublisherFor(session: RunSession): StreamPublisher | undefined {
-  const { stream, clock, logger, metrics } = session.deps;
+  const { stream, clock, logger, metrics, codec } = session.deps;
   const open = session.state.openModel;
   if (!stream || !open || open.summary) return undefined;
   return new StreamPublisher({
@@ -151,6 +198,7 @@ export function streamPublisherFor(session: RunSession): StreamPublisher | undef
     run: session.run,
     callSeq: open.seq,
     writer: session.writer,
+    redactor: codec.redactor,
     stale: () => session.lease.lost || session.fenced,
     ...(logger ? { logger } : {}),
     ...(metrics ? { metrics } : {}),

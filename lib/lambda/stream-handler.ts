@@ -1,6 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { errorCode } from '../core/errors.js';
 import { issuesOf, statusOf, type ApiErrorBody } from '../api/errors.js';
+import { publicErrorBody, redactText } from '../api/error-text.js';
 import { RunIdSchema } from '../api/schemas.js';
 import { SSE_HEADERS, SSE_MAX_MS, StreamQuerySchema, sseText, type NextPage } from '../api/stream-routes.js';
 import { streamPage, type StreamDeps } from '../api/stream-read.js';
@@ -51,9 +52,12 @@ export interface StreamHandlerDeps {
  */
 export function streamHandlerFor(getDeps: () => Promise<StreamHandlerDeps>, runtime: StreamingRuntime) {
   return async (event: FunctionUrlEvent, responseStream: ResponseStream, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<void> => {
+    // As the API's error bodies: no storage key, no secret, no unbounded echo (api/error-text.ts).
+    // It runs no agent code: the built-in redaction.
+    const redact = redactText({});
     const refuse = (statusCode: number, body: ApiErrorBody) => {
       const out = runtime.HttpResponseStream.from(responseStream, { statusCode, headers: { 'content-type': 'application/json' } });
-      out.write(JSON.stringify(body));
+      out.write(JSON.stringify(publicErrorBody(body, redact)));
       out.end();
     };
     const match = PATH.exec(event.rawPath);

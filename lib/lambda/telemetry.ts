@@ -27,6 +27,8 @@ export const METRIC = {
   /** Chunks of streamed model text written, and writes that failed (streaming stopped for that call). */
   StreamChunks: 'StreamChunks',
   StreamWriteFailures: 'StreamWriteFailures',
+  /** Streams ended because text already written would have redacted differently after what followed. */
+  StreamRedactionStops: 'StreamRedactionStops',
 } as const;
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
 

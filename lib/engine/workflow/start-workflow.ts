@@ -1,5 +1,6 @@
 import { resolveBudgets, WORKFLOW_CEILING, WORKFLOW_DEFAULT_BUDGETS } from '../../core/budgets.js';
 import { ValidationError } from '../../core/errors.js';
+import { echoValue } from '../../core/echo.js';
 import { hashJson } from '../../support/hash.js';
 import { parseRunInput } from '../../authoring/run-input.js';
 import type { RunRef } from '../../core/run-ref.js';
@@ -21,7 +22,8 @@ export async function startWorkflowRun(deps: EngineDeps, request: StartRunReques
   const workflow = registry.workflow(name, request.version);
   if (!workflow) {
     const known = registry.workflowNames();
-    throw new ValidationError(`unknown workflow ${name}${request.version ? `@${request.version}` : ''}`, [
+    const echo = (v: string) => echoValue(v, (t) => codec.redactText(t));
+    throw new ValidationError(`unknown workflow ${echo(name)}${request.version ? ` version ${echo(request.version)}` : ''}`, [
       { path: request.version && known.includes(name) ? 'version' : 'workflow', message: `not registered; known: ${known.join(', ') || 'none'}` },
     ]);
   }

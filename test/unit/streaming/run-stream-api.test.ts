@@ -11,14 +11,16 @@ import { engineRunService } from '../../../lib/api/engine-service.js';
 import { decodeCursor, type StreamItem } from '../../../lib/api/stream-merge.js';
 import { defineAgent } from '../../../lib/authoring/define-agent.js';
 import { AgentRegistry } from '../../../lib/authoring/registry.js';
-import { LEASE_MS } from '../../../lib/core/limits.js';
+import { LEASE_MS, STREAM_HOLD_CHARS } from '../../../lib/core/limits.js';
 import { runStep } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { ScriptedModel, StaticModelResolver } from '../../../lib/models/scripted-model.js';
 import { memoryStorage, spawnWorker, type World } from '../../../lib/testing/world.js';
 import { advanceUntil, PacedModel } from './paced-model.js';
 
-const ANSWER = 'Your refund of 42 EUR is on its way; <b>not bold</b> & "quoted" text, streamed slowly.';
+const ANSWER = 'Your refund of 42 EUR is on its way; <b>not bold</b> & "quoted" text, streamed slowly. '.repeat(4).trim();
+/** Pieces (3 characters each) the publisher holds back at the end of the text until more arrives (STREAM_HOLD_CHARS and its word). */
+const HELD_PIECES = Math.ceil(STREAM_HOLD_CHARS / 3) + 4;
 const caller = { tenant: 't', principal: 'p' };
 const run = { tenant: 't', runId: 'r' };
 
@@ -127,7 +129,7 @@ describe('GET /runs/{id}/stream on the engine', () => {
     const t = world({ paceMs: 100 });
     const tick = await begin(t);
     const running = step(t, t.worker, tick);
-    for (let i = 0; i < 200 && t.model.pieces < 15; i++) await t.clock.advance(20);
+    for (let i = 0; i < 600 && t.model.pieces < 15 + HELD_PIECES; i++) await t.clock.advance(20);
     const snapshot = await readAll(t);
     const texts = snapshot.items.filter((i) => i.type === 'text');
     expect(texts.length).toBeGreaterThanOrEqual(3);
@@ -143,7 +145,7 @@ describe('GET /runs/{id}/stream on the engine', () => {
     const t = world();
     const tick = await begin(t);
     const first = step(t, t.worker, tick).catch((e: unknown) => e);
-    for (let i = 0; i < 200 && t.model.pieces < 8; i++) await t.clock.advance(20);
+    for (let i = 0; i < 400 && t.model.pieces < 8 + HELD_PIECES; i++) await t.clock.advance(20);
     const before = await readAll(t);
     const partial = before.items.filter((i) => i.type === 'text');
     expect(partial.length).toBeGreaterThan(0);
@@ -187,7 +189,7 @@ describe('GET /runs/{id}/stream on the engine', () => {
     const t = world();
     const tick = await begin(t);
     const running = step(t, t.worker, tick);
-    for (let i = 0; i < 200 && t.model.pieces < 3; i++) await t.clock.advance(20);
+    for (let i = 0; i < 400 && t.model.pieces < 3 + HELD_PIECES; i++) await t.clock.advance(20);
     const served = (await readAll(t)).items.filter((i) => i.type === 'text').length;
     expect(served).toBeGreaterThan(0);
     // A stale worker writes the next chunk of the open call before the real writer does.

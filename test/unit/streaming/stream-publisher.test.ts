@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../lib/adapters/memory/manual-clock.js';
 import { MemoryRunStream } from '../../../lib/adapters/memory/memory-run-stream.js';
 import { StreamChunkConflictError, TransientStoreError } from '../../../lib/core/errors.js';
-import { STREAM_FLUSH_CHARS, STREAM_FLUSH_MS, STREAM_MAX_CHUNK_CHARS, STREAM_RETENTION_MS } from '../../../lib/core/limits.js';
+import { Redactor } from '../../../lib/core/redaction.js';
+import { STREAM_FLUSH_CHARS, STREAM_FLUSH_MS, STREAM_HOLD_CHARS, STREAM_MAX_CHUNK_CHARS, STREAM_RETENTION_MS } from '../../../lib/core/limits.js';
 import { StreamPublisher } from '../../../lib/engine/stream-publisher.js';
 import type { RunStream, StreamChunk } from '../../../lib/ports/run-stream.js';
 
@@ -23,6 +24,7 @@ function setup(stream: RunStream = new MemoryRunStream(), stale = () => false) {
     run,
     callSeq: 12,
     writer,
+    redactor: new Redactor(),
     stale,
     logger: { info() {}, warn: (m) => warnings.push(m), error() {} },
     metrics: { count: (name) => counts.push(name), duration() {}, cost() {} },
@@ -30,11 +32,11 @@ function setup(stream: RunStream = new MemoryRunStream(), stale = () => false) {
   return { clock, publisher, warnings, counts };
 }
 
-/** Feed `n` deltas of `size` characters, one every `everyMs`, then finish. */
+/** Feed `n` deltas of `size` characters (a word and a space), one every `everyMs`, then finish. */
 async function feed(t: ReturnType<typeof setup>, n: number, size: number, everyMs: number): Promise<string> {
   let text = '';
   for (let i = 0; i < n; i++) {
-    const delta = String.fromCharCode(97 + (i % 26)).repeat(size);
+    const delta = `${String.fromCharCode(97 + (i % 26)).repeat(size - 1)} `;
     text += delta;
     t.publisher.onText(delta);
     await t.clock.advance(everyMs);
@@ -107,9 +109,9 @@ describe('StreamPublisher', () => {
       read: async () => [],
     };
     const t = setup(stream);
-    t.publisher.onText('a');
+    t.publisher.onText('a '.repeat(40));
     for (let i = 0; i < 20; i++) {
-      t.publisher.onText('b'.repeat(STREAM_FLUSH_CHARS)); // the size trigger, while the first write hangs
+      t.publisher.onText('b '.repeat(STREAM_FLUSH_CHARS / 2)); // the size trigger, while the first write hangs
       await t.clock.advance(STREAM_FLUSH_MS);
     }
     expect(gates).toHaveLength(1);
@@ -156,22 +158,29 @@ describe('StreamPublisher', () => {
     const stream = new MemoryRunStream();
     let stale = false;
     const t = setup(stream, () => stale);
-    t.publisher.onText('first');
+    // Longer than the held tail (STREAM_HOLD_CHARS), so the first delta is written at once, but for its end.
+    const first = 'first '.repeat(30);
+    t.publisher.onText(first);
     await t.clock.advance(1);
-    t.publisher.onText('second');
+    t.publisher.onText('second '.repeat(30));
     stale = true;
     await t.clock.advance(STREAM_FLUSH_MS);
     t.publisher.onText('third');
     await t.publisher.finish();
-    expect((await stream.read(run, {})).map((c) => c.text)).toEqual(['first']);
+    const written = (await stream.read(run, {})).map((c) => c.text);
+    expect(written).toHaveLength(1);
+    expect(first.startsWith(written[0]!) && written[0]!.length >= first.length - STREAM_HOLD_CHARS - 'first '.length).toBe(true);
     const other = new MemoryRunStream();
     const s = setup(other);
-    s.publisher.onText('one');
-    s.publisher.onText('two');
+    const one = 'one '.repeat(40);
+    s.publisher.onText(one);
+    s.publisher.onText('two '.repeat(40));
     s.publisher.stop();
     await s.clock.advance(STREAM_FLUSH_MS * 2);
     await s.publisher.finish();
-    expect((await other.read(run, {})).map((c) => c.text)).toEqual(['one']);
+    const kept = (await other.read(run, {})).map((c) => c.text);
+    expect(kept).toHaveLength(1);
+    expect(one.startsWith(kept[0]!)).toBe(true);
   });
 
   it('the final flush is bounded: a hung write cannot hold the response past STREAM_FINAL_FLUSH_MS', async () => {
