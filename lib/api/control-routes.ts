@@ -23,7 +23,10 @@ export const approveCallRoute = createRoute({
   responses: {
     202: json(AcceptedCallSchema, 'the decision is queued for the run'),
     ...common,
-    409: json(ErrorSchema, 'the call awaits no approval, already has a decision, or asks about other arguments'),
+    409: json(
+      ErrorSchema,
+      'run_ended: the run is completed, failed or cancelled; or the call awaits no approval, already has a decision, or asks about other arguments',
+    ),
   },
 });
 
@@ -36,7 +39,7 @@ export const sendSignalRoute = createRoute({
   responses: {
     202: json(AcceptedCallSchema, 'the signal is queued for the waiting call (callId)'),
     ...common,
-    409: json(ErrorSchema, 'no call waits for this signal, the wait timed out, or the call was signalled already'),
+    409: json(ErrorSchema, 'run_ended: the run has ended; or no call waits for this signal, the wait timed out, or the call was signalled already'),
   },
 });
 

@@ -47,9 +47,13 @@ export interface OpenControl {
   argsHash?: string;
 }
 
-/** Everything the run waits for now, in call order: what the head lists and the API checks. */
+/**
+ * Everything the run waits for now, in call order: what the head lists and the API checks. An
+ * ended run waits for nothing: a call a cancel left pending approval (or waiting) can never run.
+ */
 export function openControls(state: RunState): OpenControl[] {
   const out: OpenControl[] = [];
+  if (state.outcome) return out;
   for (const callId of state.turnCalls) {
     const call = state.calls[callId];
     if (!call) continue;

@@ -4,7 +4,7 @@ import type { InboxItem } from '../core/inbox.js';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { OpenWait, RunHead } from '../ports/run-heads.js';
 import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
-import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError } from './control-errors.js';
+import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError, refuseIfEnded } from './control-errors.js';
 import type { EngineDeps } from './engine.js';
 import { hintedTick } from '../ports/step-queue.js';
 import { zodIssues } from '../core/zod-issues.js';
@@ -76,6 +76,7 @@ async function submitOnce(deps: EngineDeps, run: RunRef, head: RunHead, item: In
 /** approve, reject or edit a call that awaits approval. The first decision wins. */
 export async function requestApproval(deps: EngineDeps, run: RunRef, request: ApprovalRequest, by: string): Promise<{ inboxId: string }> {
   const head = await requireHead(deps, run);
+  refuseIfEnded(run, head.status, 'approval');
   const call = await loggedCall(deps, run, request.callId);
   const pending = waitsOf(head).find((w) => w.kind === 'approval' && w.callId === request.callId);
   if (!pending) throw new ApprovalConflictError(`call ${request.callId} (${call.name}) awaits no approval; run ${run.runId} is ${head.status}`);
@@ -114,6 +115,7 @@ export async function requestSignal(
   by: string,
 ): Promise<{ inboxId: string; callId: string }> {
   const head = await requireHead(deps, run);
+  refuseIfEnded(run, head.status, 'signal');
   const waiting = waitsOf(head).filter((w) => w.kind === 'signal' && w.signal === request.signal);
   const target = waiting[0];
   if (!target) {
