@@ -90,11 +90,7 @@ export class AttentionPanel {
       'article',
       { class: 'card' },
       h('h3', {}, 'Unresolved when the run was cancelled'),
-      h(
-        'p',
-        {},
-        `${names}: started with no known outcome. Look at the downstream system to learn whether each took effect; the run has ended and takes no resolution.`,
-      ),
+      h('p', {}, `${names}: started with no known outcome. Look at the downstream system to learn whether each took effect; the run has ended and takes no resolution.`),
     );
     return { el, update: () => undefined };
   }
@@ -141,13 +137,7 @@ export class AttentionPanel {
     const label = `${name} (${callId})`;
     const fieldId = `result-${a.seq}`;
     const errorId = `result-error-${a.seq}`;
-    const field = h('textarea', {
-      id: fieldId,
-      rows: 4,
-      spellcheck: 'false',
-      'aria-describedby': `${fieldId}-hint ${errorId}`,
-      placeholder: '{"refundId": "r_123"}',
-    });
+    const field = h('textarea', { id: fieldId, rows: 4, spellcheck: 'false', 'aria-describedby': `${fieldId}-hint ${errorId}`, placeholder: '{"refundId": "r_123"}' });
     const error = h('p', { id: errorId, class: 'error', role: 'alert' });
     /** The result field as JSON, or an inline error and nothing sent. */
     const result = (): { ok: true; value?: unknown } | { ok: false } => {
@@ -193,11 +183,7 @@ export class AttentionPanel {
       { class: 'card', 'aria-labelledby': `attention-${a.seq}` },
       h('h3', { id: `attention-${a.seq}` }, `${label}: ${a.reason.replace(/_/g, ' ')}`),
       h('p', {}, a.detail),
-      h(
-        'p',
-        { class: 'muted' },
-        `Policy ${policy}. Attention raised at seq ${a.seq}. Look at the downstream system to learn whether the call took effect, then answer.`,
-      ),
+      h('p', { class: 'muted' }, `Policy ${policy}. Attention raised at seq ${a.seq}. Look at the downstream system to learn whether the call took effect, then answer.`),
       h('label', { for: fieldId }, 'Result (JSON), what the call returned or the error detail'),
       h('p', { id: `${fieldId}-hint`, class: 'muted' }, 'Optional. Checked in this page before anything is sent.'),
       field,
@@ -221,18 +207,8 @@ export class AttentionPanel {
   }
 
   private parkCard(reason: string, detail: string): Card {
-    const retry = this.confirmable(
-      'Retry',
-      () => ({ text: effect('retry', '', '', false) }),
-      () => resolve(this.runId, { action: 'retry' }),
-      'Retry the run',
-    );
-    const fail = this.confirmable(
-      'Fail the run',
-      () => ({ text: effect('fail', '', '', false) }),
-      () => resolve(this.runId, { action: 'fail' }),
-      'Fail the run',
-    );
+    const retry = this.confirmable('Retry', () => ({ text: effect('retry', '', '', false) }), () => resolve(this.runId, { action: 'retry' }), 'Retry the run');
+    const fail = this.confirmable('Fail the run', () => ({ text: effect('fail', '', '', false) }), () => resolve(this.runId, { action: 'fail' }), 'Fail the run');
     const el = h(
       'article',
       { class: 'card' },

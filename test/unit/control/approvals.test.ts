@@ -65,9 +65,7 @@ describe('approval before a tool runs', () => {
     expect(events[3]).toMatchObject({ callId: '3-0', argsHash: hashJson({ orderId: 'o-1', amountCents: 4500 }) });
     const head = await headOf(t.world, t.run);
     expect(head.status).toBe('awaiting_approval');
-    expect(head.waits).toMatchObject([
-      { callId: '3-0', tool: 'issue_refund', kind: 'approval', seq: 4, argsHash: hashJson({ orderId: 'o-1', amountCents: 4500 }) },
-    ]);
+    expect(head.waits).toMatchObject([{ callId: '3-0', tool: 'issue_refund', kind: 'approval', seq: 4, argsHash: hashJson({ orderId: 'o-1', amountCents: 4500 }) }]);
     expect(head.lease).toBeUndefined();
     // No timeout of its own: it expires with the run's deadline (the sweeper wakes it then, or a decision).
     const deadline = (await logOf(t.world, t.run)).state.started.budgets.deadlineAt;
@@ -85,12 +83,7 @@ describe('approval before a tool runs', () => {
     await requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'approve', comment: 'ok by policy' }, 'alice');
     await drain(t.world, t.worker);
     const { events, state } = await logOf(t.world, t.run);
-    expect(events.find((e) => e.type === 'approval_decided')).toMatchObject({
-      decision: 'approve',
-      decidedBy: 'alice',
-      comment: 'ok by policy',
-      inboxId: 'approval-3-0',
-    });
+    expect(events.find((e) => e.type === 'approval_decided')).toMatchObject({ decision: 'approve', decidedBy: 'alice', comment: 'ok by policy', inboxId: 'approval-3-0' });
     expect(t.effects).toEqual([{ orderId: 'o-1', amountCents: 4500 }]);
     expect(state.outcome?.type).toBe('completed');
     expect(t.notices.map((n) => n.detailType)).toEqual(['Agent Run Needs Approval', 'Agent Run Completed']);
@@ -132,27 +125,18 @@ describe('approval before a tool runs', () => {
     expect(events.filter((e) => e.type === 'approval_decided')).toMatchObject([{ decision: 'reject', decidedBy: 'bob' }]);
     expect(t.effects).toEqual([]);
     // Decided: the call awaits nothing now.
-    await expect(requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'approve' }, 'alice')).rejects.toThrow(
-      'run r is completed: it takes no approvals',
-    );
+    await expect(requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'approve' }, 'alice')).rejects.toThrow('run r is completed: it takes no approvals');
   });
 
   it('validates an edit against the pinned schema (400 with paths), then re-hashes and runs exactly the edited arguments', async () => {
     const t = await awaiting();
-    await expect(
-      requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'edit', args: { orderId: 'o-1', amountCents: 'lots' } }, 'carol'),
-    ).rejects.toMatchObject({
+    await expect(requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'edit', args: { orderId: 'o-1', amountCents: 'lots' } }, 'carol')).rejects.toMatchObject({
       code: 'validation_error',
       issues: [{ path: 'args.amountCents', message: expect.any(String) }],
     });
     await expect(requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'edit' }, 'carol')).rejects.toMatchObject({ issues: [{ path: 'args' }] });
     expect(await t.storage.inbox.list(t.run)).toEqual([]);
-    await requestApproval(
-      t.worker.deps,
-      t.run,
-      { callId: '3-0', decision: 'edit', args: { orderId: 'o-1', amountCents: 2000 }, comment: 'partial refund' },
-      'carol',
-    );
+    await requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'edit', args: { orderId: 'o-1', amountCents: 2000 }, comment: 'partial refund' }, 'carol');
     await drain(t.world, t.worker);
     const { events, state } = await logOf(t.world, t.run);
     expect(events.find((e) => e.type === 'approval_decided')).toMatchObject({
@@ -240,9 +224,7 @@ describe('approval before a tool runs', () => {
     const t = await awaiting();
     await expect(requestApproval(t.worker.deps, t.run, { callId: '99-0', decision: 'approve' }, 'a')).rejects.toMatchObject({ code: 'call_not_found' });
     await expect(requestApproval(t.worker.deps, t.run, { callId: '3-1', decision: 'approve' }, 'a')).rejects.toMatchObject({ code: 'call_not_found' });
-    await expect(requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'approve', argsHash: 'f'.repeat(64) }, 'a')).rejects.toThrow(
-      /asks about arguments .* not ffffffffffff/,
-    );
+    await expect(requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'approve', argsHash: 'f'.repeat(64) }, 'a')).rejects.toThrow(/asks about arguments .* not ffffffffffff/);
     const small = await awaiting(100);
     // Under $20 no approval was asked and the run completed: an ended run takes no approval.
     await expect(requestApproval(small.worker.deps, small.run, { callId: '3-0', decision: 'approve' }, 'a')).rejects.toMatchObject({ code: 'run_ended' });

@@ -48,9 +48,7 @@ describe('durable waits for signals', () => {
     // Waiting: no tick queued, no lease held, woken only at the timeout (or by a signal).
     expect(head).toMatchObject({ status: 'waiting', wakeAt: t.world.clock.now() + 3_600_000 });
     expect(head.lease).toBeUndefined();
-    expect(head.waits).toEqual([
-      { callId: '3-0', tool: 'wait_for_payment', kind: 'signal', seq: 3, signal: 'payment_received', until: t.world.clock.now() + 3_600_000 },
-    ]);
+    expect(head.waits).toEqual([{ callId: '3-0', tool: 'wait_for_payment', kind: 'signal', seq: 3, signal: 'payment_received', until: t.world.clock.now() + 3_600_000 }]);
     expect(t.storage.queue.take()).toBeUndefined();
     await t.world.clock.advance(3_000_000);
     expect((await sweep(t.worker.deps)).woken).toBe(0);
@@ -95,25 +93,14 @@ describe('durable waits for signals', () => {
       message: expect.stringContaining('already received'),
     });
     // Even a second item that slipped past the API (other id, same call) completes nothing more.
-    await t.storage.inbox.put(t.run, {
-      id: 'zz-other',
-      kind: 'complete_call',
-      by: 'rogue',
-      callId: '3-0',
-      via: 'signal',
-      signal: 'payment_received',
-      ok: true,
-      output: { amountCents: 2, reference: 'c' },
-    });
+    await t.storage.inbox.put(t.run, { id: 'zz-other', kind: 'complete_call', by: 'rogue', callId: '3-0', via: 'signal', signal: 'payment_received', ok: true, output: { amountCents: 2, reference: 'c' } });
     await drain(t.world, t.worker);
     const { events, state } = await logOf(t.world, t.run);
     expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(1);
     expect(state.calls['3-0']?.result?.output).toEqual({ kind: 'inline', value: payload });
     expect(await t.storage.inbox.list(t.run)).toEqual([]);
     // Once applied, the head waits for nothing: a late signal is a 409 naming the state.
-    await expect(requestSignal(t.worker.deps, t.run, { signal: 'payment_received', payload }, 'bank')).rejects.toThrow(
-      'run r is completed: it takes no signals',
-    );
+    await expect(requestSignal(t.worker.deps, t.run, { signal: 'payment_received', payload }, 'bank')).rejects.toThrow('run r is completed: it takes no signals');
   });
 
   it('times out at wakeAt: the sweeper wakes the run, the call gets a timeout result the model sees', async () => {
@@ -125,9 +112,7 @@ describe('durable waits for signals', () => {
     expect(state.outcome?.type).toBe('completed');
     expect(JSON.stringify(state.outcome)).toContain('signal_timeout');
     // A signal after the wait ended is refused, not queued.
-    await expect(
-      requestSignal(t.worker.deps, t.run, { signal: 'payment_received', payload: { amountCents: 1, reference: 'x' } }, 'bank'),
-    ).rejects.toMatchObject({ code: 'run_ended' });
+    await expect(requestSignal(t.worker.deps, t.run, { signal: 'payment_received', payload: { amountCents: 1, reference: 'x' } }, 'bank')).rejects.toMatchObject({ code: 'run_ended' });
   });
 
   it('refuses a signal nobody waits for, naming what the run waits for', async () => {
@@ -135,9 +120,7 @@ describe('durable waits for signals', () => {
     await expect(requestSignal(t.worker.deps, t.run, { signal: 'refund_received', payload: {} }, 'x')).rejects.toThrow(
       'no call of run r waits for signal "refund_received": it waits for "payment_received"',
     );
-    await expect(requestSignal(t.worker.deps, { tenant: 't', runId: 'nope' }, { signal: 'payment_received', payload: {} }, 'x')).rejects.toMatchObject({
-      code: 'run_not_found',
-    });
+    await expect(requestSignal(t.worker.deps, { tenant: 't', runId: 'nope' }, { signal: 'payment_received', payload: {} }, 'x')).rejects.toMatchObject({ code: 'run_not_found' });
   });
 
   it('a cancel while waiting ends the run with nothing unresolved', async () => {
@@ -149,11 +132,7 @@ describe('durable waits for signals', () => {
   });
 
   it('never waits past the run deadline', async () => {
-    const t = scriptedWorld({
-      tools: [waitForPayment],
-      budgets: { deadlineSeconds: 600 },
-      script: [{ calls: [{ name: 'wait_for_payment', args: {} }] }, { text: 'x' }],
-    });
+    const t = scriptedWorld({ tools: [waitForPayment], budgets: { deadlineSeconds: 600 }, script: [{ calls: [{ name: 'wait_for_payment', args: {} }] }, { text: 'x' }] });
     await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
     await drain(t.world, t.worker);
     expect((await headOf(t.world, t.run)).wakeAt).toBe(t.world.clock.now() + 600_000);

@@ -41,15 +41,7 @@ describe('cancel and the inbox', () => {
     const released = new Promise<void>((r) => (release = r));
     const t = scriptedWorld({
       tools: [slowTool('read', 'rerun', log, released), slowTool('pay', 'escalate', log, released)],
-      script: [
-        {
-          calls: [
-            { name: 'read', args: {} },
-            { name: 'pay', args: {} },
-          ],
-        },
-        { text: 'never' },
-      ],
+      script: [{ calls: [{ name: 'read', args: {} }, { name: 'pay', args: {} }] }, { text: 'never' }],
     });
     await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
     const step = runStep(t.worker.deps, t.storage.queue.take()!.tick, { owner: 'w', deadlineAt: t.world.clock.now() + 300_000 });
@@ -76,11 +68,7 @@ describe('cancel and the inbox', () => {
       script: [{ calls: [{ name: 'pay', args: {} }] }, { text: 'x' }],
     });
     await startRun(t.worker.deps, { ...t.run, agent: 'agent', input: 'go' });
-    const dying = spawnWorker(t.world, {
-      at: (p) => {
-        if (p === 'after-tool') throw new Error('boom');
-      },
-    });
+    const dying = spawnWorker(t.world, { at: (p) => { if (p === 'after-tool') throw new Error('boom'); } });
     await runStep(dying.deps, t.storage.queue.take()!.tick, { owner: 'w1', deadlineAt: t.world.clock.now() + 300_000 }).catch(() => undefined);
     dying.kill();
     const w = spawnWorker(t.world);
@@ -102,11 +90,7 @@ describe('cancel and the inbox', () => {
     await t.storage.inbox.put(t.run, item);
     await t.storage.inbox.put(t.run, item); // idempotent put
     // A worker crashes right after appending cancel_requested, before deleting the item.
-    const dying = spawnWorker(t.world, {
-      at: (p, d) => {
-        if (p === 'after-append' && d.startsWith('cancel_requested')) throw new Error('crash');
-      },
-    });
+    const dying = spawnWorker(t.world, { at: (p, d) => { if (p === 'after-append' && d.startsWith('cancel_requested')) throw new Error('crash'); } });
     await runStep(dying.deps, t.storage.queue.take()!.tick, { owner: 'w1', deadlineAt: t.world.clock.now() + 300_000 }).catch(() => undefined);
     dying.kill();
     const w = spawnWorker(t.world);
@@ -123,11 +107,7 @@ describe('cancel and the inbox', () => {
     const tick = t.storage.queue.take()!.tick;
     // Five workers die before appending anything.
     for (let i = 0; i < 5; i++) {
-      const w = spawnWorker(t.world, {
-        at: () => {
-          throw new Error('segfault');
-        },
-      });
+      const w = spawnWorker(t.world, { at: () => { throw new Error('segfault'); } });
       await runStep(w.deps, tick, { owner: `w${i}`, deadlineAt: t.world.clock.now() + 300_000 }).catch(() => undefined);
       w.kill();
       await t.world.clock.advance(61_000);
