@@ -37,6 +37,12 @@ export interface LocalStackOptions {
   /** More environment for the API and the worker processes (e.g. LOGBOOK_MODEL, the app's own settings). */
   env?: Record<string, string>;
   /**
+   * Unfinished runs one tenant may hold (starts, forks and follow-ups beyond it get 429); 0: no
+   * limit. Default: LOGBOOK_MAX_ACTIVE_RUNS from `env` or the environment, else
+   * LOCAL_MAX_ACTIVE_RUNS (docs/guides/flood-and-tenant-limits.md).
+   */
+  maxActiveRuns?: number;
+  /**
    * An OTLP/HTTP collector's base URL (`logbook dev --otlp http://127.0.0.1:4318`): the workers send
    * every step's spans there (OTEL_EXPORTER_OTLP_PROTOCOL picks http/protobuf or http/json).
    */
@@ -78,6 +84,25 @@ export const LOCAL_TIMINGS = {
   queueVisibilityS: 30,
   backoffBaseS: 2,
 };
+
+/**
+ * The local stack's per-tenant limit of unfinished runs unless told otherwise: with none, one
+ * tenant's flood of 300 starts filled the step queue ahead of everyone and made another tenant's
+ * run 144x slower; with this limit and the stack's 2 workers another tenant's run waits behind at
+ * most ~LOCAL_MAX_ACTIVE_RUNS / 2 steps per turn, while a developer can still keep a handful of
+ * runs waiting for approvals or parked (they hold slots too).
+ */
+export const LOCAL_MAX_ACTIVE_RUNS = 10;
+
+/** The limit a local stack applies: the option, then LOGBOOK_MAX_ACTIVE_RUNS, then the default. */
+export function localMaxActiveRuns(option: number | undefined, env: Record<string, string | undefined>): number {
+  if (option !== undefined) return option;
+  const raw = env.LOGBOOK_MAX_ACTIVE_RUNS;
+  if (raw === undefined || raw.trim() === '') return LOCAL_MAX_ACTIVE_RUNS;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`LOGBOOK_MAX_ACTIVE_RUNS must be a whole number (0: no limit), not ${JSON.stringify(raw)}`);
+  return n;
+}
 
 /**
  * The whole of Logbook on this machine: emulators, the table/bucket/queues from the shared
@@ -128,6 +153,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...(options.otlp ? { LOGBOOK_TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: options.otlp, OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? 'logbook-local' } : {}),
       ...options.env,
     };
+    // The per-tenant limit the API applies: the option, LOGBOOK_MAX_ACTIVE_RUNS, or the local default.
+    env.LOGBOOK_MAX_ACTIVE_RUNS = String(localMaxActiveRuns(options.maxActiveRuns, { ...process.env, ...options.env }));
     // This process serves the API and the sweeper, which run no step: only the workers trace.
     const runtime = await createRuntime('logbook-local', { agents, env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'ERROR', LOGBOOK_TRACING: 'off' } });
     cleanups.push(async () => runtime.clients.destroy());

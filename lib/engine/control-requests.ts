@@ -11,6 +11,7 @@ import { zodIssues } from '../core/zod-issues.js';
 import { parseRunInput } from '../authoring/run-input.js';
 import { attachmentCandidates } from '../core/attachments.js';
 import { checkAttachments } from './attachments.js';
+import { admitRun } from './admission-gate.js';
 
 /**
  * Approvals, signals and follow-up messages, as the API and the CLI send them. Like cancel and
@@ -206,5 +207,8 @@ export async function requestMessage(
   if (exhausted) throw new MessageConflictError(`run ${run.runId} cannot answer another message: ${exhausted}`);
   const id = request.messageId !== undefined ? `message-${request.messageId}` : deps.ids.inboxId();
   const item: InboxItem = { id, kind: 'message', by, input: request.input };
-  return submitOnce(deps, run, head, item, () => new MessageConflictError(`message ${request.messageId} was sent before with other content`));
+  const submit = () => submitOnce(deps, run, head, item, () => new MessageConflictError(`message ${request.messageId} was sent before with other content`));
+  // A completed run gave its slot back; a follow-up makes it work again, so it takes one again
+  // (429 at the limit), given back if the message is not written. An active run holds its own.
+  return head.status === 'completed' ? admitRun(deps, run, { kind: 'reopen' }, submit) : submit();
 }

@@ -14,6 +14,7 @@ import { zodIssuesText } from '../core/zod-issues.js';
 import { parseRunInput } from '../authoring/run-input.js';
 import { checkAttachments } from './attachments.js';
 import { resolveInstructions, type ResolvedInstructions } from '../authoring/instructions.js';
+import { admitRun, keepsSlot } from './admission-gate.js';
 
 export interface ForkRequest {
   tenant: string;
@@ -92,10 +93,34 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
     : agent
       ? await repinnedInstructions(deps, fork, sourceStarted, agent, replaceInput)
       : await rebuiltInstructions(deps, fork, sourceStarted, replaceInput);
-  const started = await forkStarted(deps, fork, sourceStarted, agent, { requestHash, atSeq: request.atSeq, now, replaceInput, instructions });
-  const first = parseEvent({ ...started, v: 1, seq: 1, at: now, by: writer }) as EventOf<'run_started'>;
+  // 3. A fork is a run that works: it takes a slot of its tenant like any start, given back if
+  //    anything below fails (admission-gate.ts); then its writes.
+  return admitRun(
+    deps,
+    fork,
+    { kind: 'fork' },
+    async () => {
+      const started = await forkStarted(deps, fork, sourceStarted, agent, { requestHash, atSeq: request.atSeq, now, replaceInput, instructions });
+      const first = parseEvent({ ...started, v: 1, seq: 1, at: now, by: writer }) as EventOf<'run_started'>;
+      return writeFork(deps, fork, request, { prefix, first, replaceAt, now });
+    },
+    (result) => keepsSlot(result.status),
+  );
+}
 
-  // 3. Append run_started, then the copied events; a retry of this request finds its own writes.
+/**
+ * Append run_started, then the copied events (a retry of this request finds its own writes),
+ * then the head (a projection of what was copied) and the first tick.
+ */
+async function writeFork(
+  deps: EngineDeps,
+  fork: RunRef,
+  request: ForkRequest,
+  o: { prefix: RunEvent[]; first: EventOf<'run_started'>; replaceAt: number | undefined; now: number },
+): Promise<ForkResult> {
+  const { prefix, first, replaceAt, now } = o;
+  const runId = fork.runId;
+  const requestHash = first.requestHash;
   const cp = deps.checkpoints;
   let created = true;
   await cp?.at('before-append', `fork:run_started#1`);
@@ -124,7 +149,6 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
     copied.push(copy);
   }
 
-  // 4. The head (a projection of what was copied), then the first tick.
   const forkState = foldLog(copied);
   const head = { ...initialHead(stored, now), ...projectHead(forkState, now, deps.config) };
   await deps.heads.createHead(head);

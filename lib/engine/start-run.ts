@@ -1,9 +1,9 @@
 import { resolveBudgets, type BudgetRequest } from '../core/budgets.js';
-import { RunConflictError, TooManyRunsError, ValidationError } from '../core/errors.js';
+import { RunConflictError, ValidationError } from '../core/errors.js';
 import { parseEvent, type Budgets, type EventOf } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../ports/run-ref.js';
-import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
+import type { RunHead } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../adapters/system/crypto.js';
 import { hintedTick } from '../ports/step-queue.js';
@@ -11,6 +11,7 @@ import { pinContext } from '../authoring/context-spec.js';
 import { parseRunInput } from '../authoring/run-input.js';
 import { checkAttachments } from './attachments.js';
 import { resolveInstructions } from '../authoring/instructions.js';
+import { admitRun, keepsSlot, type AdmissionPath } from './admission-gate.js';
 
 export interface StartRunRequest {
   tenant: string;
@@ -42,7 +43,7 @@ const writerEpoch = 0;
  * is missing; the same id with a different request is a RunConflictError.
  */
 export async function startRun(deps: EngineDeps, request: StartRunRequest): Promise<StartRunResult> {
-  const { registry, clock, ids, log, codec } = deps;
+  const { registry, ids } = deps;
   if (!TENANT_PATTERN.test(request.tenant)) throw new ValidationError(`invalid tenant`);
   const runId = request.runId ?? ids.inboxId().toLowerCase();
   if (!RUN_ID_PATTERN.test(runId)) {
@@ -61,8 +62,23 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   const run: RunRef = { tenant: request.tenant, runId };
   const child = request.child;
   // Admission before anything is written (an offloaded input included), so a refused start
-  // leaves nothing behind.
-  const admitted = child ? undefined : await admit(deps, run);
+  // leaves nothing behind; a failure after it gives the slot back, and so does a retried start of
+  // a run that has finished since (admission-gate.ts). A child runs under its parent's slot.
+  const path: AdmissionPath = child ? { kind: 'child', parent: { tenant: run.tenant, runId: child.parent.runId } } : { kind: 'start' };
+  return admitRun(deps, run, path, () => createRun(deps, request, run, agent, parsedInput), (result) => keepsSlot(result.status));
+}
+
+/** Everything a start writes, in order (run_started, head, tick), once admitted. */
+async function createRun(
+  deps: EngineDeps,
+  request: StartRunRequest,
+  run: RunRef,
+  agent: NonNullable<ReturnType<EngineDeps['registry']['agent']>>,
+  parsedInput: unknown,
+): Promise<StartRunResult> {
+  const { registry, clock, ids, log, codec } = deps;
+  const runId = run.runId;
+  const child = request.child;
   // Redact, then hash: a hash of the raw input would let a reader of the log test guesses at a
   // short secret in it. A retry that differs only in a redacted secret is the same request.
   const requestHash = hashJson({
@@ -79,21 +95,14 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   if (existing !== undefined) {
     const started = parseEvent(existing) as EventOf<'run_started'>;
     if (started.requestHash !== requestHash) throw new RunConflictError(runId);
-    return finishStart(deps, run, started, false, admitted);
+    return finishStart(deps, run, started, false);
   }
-  let instructions: Awaited<ReturnType<typeof resolveInstructions>>;
-  try {
-    instructions = await resolveInstructions(
-      agent,
-      parsedInput,
-      { tenant: run.tenant, runId, ...(child ? { parent: { ...child.parent } } : {}) },
-      registry.appContext,
-    );
-  } catch (error) {
-    // A refused start holds no slot (nothing of this run exists: a retry was answered above).
-    if (admitted) await deps.admission?.release(run);
-    throw error;
-  }
+  const instructions = await resolveInstructions(
+    agent,
+    parsedInput,
+    { tenant: run.tenant, runId, ...(child ? { parent: { ...child.parent } } : {}) },
+    registry.appContext,
+  );
   const now = clock.now();
   // The agent's budgets are its defaults; the request may change them, the ceiling clamps both.
   // A child's budgets were fixed (and reserved) by its parent.
@@ -137,7 +146,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     created = false;
   }
   const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;
-  return finishStart(deps, run, started, created, admitted);
+  return finishStart(deps, run, started, created);
 }
 
 /** After run_started is stored: the head, then the first tick (both redone by a retry). */
@@ -146,7 +155,6 @@ async function finishStart(
   run: RunRef,
   started: EventOf<'run_started'>,
   created: boolean,
-  admitted: boolean | undefined,
 ): Promise<StartRunResult> {
   const { clock, heads, queue } = deps;
   const runId = run.runId;
@@ -160,28 +168,7 @@ async function finishStart(
   // a spare tick is harmless (the step finds nothing to do or a lease held).
   await queue.enqueue(hintedTick(run, {}), { dedupeId: `${runId}:1:0` });
   const current = headCreated ? head : await heads.getHead(run);
-  // A retried start of a run that has finished since must not hold a slot again.
-  if (admitted && current && TERMINAL_STATUSES.has(current.status)) await deps.admission?.release(run);
   return { runId, created, status: current?.status ?? 'running' };
-}
-
-/**
- * Take a slot for a new run under the tenant's limit (true), or none is needed (undefined). A
- * refused start is either a retry of a run that exists (it goes on, as any retry: nothing new is
- * admitted) or a new run over the limit (TooManyRunsError, nothing written).
- *
- * Why refuse rather than queue: a refusal holds nothing (no run waiting outside the queue that
- * something must remember to admit, and that a crash could strand), the caller already retries
- * (HTTP clients on 429 + Retry-After; EventBridge's invocation of the trigger retries a thrown
- * error), and the step queue then never holds more than the tenants' limits' worth of runs, which
- * is what bounds another tenant's wait (docs/guides/flood-and-tenant-limits.md).
- */
-async function admit(deps: EngineDeps, run: RunRef): Promise<boolean | undefined> {
-  const max = deps.config.maxActiveRuns ?? 0;
-  if (!deps.admission || max <= 0) return undefined;
-  if (await deps.admission.admit(run, max)) return true;
-  if ((await deps.log.readOne(run, 1)) !== undefined) return undefined;
-  throw new TooManyRunsError(max, deps.config.admissionRetryAfterS ?? 5);
 }
 
 /** The head of a run that was just created: a projection of its run_started and nothing else. */
