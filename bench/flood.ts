@@ -101,9 +101,11 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
       }
     })();
     const ids = Array.from({ length: options.runs }, (_, i) => `flood-${i}`);
-    const starts = Promise.all(ids.map((runId) => startWithRetry(stack, runId, turns, () => refusals++)));
-    // Phase 3: once the flood is queued and running, the other tenant's single run.
-    await sleep(2_000);
+    let answered = 0;
+    const starts = Promise.all(ids.map((runId) => startWithRetry(stack, runId, turns, () => refusals++, () => answered++)));
+    // Phase 3: once every start of the flood has had its first answer (created, or refused at the
+    // limit), so the flood is all in the queue that lets it in, the other tenant's single run.
+    for (const giveUp = Date.now() + 120_000; answered < options.runs && Date.now() < giveUp; ) await sleep(100);
     const otherRun = timedRun(stack, outcomes, 'other-flood', options.waitMs ?? 30 * 60_000);
     const progress: [number, number][] = [];
     const until = t0 + (options.waitMs ?? 30 * 60_000);
@@ -173,8 +175,8 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
  * jittered. A connection the server reset (thousands of clients at once overflow its accept
  * backlog) is retried the same way: the start names its run id, so a retry never starts two.
  */
-async function startWithRetry(stack: LocalStack, runId: string, turns: number, onRefused: () => void): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
+async function startWithRetry(stack: LocalStack, runId: string, turns: number, onRefused: () => void, onFirstAnswer: () => void): Promise<void> {
+  for (let attempt = 0, first = true; ; attempt++) {
     let res: Response;
     try {
       res = await fetch(`${stack.apiUrl}/runs`, {
@@ -186,6 +188,10 @@ async function startWithRetry(stack: LocalStack, runId: string, turns: number, o
       if (attempt >= 20) throw error;
       await sleep(250 + Math.random() * 1_000);
       continue;
+    }
+    if (first && (res.status === 201 || res.status === 200 || res.status === 429)) {
+      first = false;
+      onFirstAnswer();
     }
     if (res.status === 201 || res.status === 200) return;
     await res.body?.cancel();

@@ -9,7 +9,10 @@ const common = {
   400: json(ErrorSchema, 'invalid request: `error.issues` names each bad field by path (including arguments or payloads that do not fit the pinned schema)'),
   401: json(ErrorSchema, 'no authorized caller'),
   404: json(ErrorSchema, 'no such run for this tenant (or no such call)'),
-  429: json(ErrorSchema, 'throttled (the stage or the store), or `too_many_runs` for a fork or a message that reopens a completed run while the tenant is at its limit of unfinished runs: retry after `Retry-After`'),
+  429: json(
+    ErrorSchema,
+    'throttled (the stage or the store), or `too_many_runs` for a fork or a message that reopens a completed run while the tenant is at its limit of unfinished runs: retry after `Retry-After`',
+  ),
   500: json(ErrorSchema, 'internal error'),
   503: json(ErrorSchema, 'the store is unavailable for now: retry'),
 };

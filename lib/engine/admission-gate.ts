@@ -1,4 +1,5 @@
 import { TooManyRunsError } from '../core/errors.js';
+import type { Admission } from '../ports/admission.js';
 import { TERMINAL_STATUSES, type RunStatus } from '../ports/run-heads.js';
 import type { RunRef } from '../ports/run-ref.js';
 import type { EngineDeps } from './engine.js';
@@ -42,6 +43,8 @@ export async function admitRun<T>(deps: EngineDeps, run: RunRef, path: Admission
   if (answer === 'refused') {
     // A retried create of a run that exists is not a new run: it goes on (and takes nothing).
     if (path.kind !== 'reopen' && (await deps.log.readOne(run, 1)) !== undefined) return act();
+    // A slot whose taker died before it could give it back is freed here, then one more try.
+    if ((await reclaimStale(deps, admission, run.tenant)) > 0) return admitRun(deps, run, path, act, keeps);
     throw new TooManyRunsError(max, deps.config.admissionRetryAfterS ?? 5);
   }
   let result: T;
@@ -75,4 +78,48 @@ async function giveBack(deps: EngineDeps, run: RunRef, cause: unknown): Promise<
   } catch (error) {
     deps.logger?.warn('admission slot not given back after a failed start', { ...run, cause: String(cause), error: String(error) });
   }
+}
+
+/** How long a slot whose run was never created may be held before a refused start frees it. */
+export const STALE_SLOT_MS = 60_000;
+
+/** Per admission store (per process): when each tenant was last looked at, and ids seen runless. */
+const audits = new WeakMap<Admission, { at: Map<string, number>; runless: Map<string, number> }>();
+
+/**
+ * A full tenant's slots that nothing will give back, freed: the process that took one was killed
+ * before it could (a Lambda timed out between the admit and the append; no code of it runs
+ * again), or a run's end was not released yet. At most once per tenant per STALE_SLOT_MS in each
+ * process, and only when a start was refused. A holder is freed when its run has ended, or when
+ * its run does not exist on two looks at least STALE_SLOT_MS apart (a start still in flight has
+ * written its run_started long before). A run that works keeps its slot, always. Returns how
+ * many slots were freed.
+ */
+async function reclaimStale(deps: EngineDeps, admission: Admission, tenant: string): Promise<number> {
+  let memo = audits.get(admission);
+  if (!memo) audits.set(admission, (memo = { at: new Map(), runless: new Map() }));
+  const now = deps.clock.now();
+  if (now - (memo.at.get(tenant) ?? -Infinity) < STALE_SLOT_MS) return 0;
+  memo.at.set(tenant, now);
+  let freed = 0;
+  for (const runId of await admission.holders(tenant)) {
+    const run = { tenant, runId };
+    const seenKey = `${tenant}\n${runId}`;
+    const head = await deps.heads.getHead(run);
+    const exists = head !== undefined || (await deps.log.readOne(run, 1)) !== undefined;
+    if (exists) memo.runless.delete(seenKey);
+    if (head && keepsSlot(head.status)) continue;
+    if (!exists) {
+      const first = memo.runless.get(seenKey);
+      if (first === undefined) memo.runless.set(seenKey, now);
+      if (first === undefined || now - first < STALE_SLOT_MS) continue;
+      memo.runless.delete(seenKey);
+    } else if (!head) {
+      continue; // created, its head not yet: a retry of its start finishes it
+    }
+    await admission.release(run);
+    deps.logger?.warn('admission slot reclaimed', { ...run, why: head ? `the run is ${head.status}` : 'the run was never created' });
+    freed++;
+  }
+  return freed;
 }

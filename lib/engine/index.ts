@@ -10,6 +10,7 @@ export { sweep } from './sweep.js';
 export { requestCancel, requestResolution, requestRunAction, type Resolution } from './requests.js';
 export { requestApproval, requestSignal, requestMessage, type ApprovalRequest } from './control-requests.js';
 export { forkRun, type ForkRequest, type ForkResult } from './fork.js';
+export { admitRun, type AdmissionPath } from './admission-gate.js';
 export { ApprovalConflictError, CallNotFoundError, ForkConflictError, MessageConflictError, RunEndedError, SignalConflictError } from './control-errors.js';
 export { childRunId } from './child-runs.js';
 export { AgentRegistry } from '../authoring/registry.js';

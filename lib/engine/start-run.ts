@@ -65,7 +65,13 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   // leaves nothing behind; a failure after it gives the slot back, and so does a retried start of
   // a run that has finished since (admission-gate.ts). A child runs under its parent's slot.
   const path: AdmissionPath = child ? { kind: 'child', parent: { tenant: run.tenant, runId: child.parent.runId } } : { kind: 'start' };
-  return admitRun(deps, run, path, () => createRun(deps, request, run, agent, parsedInput), (result) => keepsSlot(result.status));
+  return admitRun(
+    deps,
+    run,
+    path,
+    () => createRun(deps, request, run, agent, parsedInput),
+    (result) => keepsSlot(result.status),
+  );
 }
 
 /** Everything a start writes, in order (run_started, head, tick), once admitted. */
@@ -150,12 +156,7 @@ async function createRun(
 }
 
 /** After run_started is stored: the head, then the first tick (both redone by a retry). */
-async function finishStart(
-  deps: EngineDeps,
-  run: RunRef,
-  started: EventOf<'run_started'>,
-  created: boolean,
-): Promise<StartRunResult> {
+async function finishStart(deps: EngineDeps, run: RunRef, started: EventOf<'run_started'>, created: boolean): Promise<StartRunResult> {
   const { clock, heads, queue } = deps;
   const runId = run.runId;
   const now = clock.now();
