@@ -6,7 +6,16 @@
  * - toolTestContext: the context the engine hands one tool, with an abort the test triggers.
  * - checkReplay: will the agents about to be deployed still serve these recorded runs?
  */
-export { runCrashHarness, formatHarnessReport, type HarnessScenario, type HarnessOptions, type HarnessReport, type PointReport } from './crash-harness.js';
+export {
+  runCrashHarness,
+  formatHarnessReport,
+  type HarnessScenario,
+  type HarnessOptions,
+  type HarnessReport,
+  type LateWake,
+  type PausePoint,
+  type PointReport,
+} from './crash-harness.js';
 export type { Baseline } from './harness-invariants.js';
 export { BaselineParkedError, BaselineUnfinishedError, ResolverAnswerRefusedError, SideEffectShapeError, StaleWriteError } from './harness-errors.js';
 export {
