@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { STREAM_PREFIX } from '../lib/adapters/aws/dynamo-keys.js';
 import type { StreamItem } from '../lib/api/stream-merge.js';
-import { STREAM_FLUSH_MS } from '../lib/engine/limits.js';
+import { STREAM_FLUSH_MS } from '../lib/core/limits.js';
 import { startLocalStack } from '../dev/local/stack.js';
 import { COST_DOC } from './cost-section.js';
 import { median, p95, PRICES } from './report.js';

@@ -1,7 +1,7 @@
 import { javaAvailable } from '../local/dynamodb-local.js';
 import { LOCAL_SCRIPTED_PACE_MS, SCRIPTED_PACE_ENV } from '../../lib/models/scripted-model.js';
 import { startLocalStack } from '../local/stack.js';
-import { MAX_ACTIVE_RUNS_LIMIT } from '../../lib/engine/limits.js';
+import { MAX_ACTIVE_RUNS_LIMIT } from '../../lib/core/limits.js';
 import { parseCommandArgs } from './args.js';
 import { UsageError, type Output } from './output.js';
 import { startRunHint } from './example-input.js';

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { createApiApp } from '../../lib/api/app.js';
 import { engineRunService } from '../../lib/api/engine-service.js';
 import { LOCAL_CALLER } from '../../lib/api/tenant.js';
-import { WORKER_TIMEOUT_MS } from '../../lib/engine/limits.js';
+import { WORKER_TIMEOUT_MS } from '../../lib/core/limits.js';
 import { sweep } from '../../lib/engine/sweep.js';
 import { safeFields } from '../../lib/lambda/telemetry.js';
 import { createRuntime, type Runtime } from '../../lib/lambda/wiring.js';
@@ -13,6 +13,7 @@ import { startEmulators, type EmulatorEndpoints, type Emulators } from './emulat
 import { LocalEventSourceRunner } from './event-source-runner.js';
 import { createResources, resourceNames, type CreatedResources } from './resources.js';
 import { loadAgentsModule } from './agents-module.js';
+import { withImportRoute } from './import-route.js';
 
 export interface LocalStackOptions {
   /** API port on 127.0.0.1; 0 picks a free one. Default LOGBOOK_PORT or 8787. */
@@ -47,6 +48,8 @@ export interface LocalStackOptions {
    * every step's spans there (OTEL_EXPORTER_OTLP_PROTOCOL picks http/protobuf or http/json).
    */
   otlp?: string;
+  /** Open long polls and SSE streams one tenant may hold on the API (default MAX_OPEN_STREAMS_PER_TENANT). */
+  maxOpenStreams?: number;
 }
 
 export interface LocalStack {
@@ -150,7 +153,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       LOGBOOK_AGENTS_MODULE: agentsModule,
       // Where the application may keep local state its worker processes share (fake services).
       LOGBOOK_WORK_DIR: workDir,
-      ...(options.otlp ? { LOGBOOK_TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: options.otlp, OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? 'logbook-local' } : {}),
+      ...(options.otlp
+        ? { LOGBOOK_TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: options.otlp, OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? 'logbook-local' }
+        : {}),
       ...options.env,
     };
     // The per-tenant limit the API applies: the option, LOGBOOK_MAX_ACTIVE_RUNS, or the local default.
@@ -163,6 +168,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       service: engineRunService(runtime.engine),
       caller: () => LOCAL_CALLER,
       sse: true,
+      ...(options.maxOpenStreams !== undefined ? { maxOpenStreams: options.maxOpenStreams } : {}),
       logger: { info() {}, warn: (m, f) => runtime.logger.warn(m, safeFields(f)), error: (m, f) => runtime.logger.error(m, safeFields(f)) },
     });
     // The web inspector, on the same origin as the API it reads (the deployed API never serves it).
@@ -170,7 +176,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Any web page the developer opens can send requests to 127.0.0.1: only this machine's
     // programs and the inspector's own page get through (loopback Host against DNS rebinding, no
     // cross-site Origin or Sec-Fetch-Site against a form or no-cors POST such as a bodiless cancel).
-    const server = await serveLoopback(loopbackOnly(app.fetch), options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787));
+    // `logbook runs import` posts run files here: written into this stack's table and bucket, as the local tenant's.
+    const server = await serveLoopback(
+      loopbackOnly(withImportRoute(app.fetch, runtime.engine, LOCAL_CALLER.tenant)),
+      options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787),
+    );
     cleanups.push(() => server.close());
     const port = server.port;
     // A fresh stack is a fresh world: the emulators start empty, so does the worker log (only now

@@ -2,7 +2,7 @@ import type { Body } from '../core/body.js';
 import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
 import type { EngineDeps } from '../engine/engine.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { RunSummary, RunView } from './schemas.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -4,7 +4,7 @@ import { CfnOutput, Duration, Stack, Tags } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { TABLE } from '../adapters/aws/table-definition.js';
-import { LEASE_MS, WORKER_TIMEOUT_S } from '../engine/limits.js';
+import { LEASE_MS, WORKER_TIMEOUT_S } from '../core/limits.js';
 import { MCP_BUNDLE_DIR, MCP_MANIFEST_ENV } from '../tools/mcp/shipped-servers.js';
 import { discoverAgentsModule, generatedEntry, generatedEntryDir, projectPath, type HandlerKind } from './agents-module.js';
 import { withDefaults, type LogbookConfig } from './config.js';

@@ -1,7 +1,7 @@
 import { TooManyRunsError } from '../core/errors.js';
 import type { Admission } from '../ports/admission.js';
 import { TERMINAL_STATUSES, type RunStatus } from '../ports/run-heads.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { EngineDeps } from './engine.js';
 
 /**

@@ -2,7 +2,7 @@ import { AppendConflictError, CorruptLogError, LeaseHeldError, LeaseLostError, R
 import { ingestItem } from '../core/ingest.js';
 import type { RunState } from '../core/state.js';
 import type { LeaseGrant, RunHead } from '../ports/run-heads.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { Tick } from '../ports/step-queue.js';
 import type { EngineDeps } from './engine.js';
 import { ingestContext } from './ingest-context.js';
@@ -312,7 +312,7 @@ async function runTurns(session: RunSession, options: StepOptions, onTurn: () =>
     if (options.maxTurns !== undefined && turns >= options.maxTurns) return outcome;
     if (session.cancel.signal.aborted && !session.state.cancel) return outcome;
     if (options.deadlineAt - session.deps.clock.now() < minTurn) return outcome;
-    if (session.lease.lost) throw new LeaseLostError(`${session.run.tenant}/${session.run.runId}`, session.writer.epoch);
+    if (session.lease.lost) throw new LeaseLostError(session.run, session.writer.epoch);
   }
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { zodIssuesText } from '../core/zod-issues.js';
-import { LEASE_MS, MAX_ACTIVE_RUNS_LIMIT, MAX_CLAIM_ATTEMPTS, MAX_CLAIM_ATTEMPTS_LIMIT, VISIBILITY_MARGIN_S } from '../engine/limits.js';
+import { LEASE_MS, MAX_ACTIVE_RUNS_LIMIT, MAX_CLAIM_ATTEMPTS, MAX_CLAIM_ATTEMPTS_LIMIT, VISIBILITY_MARGIN_S } from '../core/limits.js';
 
 /**
  * Environment of every handler, validated once per cold start. The CDK constructs set these

@@ -1,7 +1,7 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { HINT_ATTRIBUTE, parseTick, parseTickHint } from '../adapters/aws/tick.js';
 import { ValidationError, errorCode, errorMessage } from '../core/errors.js';
-import { MAX_RECEIVE_COUNT, tickVisibilitySeconds } from '../engine/limits.js';
+import { MAX_RECEIVE_COUNT, tickVisibilitySeconds } from '../core/limits.js';
 import { runStep, type StepResult } from '../engine/step-runner.js';
 import type { Tick } from '../ports/step-queue.js';
 import { METRIC, addCount, flushMetrics } from './telemetry.js';

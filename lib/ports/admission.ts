@@ -1,4 +1,4 @@
-import type { RunRef } from './run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 /** What admit() did: see Admission.admit. */
 export type AdmitAnswer = 'taken' | 'held' | 'refused';

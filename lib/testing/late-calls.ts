@@ -1,5 +1,5 @@
 import { startRun, type StartRunRequest } from '../engine/start-run.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { PointReport } from './harness-types.js';
 import type { DriveResult } from './driver.js';
 import { checkInvariants, type AnyScenario, type Baseline, type Ending } from './harness-invariants.js';

@@ -24,7 +24,7 @@ import { runStep } from '../../lib/engine/step-runner.js';
 import type { ModelRequest } from '../../lib/core/messages.js';
 import { ScriptedModel, StaticModelResolver, type ScriptedTurn } from '../../lib/models/scripted-model.js';
 import type { Admission } from '../../lib/ports/admission.js';
-import type { RunRef } from '../../lib/ports/run-ref.js';
+import type { RunRef } from '../../lib/core/run-ref.js';
 import { spawnWorker, type World, type WorkerProcess } from '../../lib/testing/world.js';
 import { createTestStack, endpointsFor, type TestStack } from '../setup/emulator-context.js';
 

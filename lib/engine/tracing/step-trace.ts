@@ -1,9 +1,9 @@
 import { parseEvent, type RunEvent } from '../../core/events.js';
 import type { RunState } from '../../core/state.js';
 import type { RunHead } from '../../ports/run-heads.js';
-import type { RunRef } from '../../ports/run-ref.js';
+import type { RunRef } from '../../core/run-ref.js';
 import type { EngineDeps } from '../engine.js';
-import { TRACE_FLUSH_MS } from '../limits.js';
+import { TRACE_FLUSH_MS } from '../../core/limits.js';
 import type { EngineTracer } from './engine-tracer.js';
 import { SpanProjector } from './log-spans.js';
 import { rootSpanIdOf, spanIdOf, stepSpanIdOf, traceIdOf, type TraceSpan } from './trace-span.js';
