@@ -96,7 +96,22 @@ export async function lateCallScenario(
     await settledOrStuck(call);
   };
   await startRun(first.deps, request);
-  const firstDrive = driveToEnd(world, run, {
+  // The frozen worker's driver stops once it froze: when its invocation ends it takes no tick, lets
+  // no time pass and answers no park (the other worker's driver does all that meanwhile).
+  const queue = world.storage.queue;
+  const stopping = new Proxy(queue, {
+    get(target, prop) {
+      if (prop === 'take') {
+        return () => {
+          if (late) throw new LateWorkerDone();
+          return target.take();
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const firstDrive = driveToEnd({ ...world, storage: { ...world.storage, queue: stopping } }, run, {
     worker: () => {
       if (late) throw new LateWorkerDone();
       return first;
