@@ -30,11 +30,16 @@ class LateWorkerDone extends Error {
   }
 }
 
-/** Let a woken call run to its end, within a bound (a tool waiting on the manual clock never ends). */
+/**
+ * Let a woken call run to its end, within a bound: a few turns of the event loop for an in-memory
+ * service, then up to a quarter second for one behind real I/O (an MCP server); a tool waiting on
+ * the manual clock never ends, and the point goes on without it.
+ */
 async function settledOrStuck(call: TrackedCall): Promise<void> {
   let done = false;
   void call.settled.then(() => (done = true));
   for (let i = 0; i < 200 && !done; i++) await new Promise((r) => setImmediate(r));
+  if (!done) await Promise.race([call.settled, new Promise((r) => setTimeout(r, 250).unref())]);
 }
 
 /**
