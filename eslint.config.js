@@ -110,6 +110,22 @@ export default tseslint.config(
     },
   },
   {
+    // logbook/chat runs in browsers: nothing of Node, of the server side or of the AI SDK at run time.
+    files: ['lib/chat/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            FRAMEWORK_BOUNDARY,
+            { group: ['node:*', '@aws-sdk/*', '../*/*', 'ai', '@ai-sdk/*', 'hono', '@hono/*', 'zod'], message: 'lib/chat is browser code with no dependency: its own files only.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', 'process', 'Buffer'],
+    },
+  },
+  {
     files: ['examples/**/*.ts', 'functions/**/*.ts', 'infra/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [PUBLIC_ENTRY_POINTS] }] },
   },

@@ -16,6 +16,7 @@
  *   npm run bench -- --stream              # streaming on the local stack: chunk writes per model call, reader delay p50/p95
  *   npm run bench -- --readers 200         # GET /runs p50/p95 on the local stack with 0 and with 200 open stream readers
  *                                          #   (--max-open-streams 1000: the poll back-off alone, no cap)
+ *   npm run bench -- --stream --chat       # the same, each run read by the AI SDK's client (logbook/chat + readUIMessageStream)
  *   npm run bench -- --tracing --turns 200  # CPU per turn with OpenTelemetry tracing on vs off (memory, then emulators)
  *   npm run bench -- --eval 200            # logbook eval over 200 recorded booking runs: runs/s, side effects (0), a planted prompt change
  */
@@ -52,6 +53,7 @@ const { values } = parseArgs({
     readers: { type: 'string' },
     seconds: { type: 'string', default: '15' },
     'max-open-streams': { type: 'string' },
+    chat: { type: 'boolean', default: false },
     tracing: { type: 'boolean', default: false },
     workers: { type: 'string' },
     eval: { type: 'string' },
@@ -95,8 +97,9 @@ if (values.readers !== undefined) {
   });
   process.exit(ok ? 0 : 1);
 }
-if (values.stream) {
+if (values.stream || values.chat) {
   const { ok } = await runStreamBench({
+    reader: values.chat ? 'chat' : 'poll',
     runs: values.runs === '8' ? 4 : Number(values.runs),
     turns: values.turns === '1000' ? 3 : Number(values.turns),
     chars: 800,

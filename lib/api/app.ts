@@ -10,6 +10,7 @@ import { ReaderGate } from './reader-gate.js';
 import { registerControlRoutes } from './control-routes.js';
 import { registerAgentRoutes } from './agent-routes.js';
 import { registerStreamRoutes } from './stream-routes.js';
+import { registerChatRoutes } from './chat-routes.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
 import { serveOpenApiDocument } from './openapi.js';
 import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runBlobRoute, runCountsRoute, runEventsRoute, startRunRoute } from './routes.js';
@@ -175,6 +176,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   registerControlRoutes(app, service, logger);
   registerAgentRoutes(app, service);
   registerStreamRoutes(app, service, { gate, ...(options.sse ? { sse: true } : {}) });
+  registerChatRoutes(app, service, { gate, ...(options.sse ? { sse: true } : {}) });
   registerAttachmentRoutes(app, service, logger);
   serveOpenApiDocument(app, API_VERSION);
   return app;

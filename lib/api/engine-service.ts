@@ -14,6 +14,7 @@ import type { RunService } from './service.js';
 import type { RunView } from './schemas.js';
 import { agentSchemaView } from './agent-routes.js';
 import { streamPage } from './stream-read.js';
+import { chatSseText, openChat } from './chat-read.js';
 import { engineAttachmentService } from './attachment-service.js';
 
 async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<RunEvent | undefined> {
@@ -119,6 +120,12 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
         ...(options.pollMaxMs !== undefined ? { maxPollMs: options.pollMaxMs } : {}),
         ...(signal ? { signal } : {}),
       });
+    },
+    async chat(caller, runId, request, chatOptions) {
+      const chatDeps = { ...deps, resolve: (body: Parameters<typeof deps.codec.resolve>[0]) => deps.codec.resolve(body) };
+      const session = await openChat(chatDeps, { tenant: caller.tenant, runId }, request);
+      if (session.kind === 'none') return undefined;
+      return chatSseText(chatDeps, session, { ...chatOptions, ...(options.streamPollMs ? { pollMs: options.streamPollMs } : {}) });
     },
     async blob(caller, runId, sha256) {
       const run = { tenant: caller.tenant, runId };

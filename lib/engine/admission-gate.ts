@@ -58,6 +58,11 @@ export async function admitRun<T>(deps: EngineDeps, run: RunRef, path: Admission
   return result;
 }
 
+/** How a start request is admitted: a child (agentTool, a workflow's child) runs under its parent's slot, any other start takes one. */
+export function admissionPath(request: { tenant: string; child?: { parent: { runId: string } } }): AdmissionPath {
+  return request.child ? { kind: 'child', parent: { tenant: request.tenant, runId: request.child.parent.runId } } : { kind: 'start' };
+}
+
 /** Whether a run with this status keeps its slot (an unfinished one). */
 export function keepsSlot(status: RunStatus | string): boolean {
   return !TERMINAL_STATUSES.has(status as RunStatus);

@@ -1,5 +1,5 @@
 import { RunConflictError, RunNotFoundError, ValidationError } from '../core/errors.js';
-import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
+import { agentPins, parseEvent, type EventOf, type RunEvent } from '../core/events.js';
 import { foldLog } from '../core/fold.js';
 import type { JsonValue } from '../core/json.js';
 import type { RunState } from '../core/state.js';
@@ -81,12 +81,12 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
     // First, as it is about this deploy and not the input: can the run's instructions be built again?
     if (replaceAt === 1 && !agent) rebuildingAgent(deps, sourceStarted);
     checkForkInput(deps, sourceStarted, agent, request.input);
-    await checkAttachments(deps.blobs, request.tenant, agent?.model.id ?? sourceStarted.model.id, request.input, 'input');
+    await checkAttachments(deps.blobs, request.tenant, agent?.model.id ?? agentPins(sourceStarted).model.id, request.input, 'input');
   }
   const replaceInput = replaceAt === 1 ? request.input : undefined;
   // Instructions are built once per run: a retry of a fork that exists is answered from its log
   // (looked up only when a function would build them, as startRun does).
-  const builds = agent ? typeof agent.system.text === 'function' : replaceInput !== undefined && sourceStarted.prompt.resolved === true;
+  const builds = agent ? typeof agent.system.text === 'function' : replaceInput !== undefined && sourceStarted.prompt?.resolved === true;
   const exists = builds && request.runId !== undefined && (await deps.log.readOne(fork, 1)) !== undefined;
   const instructions = exists
     ? undefined
@@ -305,7 +305,7 @@ async function rebuiltInstructions(
  * registered here, or is registered with other instructions under the same version.
  */
 function rebuildingAgent(deps: EngineDeps, source: EventOf<'run_started'>): AgentDefinition | undefined {
-  if (!source.prompt.resolved) return undefined;
+  if (!source.prompt?.resolved) return undefined;
   const id = `${source.agent.name}@${source.agent.version}`;
   const agent = deps.registry.agent(source.agent.name, source.agent.version);
   const why = !agent
@@ -339,7 +339,8 @@ async function forkStarted(
   const budgets = { ...source.budgets, deadlineAt: o.now + duration };
   const text = o.instructions;
   // The source's version with its instructions built again for the new input (rebuiltInstructions).
-  const prompt = text && !agent ? { ...source.prompt, text: { kind: 'inline' as const, value: text.text }, sha256: text.sha256 } : source.prompt;
+  const prompt =
+    text && !agent && source.prompt ? { ...source.prompt, text: { kind: 'inline' as const, value: text.text }, sha256: text.sha256 } : source.prompt;
   const pins =
     agent && text
       ? {
@@ -347,7 +348,7 @@ async function forkStarted(
           model: {
             id: agent.model.id,
             maxOutputTokens: agent.model.maxOutputTokens,
-            price: agent.model.price ?? source.model.price,
+            price: agent.model.price ?? agentPins(source).model.price,
             ...(agent.model.settings ? { settings: agent.model.settings } : {}),
           },
           prompt: {
@@ -360,7 +361,7 @@ async function forkStarted(
           graceMs: agent.graceMs ?? source.graceMs,
           ...(agent.inputSchema ? { inputSchema: agent.inputSchema } : {}),
           ...(agent.pinnedOutput ? { output: agent.pinnedOutput } : {}),
-          ...contextPin(agent, agent.model.price ?? source.model.price),
+          ...contextPin(agent, agent.model.price ?? agentPins(source).model.price),
         }
       : {
           agent: source.agent,

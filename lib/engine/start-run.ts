@@ -1,41 +1,20 @@
-import { resolveBudgets, type BudgetRequest } from '../core/budgets.js';
+import { resolveBudgets } from '../core/budgets.js';
 import { RunConflictError, ValidationError } from '../core/errors.js';
-import { parseEvent, type Budgets, type EventOf } from '../core/events.js';
-import type { JsonValue } from '../core/json.js';
-import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../core/run-ref.js';
-import type { RunHead } from '../ports/run-heads.js';
+import { parseEvent, type EventOf } from '../core/events.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { EngineDeps } from './engine.js';
 import { hashJson } from '../support/hash.js';
-import { hintedTick } from '../ports/step-queue.js';
 import { pinContext } from '../authoring/context-spec.js';
 import { parseRunInput } from '../authoring/run-input.js';
 import { checkAttachments } from './attachments.js';
 import { resolveInstructions } from '../authoring/instructions.js';
-import { admitRun, keepsSlot, type AdmissionPath } from './admission-gate.js';
+import { startWorkflowRun } from './workflow/start-workflow.js';
+import { checkedRunId, createRun, finishStart, type StartRunRequest, type StartRunResult } from './run-creation.js';
+import { admissionPath, admitRun, keepsSlot } from './admission-gate.js';
+import type { AgentDefinition } from '../authoring/types.js';
 
-export interface StartRunRequest {
-  tenant: string;
-  /** Client-chosen id (idempotency); generated when absent. */
-  runId?: string;
-  agent: string;
-  version?: string;
-  input: JsonValue;
-  budgets?: BudgetRequest;
-  /**
-   * A child run (agentTool): its parent and the exact budgets reserved for it on the parent
-   * (absolute, so a retried create carries the same request hash whenever it is re-issued).
-   * Set by the engine only; the API never passes it.
-   */
-  child?: { parent: { runId: string; callId: string }; budgets: Budgets };
-}
-
-export interface StartRunResult {
-  runId: string;
-  created: boolean;
-  status: string;
-}
-
-const writerEpoch = 0;
+export type { StartRunRequest, StartRunResult } from './run-creation.js';
+export { initialHead } from './run-creation.js';
 
 /**
  * Create a run in the order that needs no transaction: run_started at seq 1 (conditional,
@@ -43,12 +22,10 @@ const writerEpoch = 0;
  * is missing; the same id with a different request is a RunConflictError.
  */
 export async function startRun(deps: EngineDeps, request: StartRunRequest): Promise<StartRunResult> {
-  const { registry, ids } = deps;
-  if (!TENANT_PATTERN.test(request.tenant)) throw new ValidationError(`invalid tenant`);
-  const runId = request.runId ?? ids.inboxId().toLowerCase();
-  if (!RUN_ID_PATTERN.test(runId)) {
-    throw new ValidationError('invalid runId', [{ path: 'runId', message: `must match ${RUN_ID_PATTERN}` }]);
-  }
+  const { registry } = deps;
+  const runId = checkedRunId(deps, request);
+  if (request.workflow !== undefined) return startWorkflowRun(deps, request, runId);
+  if (request.agent === undefined) throw new ValidationError('name an agent or a workflow', [{ path: 'agent', message: 'required' }]);
   const agent = registry.agent(request.agent, request.version);
   if (!agent) {
     throw new ValidationError(`unknown agent ${request.agent}${request.version ? `@${request.version}` : ''}`, [
@@ -60,29 +37,21 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   // Attachments: uploaded by this tenant, of a kind the model takes (read, never written here).
   await checkAttachments(deps.blobs, request.tenant, agent.model.id, request.input, 'input');
   const run: RunRef = { tenant: request.tenant, runId };
-  const child = request.child;
   // Admission before anything is written (an offloaded input included), so a refused start
   // leaves nothing behind; a failure after it gives the slot back, and so does a retried start of
   // a run that has finished since (admission-gate.ts). A child runs under its parent's slot.
-  const path: AdmissionPath = child ? { kind: 'child', parent: { tenant: run.tenant, runId: child.parent.runId } } : { kind: 'start' };
   return admitRun(
     deps,
     run,
-    path,
-    () => createRun(deps, request, run, agent, parsedInput),
+    admissionPath(request),
+    () => createAgentRun(deps, request, run, agent, parsedInput),
     (result) => keepsSlot(result.status),
   );
 }
 
-/** Everything a start writes, in order (run_started, head, tick), once admitted. */
-async function createRun(
-  deps: EngineDeps,
-  request: StartRunRequest,
-  run: RunRef,
-  agent: NonNullable<ReturnType<EngineDeps['registry']['agent']>>,
-  parsedInput: unknown,
-): Promise<StartRunResult> {
-  const { registry, clock, ids, log, codec } = deps;
+/** Everything an agent run's start writes, in order (run_started, head, tick), once admitted. */
+async function createAgentRun(deps: EngineDeps, request: StartRunRequest, run: RunRef, agent: AgentDefinition, parsedInput: unknown): Promise<StartRunResult> {
+  const { registry, clock, log, codec } = deps;
   const runId = run.runId;
   const child = request.child;
   // Redact, then hash: a hash of the raw input would let a reader of the log test guesses at a
@@ -138,67 +107,7 @@ async function createRun(
     ...(agent.pinnedOutput ? { output: agent.pinnedOutput } : {}),
     ...contextPin(agent, price),
   });
-  const event = parseEvent({ ...draft, v: 1, seq: 1, at: now, by: { epoch: writerEpoch, nonce: `create:${ids.nonce()}` } });
-
-  // A retried PutItem of this very call carries this nonce and counts as ours; a second request
-  // with the same id carries another nonce and is answered from the stored run_started.
-  let created = true;
-  try {
-    await log.append(run, event);
-  } catch (error) {
-    const existing = (await log.readOne(run, 1)) as EventOf<'run_started'> | undefined;
-    if (!existing) throw error;
-    if (existing.requestHash !== requestHash) throw new RunConflictError(run);
-    created = false;
-  }
-  const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;
-  return finishStart(deps, run, started, created);
-}
-
-/** After run_started is stored: the head, then the first tick (both redone by a retry). */
-async function finishStart(deps: EngineDeps, run: RunRef, started: EventOf<'run_started'>, created: boolean): Promise<StartRunResult> {
-  const { clock, heads, queue } = deps;
-  const runId = run.runId;
-  const now = clock.now();
-  // The head records the tick sent right after it (queuedAt): under a flood that tick may wait in
-  // the queue's backlog for minutes, and the sweeper must not add another one meanwhile.
-  const head: RunHead = { ...initialHead(started, now), queuedAt: now };
-  const headCreated = await heads.createHead(head);
-  // Always (re)send the first tick: a retry after a crash between head and tick must not leave
-  // the run waiting for the sweeper. Within FIFO's window the dedupe id makes it a no-op; later,
-  // a spare tick is harmless (the step finds nothing to do or a lease held).
-  await queue.enqueue(hintedTick(run, {}), { dedupeId: `${runId}:1:0` });
-  const current = headCreated ? head : await heads.getHead(run);
-  return { runId, created, status: current?.status ?? 'running' };
-}
-
-/** The head of a run that was just created: a projection of its run_started and nothing else. */
-export function initialHead(
-  started: Pick<EventOf<'run_started'>, 'tenant' | 'runId' | 'agent' | 'at' | 'expiresAt'> & {
-    budgets?: EventOf<'run_started'>['budgets'];
-    parent?: EventOf<'run_started'>['parent'];
-  },
-  now: number,
-): RunHead {
-  return {
-    tenant: started.tenant,
-    runId: started.runId,
-    agent: { ...started.agent },
-    status: 'running',
-    lastSeq: 1,
-    createdAt: started.at,
-    updatedAt: now,
-    epoch: 0,
-    attempts: 0,
-    inboxVersion: 0,
-    ingestedInboxVersion: 0,
-    usage: { steps: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
-    ...(started.budgets ? { budgets: started.budgets } : {}),
-    attention: [],
-    notifiedSeq: 0,
-    expiresAt: started.expiresAt,
-    ...(started.parent ? { parent: { ...started.parent } } : {}),
-  };
+  return createRun(deps, run, draft, requestHash);
 }
 
 /** The agent's context policy as run_started pins it, or nothing (old runs fold without it). */

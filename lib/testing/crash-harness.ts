@@ -15,7 +15,17 @@ export type { LateWake } from './late-calls.js';
 /** Where a worker can be frozen: a checkpoint kind, or inside a tool call (`in-tool`). */
 export type PausePoint = CheckpointName | 'in-tool';
 
-const DEFAULT_PAUSE_POINTS: readonly PausePoint[] = ['before-tool', 'after-tool', 'in-tool', 'before-model', 'after-model', 'before-summary', 'after-summary'];
+const DEFAULT_PAUSE_POINTS: readonly PausePoint[] = [
+  'before-tool',
+  'after-tool',
+  'in-tool',
+  'before-model',
+  'after-model',
+  'before-summary',
+  'after-summary',
+  'before-step',
+  'after-step',
+];
 
 export interface HarnessReport {
   scenario: string;
