@@ -11,7 +11,7 @@ export interface FloodOptions {
   turns?: number;
   /** Worker processes (local Lambda sandboxes). Default 2. */
   workers?: number | undefined;
-  /** Per-tenant limit of unfinished runs (LOGBOOK_MAX_ACTIVE_RUNS). Default: the worker count. */
+  /** Per-tenant limit of unfinished runs (LOGBOOK_MAX_ACTIVE_RUNS; 0: none). Default: the local stack's (LOCAL_MAX_ACTIVE_RUNS). */
   maxActiveRuns?: number | undefined;
   dynamo: 'auto' | 'dynamodb-local' | 'dynalite';
   endpoints?: EmulatorEndpoints | undefined;
@@ -35,6 +35,14 @@ export interface FloodReport {
   otherCompleted: boolean;
   otherIdleMs: number;
   otherFloodMs: number;
+  /**
+   * Worker steps (of any run) handled from the other tenant's start to its completion, idle and
+   * during the flood: how many steps it waited behind, independent of the machine's speed.
+   */
+  otherIdleSteps: number;
+  otherFloodSteps: number;
+  /** The limit the stack applied (0: none). */
+  limit: number;
   wallMs: number;
   /** Runs completed at each report (ms since the flood started, count). */
   progress: [number, number][];
@@ -56,10 +64,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function runFlood(options: FloodOptions): Promise<FloodReport> {
   const turns = options.turns ?? 5;
   const workers = options.workers ?? 2;
-  const limit = options.maxActiveRuns ?? workers;
   const workDir = mkdtempSync(join(tmpdir(), 'logbook-flood-'));
   const log = (s: string) => process.stderr.write(`${s}\n`);
-  log(`starting the local stack (${workers} worker processes, at most ${limit} unfinished runs per tenant)...`);
+  log(`starting the local stack (${workers} worker processes)...`);
   const stack = await startLocalStack({
     agentsModule: resolve('bench/scale-agents.ts'),
     port: 0,
@@ -68,14 +75,18 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
     prefix: `flood-${Date.now()}`,
     workDir,
     concurrency: workers,
-    env: { BENCH_TURNS: String(turns), LOGBOOK_MAX_ACTIVE_RUNS: String(limit), LOGBOOK_ADMISSION_RETRY_AFTER_S: '1' },
+    ...(options.maxActiveRuns !== undefined ? { maxActiveRuns: options.maxActiveRuns } : {}),
+    env: { BENCH_TURNS: String(turns), LOGBOOK_ADMISSION_RETRY_AFTER_S: '1' },
   });
+  const limit = Number(stack.env.LOGBOOK_MAX_ACTIVE_RUNS);
+  log(`  at most ${limit > 0 ? limit : 'any number of'} unfinished runs per tenant`);
   try {
     const outcomes = outcomeCounter(stack);
     // Phase 1: the other tenant's run on the idle stack, after one to warm the worker processes.
     await timedRun(stack, outcomes, 'other-warm', options.waitMs ?? 120_000);
-    const otherIdleMs = await timedRun(stack, outcomes, 'other-idle', options.waitMs ?? 120_000);
-    if (otherIdleMs === undefined) throw new Error('the other tenant\'s run did not complete on the idle stack');
+    const idle = await timedRun(stack, outcomes, 'other-idle', options.waitMs ?? 120_000);
+    if (idle === undefined) throw new Error('the other tenant\'s run did not complete on the idle stack');
+    const otherIdleMs = idle.ms;
     const ticksBefore = stack.runner.stats.invocations;
 
     // Phase 2: the flood, every start at once; the queue's depth sampled every second.
@@ -90,9 +101,11 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
       }
     })();
     const ids = Array.from({ length: options.runs }, (_, i) => `flood-${i}`);
-    const starts = Promise.all(ids.map((runId) => startWithRetry(stack, runId, turns, () => refusals++)));
-    // Phase 3: once the flood is queued and running, the other tenant's single run.
-    await sleep(2_000);
+    let answered = 0;
+    const starts = Promise.all(ids.map((runId) => startWithRetry(stack, runId, turns, () => refusals++, () => answered++)));
+    // Phase 3: once every start of the flood has had its first answer (created, or refused at the
+    // limit), so the flood is all in the queue that lets it in, the other tenant's single run.
+    for (const giveUp = Date.now() + 120_000; answered < options.runs && Date.now() < giveUp; ) await sleep(100);
     const otherRun = timedRun(stack, outcomes, 'other-flood', options.waitMs ?? 30 * 60_000);
     const progress: [number, number][] = [];
     const until = t0 + (options.waitMs ?? 30 * 60_000);
@@ -108,7 +121,8 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
       }
     }
     await starts;
-    const otherFloodMs = await otherRun;
+    const during = await otherRun;
+    const otherFloodMs = during?.ms;
     sampling = false;
     await sampler;
     const wallMs = Date.now() - t0;
@@ -132,6 +146,9 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
       otherCompleted: otherFloodMs !== undefined,
       otherIdleMs,
       otherFloodMs: otherFloodMs ?? NaN,
+      otherIdleSteps: idle.steps,
+      otherFloodSteps: during?.steps ?? NaN,
+      limit,
       wallMs,
       progress,
     };
@@ -142,6 +159,7 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
         `  ticks handled ${ticks} for ${turnsMade} turns made: ${report.ticksPerTurn.toFixed(2)} ticks per turn (target <= 1.5)`,
         `  step queue depth peak ${queuePeak}`,
         `  other tenant's run: ${otherIdleMs} ms on the idle stack, ${otherFloodMs ?? 'not completed'} ms during the flood (${otherFloodMs !== undefined ? (otherFloodMs / otherIdleMs).toFixed(2) : '-'}x; target <= 2x)`,
+        `  other tenant's run, in worker steps from its start to its end: ${idle.steps} idle, ${during?.steps ?? '-'} during the flood (${during ? (during.steps / idle.steps).toFixed(2) : '-'}x)`,
         `  completed over time (s: runs): ${progress.map(([ms, n]) => `${(ms / 1000).toFixed(0)}:${n}`).join(' ')}`,
       ].join('\n'),
     );
@@ -157,8 +175,8 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
  * jittered. A connection the server reset (thousands of clients at once overflow its accept
  * backlog) is retried the same way: the start names its run id, so a retry never starts two.
  */
-async function startWithRetry(stack: LocalStack, runId: string, turns: number, onRefused: () => void): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
+async function startWithRetry(stack: LocalStack, runId: string, turns: number, onRefused: () => void, onFirstAnswer: () => void): Promise<void> {
+  for (let attempt = 0, first = true; ; attempt++) {
     let res: Response;
     try {
       res = await fetch(`${stack.apiUrl}/runs`, {
@@ -170,6 +188,10 @@ async function startWithRetry(stack: LocalStack, runId: string, turns: number, o
       if (attempt >= 20) throw error;
       await sleep(250 + Math.random() * 1_000);
       continue;
+    }
+    if (first && (res.status === 201 || res.status === 200 || res.status === 429)) {
+      first = false;
+      onFirstAnswer();
     }
     if (res.status === 201 || res.status === 200) return;
     await res.body?.cancel();
@@ -183,12 +205,16 @@ async function startWithRetry(stack: LocalStack, runId: string, turns: number, o
   }
 }
 
-/** Start one run of the other tenant (through the engine, as the API would) and time it to completion. */
-async function timedRun(stack: LocalStack, outcomes: OutcomeCounter, runId: string, waitMs: number): Promise<number | undefined> {
+/**
+ * Start one run of the other tenant (through the engine, as the API would) and time it to
+ * completion, in ms and in worker steps handled meanwhile (its own and every other run's).
+ */
+async function timedRun(stack: LocalStack, outcomes: OutcomeCounter, runId: string, waitMs: number): Promise<{ ms: number; steps: number } | undefined> {
   const t0 = Date.now();
+  const steps0 = stack.runner.stats.invocations;
   await startRun(stack.runtime.engine, { tenant: OTHER_TENANT, runId, agent: 'bench', input: 'go' });
   while (Date.now() - t0 < waitMs) {
-    if (outcomes.has(runId)) return Date.now() - t0;
+    if (outcomes.has(runId)) return { ms: Date.now() - t0, steps: stack.runner.stats.invocations - steps0 };
     await sleep(100);
   }
   return undefined;

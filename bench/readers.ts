@@ -41,6 +41,8 @@ export async function runReadersBench(options: ReadersBenchOptions): Promise<{ o
     prefix: `readers-${Date.now()}`,
     workDir,
     concurrency: Math.min(4, options.runs),
+    // Every run of this bench at once, from one tenant: no per-tenant limit (the flood bench has one).
+    maxActiveRuns: 0,
     ...(options.maxOpenStreams !== undefined ? { maxOpenStreams: options.maxOpenStreams } : {}),
     // 2 pieces 12 s apart (16 characters each): a model call stays open 12 s with nothing new
     // after its first piece, as a model that thinks long does (inside the local 15 s model timeout).

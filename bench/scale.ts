@@ -60,6 +60,8 @@ export async function runScale(options: ScaleOptions): Promise<ScaleReport> {
     prefix: `scale-${Date.now()}`,
     workDir,
     concurrency: workers,
+    // Throughput, not fairness: every run at once, no per-tenant limit (the flood bench has one).
+    maxActiveRuns: 0,
     env: { BENCH_TURNS: String(turns) },
   });
   try {

@@ -45,6 +45,7 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<{ ok:
     prefix: `stream-${Date.now()}`,
     workDir,
     concurrency: Math.min(4, options.runs),
+    maxActiveRuns: 0,
     env: { BENCH_TURNS: String(options.turns), BENCH_STREAM_CHARS: String(options.chars), BENCH_STREAM_CHARS_PER_S: String(options.charsPerSecond) },
   });
   try {

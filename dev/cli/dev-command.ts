@@ -1,6 +1,7 @@
 import { javaAvailable } from '../local/dynamodb-local.js';
 import { LOCAL_SCRIPTED_PACE_MS, SCRIPTED_PACE_ENV } from '../../lib/models/scripted-model.js';
 import { startLocalStack } from '../local/stack.js';
+import { MAX_ACTIVE_RUNS_LIMIT } from '../../lib/core/limits.js';
 import { telemetryLines } from '../local/telemetry-text.js';
 import { parseCommandArgs } from './args.js';
 import { UsageError, type Output } from './output.js';
@@ -47,6 +48,7 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     dynamo: { type: 'string', value: 'auto|dynalite|dynamodb-local' },
     'work-dir': { type: 'string', value: 'DIR' },
     workers: { type: 'string', value: 'N' },
+    'max-active-runs': { type: 'string', value: 'N' },
     otlp: { type: 'string', value: 'URL' },
     json: { type: 'boolean', default: false },
   });
@@ -57,6 +59,10 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
   const workers = values.workers === undefined ? 2 : Number(values.workers);
   if (!Number.isInteger(workers) || workers < 1 || workers > 16) throw new UsageError('--workers must be an integer from 1 to 16');
   const otlp = parseOtlp(values.otlp);
+  const maxActiveRuns = values['max-active-runs'] === undefined ? undefined : Number(values['max-active-runs']);
+  if (maxActiveRuns !== undefined && (!Number.isInteger(maxActiveRuns) || maxActiveRuns < 0 || maxActiveRuns > MAX_ACTIVE_RUNS_LIMIT)) {
+    throw new UsageError(`--max-active-runs must be an integer from 0 (no limit) to ${MAX_ACTIVE_RUNS_LIMIT}`);
+  }
 
   io.err(`Starting the local stack on ${values.agents} (DynamoDB, S3 and SQS emulators, API, worker runner)...`);
   if (dynamo === 'auto' && !javaAvailable()) io.err('notice: java not found, so DynamoDB runs on dynalite (in-process); install a Java 17 runtime to use DynamoDB Local.');
@@ -64,6 +70,7 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     agentsModule: values.agents,
     dynamo,
     concurrency: workers,
+    ...(maxActiveRuns !== undefined ? { maxActiveRuns } : {}),
     // A scripted model's answer is streamed at a pace people can see.
     env: { [SCRIPTED_PACE_ENV]: process.env[SCRIPTED_PACE_ENV] ?? String(LOCAL_SCRIPTED_PACE_MS) },
     ...(values['work-dir'] ? { workDir: values['work-dir'] } : {}),
@@ -84,6 +91,8 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     io.err(`API:      ${stack.apiUrl}   (OpenAPI at ${stack.apiUrl}/openapi.json)`);
     io.err(`Agents:   ${agents.join(', ')}`);
     io.err(`Worker:   ${stack.runner.stats.starts} local Lambda sandbox(es); logs in ${stack.workerLog}`);
+    const limit = Number(stack.env.LOGBOOK_MAX_ACTIVE_RUNS);
+    io.err(`Limit:    ${limit > 0 ? `${limit} unfinished runs per tenant (--max-active-runs N; 0: none)` : 'none (--max-active-runs 0)'}`);
     io.err(`Inspector: ${stack.uiUrl}`);
     for (const line of telemetryLines(stack.telemetry)) io.err(line);
     const first = stack.runtime.engine.registry.list()[0];

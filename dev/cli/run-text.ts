@@ -45,6 +45,9 @@ export function runText(run: RunView, now: number): string {
     lines.push('\nchild runs:');
     lines.push(table(['RUN', 'CALL', 'STATUS', 'SUMMARY'], run.children.map((c) => [c.runId, c.callId, c.status, truncate(c.summary ?? '', 60)])));
   }
+  if (run.unresolved?.length) {
+    lines.push(`\nunresolved when cancelled: ${run.unresolved.join(', ')} (check by hand whether each took effect; nothing in the run answers them now)`);
+  }
   if (run.attention.length > 0) {
     lines.push('\nneeds attention:');
     lines.push(table(['SEQ', 'REASON', 'CALL', 'DETAIL'], run.attention.map((a) => [a.seq, a.reason, a.callId ?? '(run)', a.detail])));

@@ -39,6 +39,12 @@ export interface LocalStackOptions {
   /** More environment for the API and the worker processes (e.g. LOGBOOK_MODEL, the app's own settings). */
   env?: Record<string, string>;
   /**
+   * Unfinished runs one tenant may hold (starts, forks and follow-ups beyond it get 429); 0: no
+   * limit. Default: LOGBOOK_MAX_ACTIVE_RUNS from `env` or the environment, else
+   * LOCAL_MAX_ACTIVE_RUNS (docs/guides/flood-and-tenant-limits.md).
+   */
+  maxActiveRuns?: number;
+  /**
    * An OTLP/HTTP collector's base URL (`logbook dev --otlp http://127.0.0.1:4318`), a shorthand for
    * OTEL_TRACES_EXPORTER=otlp and OTEL_EXPORTER_OTLP_ENDPOINT=URL in the workers' environment, above
    * the per-signal endpoint variables. Without it the standard variables of this process (and of
@@ -96,6 +102,25 @@ export const LOCAL_TIMINGS = {
 };
 
 /**
+ * The local stack's per-tenant limit of unfinished runs unless told otherwise: with none, one
+ * tenant's flood of 300 starts filled the step queue ahead of everyone and made another tenant's
+ * run 144x slower; with this limit and the stack's 2 workers another tenant's run waits behind at
+ * most ~LOCAL_MAX_ACTIVE_RUNS / 2 steps per turn, while a developer can still keep a handful of
+ * runs waiting for approvals or parked (they hold slots too).
+ */
+export const LOCAL_MAX_ACTIVE_RUNS = 10;
+
+/** The limit a local stack applies: the option, then LOGBOOK_MAX_ACTIVE_RUNS, then the default. */
+export function localMaxActiveRuns(option: number | undefined, env: Record<string, string | undefined>): number {
+  if (option !== undefined) return option;
+  const raw = env.LOGBOOK_MAX_ACTIVE_RUNS;
+  if (raw === undefined || raw.trim() === '') return LOCAL_MAX_ACTIVE_RUNS;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`LOGBOOK_MAX_ACTIVE_RUNS must be a whole number (0: no limit), not ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/**
  * The whole of Logbook on this machine: emulators, the table/bucket/queues from the shared
  * definitions, the HTTP API on 127.0.0.1, the local event-source runner driving the worker
  * handler in child processes, and the sweeper on a timer.
@@ -144,6 +169,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...options.env,
       ...otlpShorthand(options.otlp),
     };
+    // The per-tenant limit the API applies: the option, LOGBOOK_MAX_ACTIVE_RUNS, or the local default.
+    env.LOGBOOK_MAX_ACTIVE_RUNS = String(localMaxActiveRuns(options.maxActiveRuns, { ...process.env, ...options.env }));
     // The workers' service.name, unless the variables name one.
     if (!namesService({ ...process.env, ...env })) env.OTEL_SERVICE_NAME = 'logbook-local';
     // This process serves the API and the sweeper, which run no step: only the workers trace.

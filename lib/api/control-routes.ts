@@ -9,7 +9,10 @@ const common = {
   400: json(ErrorSchema, 'invalid request: `error.issues` names each bad field by path (including arguments or payloads that do not fit the pinned schema)'),
   401: json(ErrorSchema, 'no authorized caller'),
   404: json(ErrorSchema, 'no such run for this tenant (or no such call)'),
-  429: json(ErrorSchema, 'throttled (the stage or the store): retry after a pause'),
+  429: json(
+    ErrorSchema,
+    'throttled (the stage or the store), or `too_many_runs` for a fork or a message that reopens a completed run while the tenant is at its limit of unfinished runs: retry after `Retry-After`',
+  ),
   500: json(ErrorSchema, 'internal error'),
   503: json(ErrorSchema, 'the store is unavailable for now: retry'),
 };
@@ -23,7 +26,10 @@ export const approveCallRoute = createRoute({
   responses: {
     202: json(AcceptedCallSchema, 'the decision is queued for the run'),
     ...common,
-    409: json(ErrorSchema, 'the call awaits no approval, already has a decision, or asks about other arguments'),
+    409: json(
+      ErrorSchema,
+      'run_ended: the run is completed, failed or cancelled; or the call awaits no approval, already has a decision, or asks about other arguments',
+    ),
   },
 });
 
@@ -36,7 +42,7 @@ export const sendSignalRoute = createRoute({
   responses: {
     202: json(AcceptedCallSchema, 'the signal is queued for the waiting call (callId)'),
     ...common,
-    409: json(ErrorSchema, 'no call waits for this signal, the wait timed out, or the call was signalled already'),
+    409: json(ErrorSchema, 'run_ended: the run has ended; or no call waits for this signal, the wait timed out, or the call was signalled already'),
   },
 });
 

@@ -57,6 +57,7 @@ export function statusOf(error: unknown): 400 | 404 | 408 | 409 | 413 | 415 | 42
     case 'call_not_found':
       return 404;
     case 'run_conflict':
+    case 'run_ended':
     case 'attention_not_open':
     case 'resolution_conflict':
     case 'rerun_too_early':

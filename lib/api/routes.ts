@@ -97,7 +97,7 @@ export const cancelRunRoute = createRoute({
     202: json(AcceptedSchema, 'the cancel is queued for the run'),
     ...always,
     404: errors[404],
-    409: json(ErrorSchema, 'the run is already finished'),
+    409: json(ErrorSchema, 'run_ended: the run is already finished'),
   },
 });
 
@@ -111,7 +111,7 @@ export const resolveRunRoute = createRoute({
     202: json(AcceptedSchema, 'the resolution is queued for the run'),
     ...always,
     404: errors[404],
-    409: json(ErrorSchema, 'no open attention on that call, or rerun before the call deadline'),
+    409: json(ErrorSchema, 'run_ended: the run is completed, failed or cancelled; or no open attention on that call, or rerun before the call deadline'),
   },
 });
 

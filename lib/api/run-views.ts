@@ -1,7 +1,7 @@
 import type { Body } from '../core/body.js';
 import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
 import type { EngineDeps } from '../engine/engine.js';
-import type { RunHead } from '../ports/run-heads.js';
+import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import type { RunRef } from '../core/run-ref.js';
 import type { RunSummary, RunView } from './schemas.js';
 
@@ -57,9 +57,11 @@ export function bodyValue(body: Body): unknown {
  * pinned, and the terminal event's answer or failure.
  */
 export function runView(head: RunHead, started: EventOf<'run_started'> | undefined, terminal: RunEvent | undefined): RunView {
+  // An ended run offers nothing to answer (heads projected before that rule may still list some).
+  const ended = TERMINAL_STATUSES.has(head.status);
   const view: RunView = {
     ...runSummary(head),
-    attention: head.attention.map((a) => ({
+    attention: (ended ? [] : head.attention).map((a) => ({
       seq: a.seq,
       reason: a.reason,
       detail: a.detail,
@@ -67,7 +69,7 @@ export function runView(head: RunHead, started: EventOf<'run_started'> | undefin
       ...(a.rerunNotBefore !== undefined ? { rerunNotBefore: iso(a.rerunNotBefore) } : {}),
     })),
   };
-  if (head.waits?.length) {
+  if (head.waits?.length && !ended) {
     view.waiting = head.waits.map((w) => ({
       callId: w.callId,
       tool: w.tool,
@@ -99,6 +101,7 @@ export function runView(head: RunHead, started: EventOf<'run_started'> | undefin
   if (terminal?.type === 'run_completed') view.result = bodyValue(terminal.answer);
   // Inline here; a large output (a blob) is read by withOutput, as JSON either way.
   if (terminal?.type === 'run_completed' && terminal.output?.kind === 'inline') view.output = terminal.output.value;
+  if (terminal?.type === 'run_cancelled' && terminal.unresolved.length > 0) view.unresolved = [...terminal.unresolved];
   if (terminal?.type === 'run_failed') view.failure = { code: terminal.code, message: terminal.message };
   if (!view.failure && head.outcome?.status === 'failed') view.failure = { code: head.outcome.code ?? 'failed', message: head.outcome.summary };
   if (head.park) view.park = { reason: head.park.reason, detail: head.park.detail };

@@ -119,6 +119,10 @@ export const RunViewSchema = RunSummarySchema.extend({
   }),
   failure: z.object({ code: z.string(), message: z.string() }).optional(),
   attention: z.array(AttentionSchema),
+  unresolved: z.array(z.string()).optional().openapi({
+    description:
+      'for a cancelled run: the calls it ended with no known outcome (a verify or escalate write that may have landed); check them by hand, nothing in the run answers them any more',
+  }),
   /** Approvals, signals and timers the run waits on (control-schemas.ts). */
   waiting: z.array(WaitViewSchema).optional(),
   forkedFrom: z.object({ runId: z.string(), seq: z.number() }).optional(),

@@ -55,10 +55,14 @@ export interface OpenControl {
  */
 export const MAX_HEAD_OP_WAITS = 100;
 
-/** Everything the run waits for now, in call order: what the head lists and the API checks. */
+/**
+ * Everything the run waits for now, in call order: what the head lists and the API checks. An
+ * ended run waits for nothing: a call a cancel left pending approval (or waiting) can never run.
+ */
 export function openControls(state: RunState): OpenControl[] {
-  if (state.workflow) return openOpWaits(state.workflow.ops);
   const out: OpenControl[] = [];
+  if (state.outcome) return out;
+  if (state.workflow) return openOpWaits(state.workflow.ops);
   for (const callId of state.turnCalls) {
     const call = state.calls[callId];
     if (!call) continue;

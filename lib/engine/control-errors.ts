@@ -1,4 +1,5 @@
 import { LogbookError } from '../core/errors.js';
+import { TERMINAL_STATUSES, type RunStatus } from '../ports/run-heads.js';
 
 /**
  * Errors of the control requests (approve, signal, message, fork). Each names the state that
@@ -46,4 +47,34 @@ export class ForkConflictError extends LogbookError {
   constructor(message: string) {
     super(message);
   }
+}
+
+/**
+ * The run has ended (completed, failed or cancelled): nothing more runs in it, so no approval,
+ * signal, resolution, retry or cancel can apply (the worker would drop it). A follow-up message
+ * to a completed run is the one request that still applies: it reopens the run.
+ */
+export class RunEndedError extends LogbookError {
+  readonly code = 'run_ended';
+  constructor(
+    readonly runId: string,
+    readonly status: string,
+    what: string,
+  ) {
+    super(`run ${runId} is ${status}: ${what}`);
+  }
+}
+
+/** What an ended run says to each request it refuses (the message names what to do instead). */
+const ENDED_HINTS = {
+  approval: 'it takes no approvals; nothing more runs in an ended run (fork it to continue)',
+  signal: 'it takes no signals; nothing waits in an ended run (fork it to continue)',
+  resolution: 'it takes no resolutions; a call a cancel left unresolved is listed under `unresolved`, to check by hand',
+  run_action: 'there is nothing to retry or fail (fork it to continue)',
+  cancel: 'it has already ended',
+} as const;
+
+/** Refuse a control request to an ended run (409 run_ended), naming what the run is. */
+export function refuseIfEnded(run: { runId: string }, status: RunStatus, request: keyof typeof ENDED_HINTS): void {
+  if (TERMINAL_STATUSES.has(status)) throw new RunEndedError(run.runId, status, ENDED_HINTS[request]);
 }

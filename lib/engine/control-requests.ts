@@ -5,7 +5,7 @@ import type { InboxItem } from '../core/inbox.js';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { OpenWait, RunHead } from '../ports/run-heads.js';
 import { RUN_ID_PATTERN, type RunRef } from '../core/run-ref.js';
-import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError } from './control-errors.js';
+import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError, refuseIfEnded } from './control-errors.js';
 import { echoValue } from '../core/echo.js';
 import type { EngineDeps } from './engine.js';
 import { hintedTick } from '../ports/step-queue.js';
@@ -13,6 +13,7 @@ import { zodIssues } from '../core/zod-issues.js';
 import { parseRunInput } from '../authoring/run-input.js';
 import { attachmentCandidates } from '../core/attachments.js';
 import { checkAttachments } from './attachments.js';
+import { admitRun } from './admission-gate.js';
 
 /**
  * Approvals, signals and follow-up messages, as the API and the CLI send them. Like cancel and
@@ -80,6 +81,7 @@ async function submitOnce(deps: EngineDeps, run: RunRef, head: RunHead, raw: Inb
 /** approve, reject or edit a call that awaits approval. The first decision wins. */
 export async function requestApproval(deps: EngineDeps, run: RunRef, request: ApprovalRequest, by: string): Promise<{ inboxId: string }> {
   const head = await requireHead(deps, run);
+  refuseIfEnded(run, head.status, 'approval');
   if (opOfCallId(request.callId) !== undefined) return requestOpApproval(deps, run, head, request, by);
   const call = await loggedCall(deps, run, request.callId);
   const pending = waitsOf(head).find((w) => w.kind === 'approval' && w.callId === request.callId);
@@ -157,6 +159,7 @@ export async function requestSignal(
   by: string,
 ): Promise<{ inboxId: string; callId: string }> {
   const head = await requireHead(deps, run);
+  refuseIfEnded(run, head.status, 'signal');
   // The name as sent, repeated in errors only when it holds no secret.
   const name = echoValue(request.signal, (t) => deps.codec.redactText(t));
   const waiting = waitsOf(head).filter((w) => w.kind === 'signal' && w.signal === request.signal);
@@ -261,5 +264,8 @@ export async function requestMessage(
   if (exhausted) throw new MessageConflictError(`run ${run.runId} cannot answer another message: ${exhausted}`);
   const id = request.messageId !== undefined ? `message-${request.messageId}` : deps.ids.inboxId();
   const item: InboxItem = { id, kind: 'message', by, input: request.input };
-  return submitOnce(deps, run, head, item, () => new MessageConflictError(`message ${request.messageId} was sent before with other content`));
+  const submit = () => submitOnce(deps, run, head, item, () => new MessageConflictError(`message ${request.messageId} was sent before with other content`));
+  // A completed run gave its slot back; a follow-up makes it work again, so it takes one again
+  // (429 at the limit), given back if the message is not written. An active run holds its own.
+  return head.status === 'completed' ? admitRun(deps, run, { kind: 'reopen' }, submit) : submit();
 }

@@ -59,8 +59,9 @@ export interface EngineConfig {
   retentionCompletedMs: number;
   retentionFailedMs: number;
   /**
-   * Unfinished runs a tenant may hold at once (admission.ts); a start beyond it is refused with
-   * TooManyRunsError (HTTP 429 + Retry-After). 0: no limit. Child runs are not counted: they run
+   * Unfinished runs a tenant may hold at once (admission.ts); a start, a fork or a follow-up that
+   * reopens a completed run beyond it is refused with TooManyRunsError (HTTP 429 + Retry-After),
+   * all through admitRun (admission-gate.ts). 0: no limit. Child runs are not counted: they run
    * under their parent's slot and budget.
    */
   maxActiveRuns?: number;

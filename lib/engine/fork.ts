@@ -15,6 +15,7 @@ import { zodIssuesText } from '../core/zod-issues.js';
 import { parseRunInput } from '../authoring/run-input.js';
 import { checkAttachments } from './attachments.js';
 import { resolveInstructions, type ResolvedInstructions } from '../authoring/instructions.js';
+import { admitRun, keepsSlot } from './admission-gate.js';
 
 export interface ForkRequest {
   tenant: string;
@@ -78,15 +79,49 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
   const writer = { epoch: 0, nonce: `fork:${deps.ids.nonce()}` };
   const replaceAt = request.input === undefined ? undefined : lastUserMessageSeq(prefix);
   if (request.input !== undefined) {
+    // First, as it is about this deploy and not the input: can the run's instructions be built again?
+    if (replaceAt === 1 && !agent) rebuildingAgent(deps, sourceStarted);
     checkForkInput(deps, sourceStarted, agent, request.input);
     await checkAttachments(deps.blobs, request.tenant, agent?.model.id ?? agentPins(sourceStarted).model.id, request.input, 'input');
   }
   const replaceInput = replaceAt === 1 ? request.input : undefined;
-  const instructions = agent ? await repinnedInstructions(deps, fork, sourceStarted, agent, replaceInput) : undefined;
-  const started = await forkStarted(deps, fork, sourceStarted, agent, { requestHash, atSeq: request.atSeq, now, replaceInput, instructions });
-  const first = parseEvent({ ...started, v: 1, seq: 1, at: now, by: writer }) as EventOf<'run_started'>;
+  // Instructions are built once per run: a retry of a fork that exists is answered from its log
+  // (looked up only when a function would build them, as startRun does).
+  const builds = agent ? typeof agent.system.text === 'function' : replaceInput !== undefined && sourceStarted.prompt?.resolved === true;
+  const exists = builds && request.runId !== undefined && (await deps.log.readOne(fork, 1)) !== undefined;
+  const instructions = exists
+    ? undefined
+    : agent
+      ? await repinnedInstructions(deps, fork, sourceStarted, agent, replaceInput)
+      : await rebuiltInstructions(deps, fork, sourceStarted, replaceInput);
+  // 3. A fork is a run that works: it takes a slot of its tenant like any start, given back if
+  //    anything below fails (admission-gate.ts); then its writes.
+  return admitRun(
+    deps,
+    fork,
+    { kind: 'fork' },
+    async () => {
+      const started = await forkStarted(deps, fork, sourceStarted, agent, { requestHash, atSeq: request.atSeq, now, replaceInput, instructions });
+      const first = parseEvent({ ...started, v: 1, seq: 1, at: now, by: writer }) as EventOf<'run_started'>;
+      return writeFork(deps, fork, request, { prefix, first, replaceAt, now });
+    },
+    (result) => keepsSlot(result.status),
+  );
+}
 
-  // 3. Append run_started, then the copied events; a retry of this request finds its own writes.
+/**
+ * Append run_started, then the copied events (a retry of this request finds its own writes),
+ * then the head (a projection of what was copied) and the first tick.
+ */
+async function writeFork(
+  deps: EngineDeps,
+  fork: RunRef,
+  request: ForkRequest,
+  o: { prefix: RunEvent[]; first: EventOf<'run_started'>; replaceAt: number | undefined; now: number },
+): Promise<ForkResult> {
+  const { prefix, first, replaceAt, now } = o;
+  const runId = fork.runId;
+  const requestHash = first.requestHash;
   const cp = deps.checkpoints;
   let created = true;
   await cp?.at('before-append', `fork:run_started#1`);
@@ -115,7 +150,6 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
     copied.push(copy);
   }
 
-  // 4. The head (a projection of what was copied), then the first tick.
   const forkState = foldLog(copied);
   const head = { ...initialHead(stored, now), ...projectHead(forkState, now, deps.config) };
   await deps.heads.createHead(head);
@@ -218,7 +252,7 @@ function checkForkInput(deps: EngineDeps, source: EventOf<'run_started'>, repinn
 /**
  * The system text a re-pinned fork pins: the new version's fixed text, or what its instructions
  * function builds for the fork's input (the new version has no text pinned for this run yet). A
- * fork that keeps its version keeps the source's text and never calls the function again.
+ * fork that keeps its version keeps the source's text, unless it replaces the input (rebuiltInstructions).
  */
 async function repinnedInstructions(
   deps: EngineDeps,
@@ -245,6 +279,53 @@ async function repinnedInstructions(
   );
 }
 
+/**
+ * A fork that keeps its version but replaces the run's input: instructions an instructions function
+ * built from the old input describe the old input (a 32,500 EUR vendor's "standard" review for a
+ * 150,000 EUR one), so they are built again from the new input by the same registered version and
+ * pinned. When that version is not registered here (or its instructions changed under the same
+ * version), nothing can build them: the fork is refused rather than run under the old text.
+ * Fixed text, or a fork that keeps the input, keeps the source's text (undefined).
+ */
+async function rebuiltInstructions(
+  deps: EngineDeps,
+  fork: RunRef,
+  source: EventOf<'run_started'>,
+  replaceInput: JsonValue | undefined,
+): Promise<ResolvedInstructions | undefined> {
+  const agent = replaceInput === undefined ? undefined : rebuildingAgent(deps, source);
+  if (replaceInput === undefined || !agent) return undefined;
+  return resolveInstructions(
+    agent,
+    parseRunInput(agent, replaceInput),
+    { tenant: fork.tenant, runId: fork.runId, ...(source.parent ? { parent: { ...source.parent } } : {}) },
+    deps.registry.appContext,
+  );
+}
+
+/**
+ * The registered agent that builds the source's instructions again for a new input: undefined for
+ * fixed text (nothing to build); a ForkConflictError when the version that built them is not
+ * registered here, or is registered with other instructions under the same version.
+ */
+function rebuildingAgent(deps: EngineDeps, source: EventOf<'run_started'>): AgentDefinition | undefined {
+  if (!source.prompt?.resolved) return undefined;
+  const id = `${source.agent.name}@${source.agent.version}`;
+  const agent = deps.registry.agent(source.agent.name, source.agent.version);
+  const why = !agent
+    ? `${id} is not registered here`
+    : agent.system.version !== source.prompt.version
+      ? `${id} is registered here with instructions ${agent.system.version}, not the ${source.prompt.version} the run pinned`
+      : undefined;
+  if (!agent || why) {
+    throw new ForkConflictError(
+      `the run's instructions were built from its input by ${id}, and ${why}: a fork with a new input cannot build them again ` +
+        `(fork without input to keep them, or pass a registered version to re-pin)`,
+    );
+  }
+  return agent;
+}
+
 /** seq of the event holding the last user message of the prefix: run_started (1) or a user_message. */
 function lastUserMessageSeq(prefix: RunEvent[]): number {
   for (let i = prefix.length - 1; i > 0; i--) if (prefix[i]?.type === 'user_message') return prefix[i]?.seq ?? 1;
@@ -261,6 +342,9 @@ async function forkStarted(
   const duration = Math.max(1, source.budgets.deadlineAt - source.at);
   const budgets = { ...source.budgets, deadlineAt: o.now + duration };
   const text = o.instructions;
+  // The source's version with its instructions built again for the new input (rebuiltInstructions).
+  const prompt =
+    text && !agent && source.prompt ? { ...source.prompt, text: { kind: 'inline' as const, value: text.text }, sha256: text.sha256 } : source.prompt;
   const pins =
     agent && text
       ? {
@@ -286,7 +370,7 @@ async function forkStarted(
       : {
           agent: source.agent,
           model: source.model,
-          prompt: source.prompt,
+          prompt,
           tools: source.tools,
           graceMs: source.graceMs,
           ...(source.inputSchema ? { inputSchema: source.inputSchema } : {}),

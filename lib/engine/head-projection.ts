@@ -13,7 +13,10 @@ export function projectHead(
   waiting: boolean = waitUntil !== undefined,
 ): HeadProjection {
   const grace = state.started.graceMs;
-  const attention: OpenAttention[] = state.attention.map((a) => {
+  // An ended run lists nothing to answer: no resolution, approval or signal could apply to it (a
+  // cancelled run's unresolved calls stay in its run_cancelled, shown as `unresolved`).
+  const open = state.outcome ? [] : state.attention;
+  const attention: OpenAttention[] = open.map((a) => {
     const call = a.callId ? state.calls[a.callId] : undefined;
     return {
       seq: a.seq,

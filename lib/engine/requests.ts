@@ -1,10 +1,11 @@
 import { LogbookError, RunNotFoundError } from '../core/errors.js';
 import type { InboxItem } from '../core/inbox.js';
 import type { JsonValue } from '../core/json.js';
-import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
+import type { RunHead } from '../ports/run-heads.js';
 import { type RunRef } from '../core/run-ref.js';
 import type { EngineDeps } from './engine.js';
 import { hintedTick } from '../ports/step-queue.js';
+import { refuseIfEnded } from './control-errors.js';
 
 /** A request that does not apply to the run as it is (HTTP 409). */
 export class RequestConflictError extends LogbookError {
@@ -29,7 +30,7 @@ async function submit(deps: EngineDeps, run: RunRef, head: RunHead, item: InboxI
 
 export async function requestCancel(deps: EngineDeps, run: RunRef, by: string, reason?: string): Promise<{ inboxId: string }> {
   const head = await requireHead(deps, run);
-  if (TERMINAL_STATUSES.has(head.status)) throw new RequestConflictError(`run is already ${head.status}`);
+  refuseIfEnded(run, head.status, 'cancel');
   return submit(deps, run, head, { id: deps.ids.inboxId(), kind: 'cancel', by, ...(reason ? { reason } : {}) });
 }
 
@@ -42,6 +43,7 @@ export interface Resolution {
 /** Answer an open attention on a call. 409 when none is open for it, or rerun before its deadline. */
 export async function requestResolution(deps: EngineDeps, run: RunRef, resolution: Resolution, by: string): Promise<{ inboxId: string }> {
   const head = await requireHead(deps, run);
+  refuseIfEnded(run, head.status, 'resolution');
   const open = head.attention.find((a) => a.callId === resolution.callId);
   if (!open) throw new RequestConflictError(`no open attention for call ${resolution.callId}`);
   if (resolution.outcome === 'rerun' && open.rerunNotBefore !== undefined && deps.clock.now() < open.rerunNotBefore) {
@@ -60,6 +62,7 @@ export async function requestResolution(deps: EngineDeps, run: RunRef, resolutio
 /** Retry or fail a run-level park (missing version, stalled model, poisoned, corrupt log). */
 export async function requestRunAction(deps: EngineDeps, run: RunRef, action: 'retry' | 'fail', by: string): Promise<{ inboxId: string }> {
   const head = await requireHead(deps, run);
+  refuseIfEnded(run, head.status, 'run_action');
   const runLevel = head.park !== undefined || head.attention.some((a) => a.callId === undefined);
   if (!runLevel) throw new RequestConflictError('run has no run-level park to retry or fail');
   return submit(deps, run, head, { id: deps.ids.inboxId(), kind: 'run_action', by, action });

@@ -1,7 +1,7 @@
-import { RunConflictError, TooManyRunsError, ValidationError } from '../core/errors.js';
+import { RunConflictError, ValidationError } from '../core/errors.js';
 import { parseEvent, type EventDraft, type EventOf } from '../core/events.js';
 import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../core/run-ref.js';
-import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
+import type { RunHead } from '../ports/run-heads.js';
 import { hintedTick } from '../ports/step-queue.js';
 import type { EngineDeps } from './engine.js';
 import type { BudgetRequest } from '../core/budgets.js';
@@ -10,7 +10,7 @@ import type { JsonValue } from '../core/json.js';
 
 /**
  * How every run is created, agent or workflow (start-run.ts, workflow/start-workflow.ts): checked
- * ids, admission under the tenant's limit, then run_started at seq 1 (conditional, carrying a
+ * ids, admission under the tenant's limit (admitRun, admission-gate.ts), then run_started at seq 1 (conditional, carrying a
  * hash of the request), the head and the first tick, in the order that needs no transaction.
  */
 
@@ -62,7 +62,7 @@ export function checkedRunId(deps: EngineDeps, request: Pick<StartRunRequest, 't
  * retried PutItem of this very call carries this nonce and counts as ours; a second request with
  * the same id carries another nonce and is answered from the stored run_started.
  */
-export async function createRun(deps: EngineDeps, run: RunRef, draft: EventDraft, requestHash: string, admitted: boolean | undefined): Promise<StartRunResult> {
+export async function createRun(deps: EngineDeps, run: RunRef, draft: EventDraft, requestHash: string): Promise<StartRunResult> {
   const { clock, ids, log } = deps;
   const event = parseEvent({ ...draft, v: 1, seq: 1, at: clock.now(), by: { epoch: writerEpoch, nonce: `create:${ids.nonce()}` } });
   let created = true;
@@ -75,17 +75,11 @@ export async function createRun(deps: EngineDeps, run: RunRef, draft: EventDraft
     created = false;
   }
   const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;
-  return finishStart(deps, run, started, created, admitted);
+  return finishStart(deps, run, started, created);
 }
 
 /** After run_started is stored: the head, then the first tick (both redone by a retry). */
-export async function finishStart(
-  deps: EngineDeps,
-  run: RunRef,
-  started: EventOf<'run_started'>,
-  created: boolean,
-  admitted: boolean | undefined,
-): Promise<StartRunResult> {
+export async function finishStart(deps: EngineDeps, run: RunRef, started: EventOf<'run_started'>, created: boolean): Promise<StartRunResult> {
   const { clock, heads, queue } = deps;
   const runId = run.runId;
   const now = clock.now();
@@ -98,28 +92,7 @@ export async function finishStart(
   // a spare tick is harmless (the step finds nothing to do or a lease held).
   await queue.enqueue(hintedTick(run, {}), { dedupeId: `${runId}:1:0` });
   const current = headCreated ? head : await heads.getHead(run);
-  // A retried start of a run that has finished since must not hold a slot again.
-  if (admitted && current && TERMINAL_STATUSES.has(current.status)) await deps.admission?.release(run);
   return { runId, created, status: current?.status ?? 'running' };
-}
-
-/**
- * Take a slot for a new run under the tenant's limit (true), or none is needed (undefined). A
- * refused start is either a retry of a run that exists (it goes on, as any retry: nothing new is
- * admitted) or a new run over the limit (TooManyRunsError, nothing written).
- *
- * Why refuse rather than queue: a refusal holds nothing (no run waiting outside the queue that
- * something must remember to admit, and that a crash could strand), the caller already retries
- * (HTTP clients on 429 + Retry-After; EventBridge's invocation of the trigger retries a thrown
- * error), and the step queue then never holds more than the tenants' limits' worth of runs, which
- * is what bounds another tenant's wait (docs/guides/flood-and-tenant-limits.md).
- */
-export async function admit(deps: EngineDeps, run: RunRef): Promise<boolean | undefined> {
-  const max = deps.config.maxActiveRuns ?? 0;
-  if (!deps.admission || max <= 0) return undefined;
-  if (await deps.admission.admit(run, max)) return true;
-  if ((await deps.log.readOne(run, 1)) !== undefined) return undefined;
-  throw new TooManyRunsError(max, deps.config.admissionRetryAfterS ?? 5);
 }
 
 /** The head of a run that was just created: a projection of its run_started and nothing else. */

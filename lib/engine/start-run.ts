@@ -10,7 +10,9 @@ import { parseRunInput } from '../authoring/run-input.js';
 import { checkAttachments } from './attachments.js';
 import { resolveInstructions } from '../authoring/instructions.js';
 import { startWorkflowRun } from './workflow/start-workflow.js';
-import { admit, checkedRunId, createRun, finishStart, type StartRunRequest, type StartRunResult } from './run-creation.js';
+import { checkedRunId, createRun, finishStart, type StartRunRequest, type StartRunResult } from './run-creation.js';
+import { admissionPath, admitRun, keepsSlot } from './admission-gate.js';
+import type { AgentDefinition } from '../authoring/types.js';
 
 export type { StartRunRequest, StartRunResult } from './run-creation.js';
 export { initialHead } from './run-creation.js';
@@ -21,13 +23,13 @@ export { initialHead } from './run-creation.js';
  * is missing; the same id with a different request is a RunConflictError.
  */
 export async function startRun(deps: EngineDeps, request: StartRunRequest): Promise<StartRunResult> {
-  const { registry, clock, log, codec } = deps;
+  const { registry } = deps;
   const runId = checkedRunId(deps, request);
   if (request.workflow !== undefined) return startWorkflowRun(deps, request, runId);
   if (request.agent === undefined) throw new ValidationError('name an agent or a workflow', [{ path: 'agent', message: 'required' }]);
   const agent = registry.agent(request.agent, request.version);
   if (!agent) {
-    const echo = (v: string) => echoValue(v, (t) => codec.redactText(t));
+    const echo = (v: string) => echoValue(v, (t) => deps.codec.redactText(t));
     throw new ValidationError(`unknown agent ${echo(request.agent)}${request.version ? ` version ${echo(request.version)}` : ''}`, [
       { path: request.version ? 'version' : 'agent', message: `not registered; known: ${registry.agentNames().join(', ')}` },
     ]);
@@ -37,10 +39,23 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   // Attachments: uploaded by this tenant, of a kind the model takes (read, never written here).
   await checkAttachments(deps.blobs, request.tenant, agent.model.id, request.input, 'input');
   const run: RunRef = { tenant: request.tenant, runId };
-  const child = request.child;
   // Admission before anything is written (an offloaded input included), so a refused start
-  // leaves nothing behind.
-  const admitted = child ? undefined : await admit(deps, run);
+  // leaves nothing behind; a failure after it gives the slot back, and so does a retried start of
+  // a run that has finished since (admission-gate.ts). A child runs under its parent's slot.
+  return admitRun(
+    deps,
+    run,
+    admissionPath(request),
+    () => createAgentRun(deps, request, run, agent, parsedInput),
+    (result) => keepsSlot(result.status),
+  );
+}
+
+/** Everything an agent run's start writes, in order (run_started, head, tick), once admitted. */
+async function createAgentRun(deps: EngineDeps, request: StartRunRequest, run: RunRef, agent: AgentDefinition, parsedInput: unknown): Promise<StartRunResult> {
+  const { registry, clock, log, codec } = deps;
+  const runId = run.runId;
+  const child = request.child;
   // Redact, then hash: a hash of the raw input would let a reader of the log test guesses at a
   // short secret in it. A retry that differs only in a redacted secret is the same request.
   const requestHash = hashJson({
@@ -57,21 +72,14 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   if (existing !== undefined) {
     const started = parseEvent(existing) as EventOf<'run_started'>;
     if (started.requestHash !== requestHash) throw new RunConflictError(run);
-    return finishStart(deps, run, started, false, admitted);
+    return finishStart(deps, run, started, false);
   }
-  let instructions: Awaited<ReturnType<typeof resolveInstructions>>;
-  try {
-    instructions = await resolveInstructions(
-      agent,
-      parsedInput,
-      { tenant: run.tenant, runId, ...(child ? { parent: { ...child.parent } } : {}) },
-      registry.appContext,
-    );
-  } catch (error) {
-    // A refused start holds no slot (nothing of this run exists: a retry was answered above).
-    if (admitted) await deps.admission?.release(run);
-    throw error;
-  }
+  const instructions = await resolveInstructions(
+    agent,
+    parsedInput,
+    { tenant: run.tenant, runId, ...(child ? { parent: { ...child.parent } } : {}) },
+    registry.appContext,
+  );
   const now = clock.now();
   // The agent's budgets are its defaults; the request may change them, the ceiling clamps both.
   // A child's budgets were fixed (and reserved) by its parent.
@@ -101,7 +109,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
     ...(agent.pinnedOutput ? { output: agent.pinnedOutput } : {}),
     ...contextPin(agent, price),
   });
-  return createRun(deps, run, draft, requestHash, admitted);
+  return createRun(deps, run, draft, requestHash);
 }
 
 /** The agent's context policy as run_started pins it, or nothing (old runs fold without it). */

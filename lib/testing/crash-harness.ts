@@ -6,9 +6,26 @@ import { readOutcome, toolOutputsOf, type Baseline } from './harness-invariants.
 import { crashScenario, driveToEnd, pauseScenario, recorder, resolverOf } from './harness-points.js';
 import type { HarnessScenario, PointReport } from './harness-types.js';
 import type { WriteMutation } from './write-points.js';
+import { lateCallScenario, type LateCallPoint, type LateWake } from './late-calls.js';
 import { spawnWorker, type World } from './world.js';
 
 export type { HarnessScenario, PointReport } from './harness-types.js';
+export type { LateWake } from './late-calls.js';
+
+/** Where a worker can be frozen: a checkpoint kind, or inside a tool call (`in-tool`). */
+export type PausePoint = CheckpointName | 'in-tool';
+
+const DEFAULT_PAUSE_POINTS: readonly PausePoint[] = [
+  'before-tool',
+  'after-tool',
+  'in-tool',
+  'before-model',
+  'after-model',
+  'before-summary',
+  'after-summary',
+  'before-step',
+  'after-step',
+];
 
 export interface HarnessReport {
   scenario: string;
@@ -23,8 +40,14 @@ export interface HarnessOptions {
   doubleCrashStride?: number;
   /** Pairs of crash indexes to run besides the sampled ones (the first worker dies at i, its successor at j). */
   doubleCrashPairs?: readonly (readonly [number, number])[];
-  /** Pause (freeze) points: checkpoint kinds where a worker is frozen mid-call. */
-  pausePoints?: CheckpointName[];
+  /**
+   * Pause (freeze) points: checkpoint kinds where a worker is frozen mid-call, and `in-tool`: a
+   * worker frozen inside every tool call, woken late with its old token (late-calls.ts). Default:
+   * all of them; `[]` runs none.
+   */
+  pausePoints?: PausePoint[];
+  /** When an `in-tool` frozen call wakes (default both; see LateWake). */
+  lateWakes?: LateWake[];
   onPoint?: (report: PointReport) => void;
   /**
    * A deliberate defect in the order of writes of every process after the uninterrupted run
@@ -36,7 +59,8 @@ export interface HarnessOptions {
 /**
  * The crash-injection harness: run a scripted agent once uninterrupted, then once per crash point
  * (before and after every append, tool execution, model call and blob write), crashing there and
- * resuming with fresh workers; also pairs of crashes and frozen workers whose lease lapses. For
+ * resuming with fresh workers; also pairs of crashes, frozen workers whose lease lapses, and
+ * workers frozen inside each tool call whose late call reaches the services after a takeover. For
  * every point it checks: same final answer, no non-idempotent side effect twice, budgets never
  * reset, the stale worker's late append rejected, live state equal to the fold of the log.
  *
@@ -90,21 +114,31 @@ export async function runCrashHarness<W extends World, E>(scenario: HarnessScena
     push(await crashScenario(scenario, request, run, baseline, [i, j], baseRec.labels, options.mutation));
   }
   // 4. Pause points: freeze a worker mid-call, let its lease lapse, let another take over, resume.
-  for (const kind of options.pausePoints ?? [
-    'before-tool',
-    'after-tool',
-    'before-model',
-    'after-model',
-    'before-summary',
-    'after-summary',
-    'before-step',
-    'after-step',
-  ]) {
+  for (const kind of options.pausePoints ?? DEFAULT_PAUSE_POINTS) {
+    if (kind === 'in-tool') {
+      for (const point of lateCallPoints(baseRec.labels, options.lateWakes ?? ['end', 'before-rerun']))
+        push(await lateCallScenario(scenario, request, run, baseline, point));
+      continue;
+    }
     const indexes = baseRec.labels.map((l, i) => (l.startsWith(`${kind}:`) ? i : -1)).filter((i) => i >= 0);
     for (const index of indexes) push(await pauseScenario(scenario, request, run, baseline, index, baseRec.labels[index] ?? ''));
   }
   const failed = points.filter((p) => !p.held).length;
   return { scenario: scenario.name, baseline, points, held: points.length - failed, failed };
+}
+
+/** Every tool call of the uninterrupted run (each `before-tool` it passed), once per wake. */
+function lateCallPoints(labels: readonly string[], wakes: readonly LateWake[]): LateCallPoint[] {
+  const seen = new Map<string, number>();
+  const points: LateCallPoint[] = [];
+  for (const l of labels) {
+    if (!l.startsWith('before-tool:')) continue;
+    const label = l.slice('before-tool:'.length);
+    const occurrence = seen.get(label) ?? 0;
+    seen.set(label, occurrence + 1);
+    for (const wake of wakes) points.push({ label, occurrence, wake });
+  }
+  return points;
 }
 
 /**
@@ -115,7 +149,7 @@ export function formatHarnessReport(report: HarnessReport, limit = 10): string {
   const kinds = (k: PointReport['kind']) => report.points.filter((p) => p.kind === k).length;
   const lines = [
     `crash harness "${report.scenario}": ${report.points.length} points (${kinds('crash')} single, ${kinds('double-crash')} double, ` +
-      `${kinds('pause')} pause): ${report.held} held, ${report.failed} failed`,
+      `${kinds('pause')} pause, ${kinds('late-call')} late call): ${report.held} held, ${report.failed} failed`,
   ];
   for (const p of report.points.filter((x) => !x.held).slice(0, limit)) {
     lines.push(`- ${p.kind} at ${p.at.map((a) => `#${a.index}${a.label ? ` ${a.label}` : ''}`).join(' then ')} (ended ${p.finalStatus}):`);

@@ -6,6 +6,7 @@ import { ResolverAnswerRefusedError } from './harness-errors.js';
 import { runStep, type StepResult } from '../engine/step-runner.js';
 import { sweep } from '../engine/sweep.js';
 import { WorkerHalt } from '../engine/checkpoints.js';
+import { RunEndedError } from '../engine/control-errors.js';
 import type { EngineDeps } from '../engine/engine.js';
 import type { World, WorkerProcess } from './world.js';
 
@@ -182,7 +183,7 @@ async function answerPark(world: World, run: RunRef, head: RunHead, options: Dri
       api.kill();
       return 'crashed';
     }
-    if (!(error instanceof RequestConflictError)) throw error;
+    if (!(error instanceof RequestConflictError) && !(error instanceof RunEndedError)) throw error;
     const what = `${attention.reason} on ${attention.callId ? `call ${attention.callId}` : 'the run'}`;
     throw new ResolverAnswerRefusedError(what, JSON.stringify(answer), { cause: error });
   }

@@ -60,3 +60,19 @@ export class ResolverAnswerRefusedError extends LogbookError {
     );
   }
 }
+
+/**
+ * A fake service (effectLog().writeFenced) refused a write that arrived late: its fencing token
+ * is below the highest the service saw for the key (a newer worker has the run), or it came after
+ * its deadline. The tool throws it on; the engine leaves the call to its policy.
+ */
+export class StaleWriteError extends LogbookError {
+  constructor(
+    readonly code: 'stale_fencing_token' | 'request_expired',
+    readonly op: string,
+    readonly key: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -8,6 +8,7 @@ import { checkSettled } from './settled-invariants.js';
 import type { WriteMutation } from './write-points.js';
 import { checkInvariants, endingOf, staleAppendRejected, type AnyScenario, type Baseline, type Ending } from './harness-invariants.js';
 import { spawnWorker, type HarnessPoints, type World, type WorkerProcess } from './world.js';
+import { CallTracker, changingKeyFailures } from './tool-calls.js';
 
 /** Checkpoints that only record: the labels passed (writes included), and the live state after each append. */
 export interface Recorder extends HarnessPoints {
@@ -108,6 +109,9 @@ export async function crashScenario(
 ): Promise<PointReport> {
   const world: World = scenario.world();
   const rec = recorder();
+  // Every tool call of every process, with the effects it caused: a call whose attempts send
+  // different keys is named (changingKeyFailures), whatever else it breaks.
+  const tracker = new CallTracker(() => scenario.sideEffects(world));
   const pending = [...crashIndexes];
   const dead: { worker: WorkerProcess; lastSeq: number }[] = [];
   let current: WorkerProcess | undefined;
@@ -120,7 +124,7 @@ export async function crashScenario(
     }
     const next = pending.shift();
     currentCp = next === undefined ? undefined : crashAt(next, rec);
-    current = spawnWorker(world, currentCp ?? rec, {}, undefined, mutation);
+    current = spawnWorker(world, currentCp ?? rec, {}, { registry: tracker.registry(world.registry, `worker-${dead.length + 1}`) }, mutation);
     return current;
   };
   await startWithRetries(request, workerFor);
@@ -129,6 +133,8 @@ export async function crashScenario(
   const failures: string[] = [];
   await checkInvariants(scenario, world, run, baseline, rec.folds, ending, failures);
   if (ending.kind !== 'unfinished') await checkSettled(world, run, submitted, failures);
+  tracker.attribute();
+  failures.push(...changingKeyFailures(tracker.calls));
   // A stale worker's late append is rejected.
   for (const d of dead) {
     if (!(await staleAppendRejected(world, run, d.lastSeq))) failures.push(`stale append at seq ${d.lastSeq + 1} was accepted`);
@@ -180,7 +186,8 @@ export async function pauseScenario(
     },
     appended: rec.appended,
   };
-  const first: WorkerProcess = spawnWorker(world, pausing);
+  const tracker = new CallTracker(() => scenario.sideEffects(world));
+  const first: WorkerProcess = spawnWorker(world, pausing, {}, { registry: tracker.registry(world.registry, 'frozen') });
   await startRun(first.deps, request);
   const failures: string[] = [];
   // Phase 1: drive with the first worker until it freezes (or the run ends without reaching it).
@@ -191,7 +198,7 @@ export async function pauseScenario(
     // Phase 2: the frozen worker's lease lapses; a second worker takes over the run to its end.
     const head = await world.storage.heads.getHead(run);
     await world.clock.advance(Math.max(0, (head?.lease?.until ?? 0) - world.clock.now()) + 1);
-    const second = spawnWorker(world, rec);
+    const second = spawnWorker(world, rec, {}, { registry: tracker.registry(world.registry, 'successor') });
     await world.storage.queue.enqueue(run, { dedupeId: `${run.runId}:pause-takeover` });
     outcome = await driveToEnd(world, run, { worker: () => second, ...resolverOf(scenario, world) });
     // Phase 3: the first worker wakes up late and carries on where it froze; it must do no harm.
@@ -211,6 +218,8 @@ export async function pauseScenario(
     outcome.ending,
     failures,
   );
+  tracker.attribute();
+  failures.push(...changingKeyFailures(tracker.calls));
   return {
     kind: 'pause',
     at: [{ index, label }],

@@ -30,7 +30,11 @@ export interface HarnessScenario<W extends World = World, E = SideEffectRecord> 
 }
 
 export interface PointReport {
-  kind: 'crash' | 'double-crash' | 'pause';
+  /**
+   * `pause`: a worker frozen at a checkpoint past its lease; `late-call`: frozen inside a tool
+   * call, woken after the takeover with its old fencing token and deadline (late-calls.ts).
+   */
+  kind: 'crash' | 'double-crash' | 'pause' | 'late-call';
   /** Checkpoint indexes (in the order the uninterrupted run passes them) and their labels. */
   at: { index: number; label: string }[];
   held: boolean;

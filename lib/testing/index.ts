@@ -7,10 +7,28 @@
  * - checkReplay: will the agents about to be deployed still serve these recorded runs?
  * - runEval: what would another agent version do on these recorded runs? (served from the log, never executed)
  */
-export { runCrashHarness, formatHarnessReport, type HarnessScenario, type HarnessOptions, type HarnessReport, type PointReport } from './crash-harness.js';
+export {
+  runCrashHarness,
+  formatHarnessReport,
+  type HarnessScenario,
+  type HarnessOptions,
+  type HarnessReport,
+  type LateWake,
+  type PausePoint,
+  type PointReport,
+} from './crash-harness.js';
 export type { Baseline } from './harness-invariants.js';
-export { BaselineParkedError, BaselineUnfinishedError, ResolverAnswerRefusedError, SideEffectShapeError } from './harness-errors.js';
-export { effectLog, repeatedEffects, resolveFromEffects, type EffectRecorder, type RecordedEffect, type SideEffectRecord } from './side-effects.js';
+export { BaselineParkedError, BaselineUnfinishedError, ResolverAnswerRefusedError, SideEffectShapeError, StaleWriteError } from './harness-errors.js';
+export {
+  effectLog,
+  repeatedEffects,
+  resolveFromEffects,
+  type EffectLogOptions,
+  type EffectRecorder,
+  type RecordedEffect,
+  type SideEffectRecord,
+  type WriteStamp,
+} from './side-effects.js';
 export { driveRun, type DriveOptions, type DriveResult, type Outside, type Resolver } from './driver.js';
 export { agentsWorld, memoryStorage, spawnWorker, guard, type World, type WorldStorage, type WorkerProcess } from './world.js';
 export { scriptedWorld, type ScriptedWorldOptions } from './scripted-world.js';

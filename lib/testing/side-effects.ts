@@ -1,6 +1,6 @@
 import type { JsonValue } from '../core/json.js';
 import type { Resolver } from './driver.js';
-import { SideEffectShapeError } from './harness-errors.js';
+import { SideEffectShapeError, StaleWriteError } from './harness-errors.js';
 import { idempotencyKey } from '../core/run-ref.js';
 
 /**
@@ -21,6 +21,16 @@ export interface RecordedEffect<D = unknown> extends SideEffectRecord {
   applied: boolean;
   readOnly: boolean;
   detail?: D;
+  /** The fencing token a writeFenced() or fence() call carried. */
+  token?: number;
+  /** Why writeFenced() refused it (then `applied` is false). */
+  refused?: StaleWriteError['code'];
+}
+
+/** What a tool passes with a write to a careful service: ctx.fencingToken and ctx.notAfter. */
+export interface WriteStamp {
+  token: number;
+  notAfter: number;
 }
 
 /**
@@ -35,6 +45,20 @@ export interface EffectRecorder<D = unknown> {
    * one applies; a repeat is recorded with `applied: false` and gets the first one's detail back.
    */
   writeOnce(op: string, key: string, detail?: D): { applied: boolean; detail: D | undefined };
+  /**
+   * A write to a careful service, as one that holds off a worker woken late: refused (recorded
+   * with `applied: false` and `refused`, and thrown as StaleWriteError) when `stamp.token` is below
+   * the highest token the service saw for this op and key, or when it arrives after
+   * `stamp.notAfter` by the recorder's clock; applied otherwise. Pass ctx.fencingToken and
+   * ctx.notAfter. Each attempt of an escalate or verify call that the engine runs again lands
+   * once: the late one is refused.
+   */
+  writeFenced(op: string, key: string, stamp: WriteStamp, detail?: D): RecordedEffect<D>;
+  /**
+   * Raise the key's fence to `token` without writing (a newer worker looking the key up, as a
+   * verify() does first): from then on a write with a lower token is refused.
+   */
+  fence(op: string, key: string, token: number): void;
   /** A read: repeating it is harmless, the harness never counts it. */
   read(op: string, key: string, detail?: D): void;
   /** Any record, for services with their own rules. */
@@ -45,8 +69,14 @@ export interface EffectRecorder<D = unknown> {
   clear(): void;
 }
 
+export interface EffectLogOptions {
+  /** The services' clock for writeFenced() deadlines: the world's (`() => world.clock.now()`). Default Date.now. */
+  now?: () => number;
+}
+
 /** A fresh in-memory effect ledger for one world of a test. */
-export function effectLog<D = unknown>(): EffectRecorder<D> {
+export function effectLog<D = unknown>(options: EffectLogOptions = {}): EffectRecorder<D> {
+  const now = options.now ?? Date.now;
   const effects: RecordedEffect<D>[] = [];
   const push = (effect: RecordedEffect<D>) => {
     // A copy: a tool that mutates its result afterwards must not rewrite history.
@@ -56,8 +86,34 @@ export function effectLog<D = unknown>(): EffectRecorder<D> {
   };
   const find = (key: string, op?: string) => effects.find((e) => e.key === key && (op === undefined || e.op === op) && e.applied && !e.readOnly);
   const withDetail = (detail: D | undefined) => (detail === undefined ? {} : { detail });
+  const highest = (op: string, key: string) =>
+    Math.max(0, ...effects.filter((e) => e.op === op && e.key === key && e.token !== undefined).map((e) => e.token ?? 0));
   return {
     write: (op, key, detail) => push({ op, key, applied: true, readOnly: false, ...withDetail(detail) }),
+    writeFenced(op, key, stamp, detail) {
+      const seen = highest(op, key);
+      const late = now() - stamp.notAfter;
+      const refusal =
+        stamp.token < seen
+          ? new StaleWriteError('stale_fencing_token', op, key, `${op} refused ${key}: fencing token ${stamp.token} is below ${seen}, already seen`)
+          : late > 0
+            ? new StaleWriteError('request_expired', op, key, `${op} refused ${key}: it arrived ${late} ms after its deadline`)
+            : undefined;
+      const effect = push({
+        op,
+        key,
+        applied: !refusal,
+        readOnly: false,
+        token: stamp.token,
+        ...withDetail(detail),
+        ...(refusal ? { refused: refusal.code } : {}),
+      });
+      if (refusal) throw refusal;
+      return effect;
+    },
+    fence(op, key, token) {
+      if (token > highest(op, key)) push({ op, key, applied: false, readOnly: true, token });
+    },
     writeOnce(op, key, detail) {
       const first = find(key, op);
       push({ op, key, applied: first === undefined, readOnly: false, ...withDetail(first ? first.detail : detail) });

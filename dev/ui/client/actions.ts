@@ -1,4 +1,5 @@
 import type { ActionLog } from './action-log.js';
+import { allowedActions } from './allowed-actions.js';
 import { approve, errorText, events, fork, message, signal, type Accepted } from './api.js';
 import { h } from './dom.js';
 import { forkPoints, type ForkPoint } from './fork-points.js';
@@ -61,8 +62,9 @@ export class ActionsPanel {
 
   /** Reconcile with the latest view: a card stays (with what was typed) while its wait is open. */
   render(view: RunView): void {
+    const allowed = allowedActions(view);
     const wanted = new Map<string, Wait>();
-    for (const w of view.waiting ?? []) if (w.kind === 'approval' || w.kind === 'signal') wanted.set(`${w.kind}-${w.callId}`, w);
+    for (const w of [...allowed.approvals, ...allowed.signals]) wanted.set(`${w.kind}-${w.callId}`, w);
     for (const [key, card] of this.cards) {
       if (!wanted.has(key)) {
         card.el.remove();
@@ -78,7 +80,7 @@ export class ActionsPanel {
     this.waitsSection.hidden = this.cards.size === 0;
 
     // Follow-ups go to completed runs and to active ones (for their next model call).
-    const messages = !['failed', 'cancelled'].includes(view.status);
+    const messages = allowed.message;
     if (messages && !this.messageCard) {
       this.messageCard = this.messageForm();
       this.more.prepend(this.messageCard.el);
@@ -86,7 +88,7 @@ export class ActionsPanel {
       this.messageCard.el.remove();
       this.messageCard = undefined;
     }
-    if (!this.forkCard) {
+    if (allowed.fork && !this.forkCard) {
       this.forkCard = this.forkForm();
       this.more.append(this.forkCard.el);
     }

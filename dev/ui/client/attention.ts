@@ -1,4 +1,5 @@
 import type { ActionLog } from './action-log.js';
+import { allowedActions } from './allowed-actions.js';
 import { cancel, errorText, resolve, type ResolveBody } from './api.js';
 import { h } from './dom.js';
 import { clock, pretty, relative } from './format.js';
@@ -53,9 +54,12 @@ export class AttentionPanel {
 
   /** Reconcile with the latest view: cards stay (with what was typed) while their attention is open. */
   render(view: RunView, now: number): void {
+    const allowed = allowedActions(view);
     const wanted = new Map<string, () => Card>();
-    for (const a of view.attention) wanted.set(`a-${a.seq}`, () => (a.callId ? this.callCard(a, a.callId) : this.parkCard(a.reason, a.detail)));
-    if (view.park && !view.attention.some((a) => !a.callId)) wanted.set('park', () => this.parkCard(view.park?.reason ?? '', view.park?.detail ?? ''));
+    for (const a of allowed.attention) wanted.set(`a-${a.seq}`, () => (a.callId ? this.callCard(a, a.callId) : this.parkCard(a.reason, a.detail)));
+    const park = allowed.park;
+    if (park) wanted.set('park', () => this.parkCard(park.reason, park.detail));
+    if (allowed.unresolved.length > 0) wanted.set('unresolved', () => this.unresolvedCard(allowed.unresolved));
     for (const [key, card] of this.cards) {
       if (!wanted.has(key)) {
         card.el.remove();
@@ -68,16 +72,27 @@ export class AttentionPanel {
       this.cards.set(key, card);
       this.list.append(card.el);
     }
-    const finished = ['completed', 'failed', 'cancelled'].includes(view.status);
-    if (!finished && !this.cancelCard) {
+    if (allowed.cancel && !this.cancelCard) {
       this.cancelCard = this.cancelForm();
       this.cancelSlot.append(this.cancelCard.el);
-    } else if (finished && this.cancelCard) {
+    } else if (!allowed.cancel && this.cancelCard) {
       this.cancelCard.el.remove();
       this.cancelCard = undefined;
     }
     this.section.hidden = this.cards.size === 0;
     this.tick(now);
+  }
+
+  /** A cancelled run's calls with no known outcome: nothing answers them now, a person checks. */
+  private unresolvedCard(callIds: string[]): Card {
+    const names = callIds.map((id) => `${this.model.calls.get(id)?.name ?? 'call'} (${id})`).join(', ');
+    const el = h(
+      'article',
+      { class: 'card' },
+      h('h3', {}, 'Unresolved when the run was cancelled'),
+      h('p', {}, `${names}: started with no known outcome. Look at the downstream system to learn whether each took effect; the run has ended and takes no resolution.`),
+    );
+    return { el, update: () => undefined };
   }
 
   tick(now: number): void {

@@ -69,6 +69,8 @@ export interface RunView extends RunSummary {
   result?: unknown;
   failure?: { code: string; message: string };
   attention: Attention[];
+  /** A cancelled run's calls with no known outcome (to check by hand). */
+  unresolved?: string[];
   park?: { reason: string; detail: string };
 }
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { ApiError, LogbookClient, startLocalStack, type EmulatorEndpoints, type LocalStack, type RunView } from 'logbook/local';
+import { ApiError, LOCAL_MAX_ACTIVE_RUNS, LogbookClient, startLocalStack, type EmulatorEndpoints, type LocalStack, type RunView } from 'logbook/local';
 import { FileLedger, duplicateEffects, type SideEffect } from '../ledger.js';
 import { FAILING_RUN_SUFFIX, POISON_RUN_SUFFIX } from '../agent.js';
 import { checkAnswers, checkBudgets, checkFailingLookup, checkFinished, checkHeads, checkPoisonRun, checkSideEffects, lookupStarts, type Check, type RunRecord } from './demo-checks.js';
@@ -118,6 +118,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       ...(options.faults ? { SUPPORT_FAULTS: '1' } : {}),
     },
     concurrency: options.concurrency ?? 2,
+    // The demo's own runs (and its two faulty ones) all at once: none of them is refused.
+    maxActiveRuns: Math.max(LOCAL_MAX_ACTIVE_RUNS, options.runs + 2),
     ...(options.endpoints ? { endpoints: options.endpoints } : {}),
     ...(options.dynamo ? { dynamo: options.dynamo } : {}),
   });

@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Admission } from '../../ports/admission.js';
+import type { Admission, AdmitAnswer } from '../../ports/admission.js';
 import type { RunRef } from '../../core/run-ref.js';
 import { ConditionFailed } from './aws-errors.js';
 import type { DynamoContext } from './dynamo-context.js';
@@ -8,15 +8,17 @@ import { ADMISSION_SK, PK, SK, admissionPk } from './dynamo-keys.js';
 /**
  * The admission set of a tenant: one item (ADMISSION#<tenant>, SLOTS) holding a string set of the
  * run ids that hold a slot. Admit is one conditional UpdateItem (ADD the id when the set is
- * smaller than the limit or holds the id already); release is one UpdateItem (DELETE the id).
+ * smaller than the limit or holds the id already) returning the set as it was (UPDATED_OLD), which
+ * says whether this call took the slot or the id held it already; release is one UpdateItem
+ * (DELETE the id).
  * Limits stay far below the 400 KB item size (config caps them at 1,000 ids of <= 80 bytes).
  */
 export class DynamoAdmission implements Admission {
   constructor(private readonly ctx: DynamoContext) {}
 
-  async admit(run: RunRef, max: number): Promise<boolean> {
+  async admit(run: RunRef, max: number): Promise<AdmitAnswer> {
     try {
-      await this.ctx.send('admit', () =>
+      const out = await this.ctx.send('admit', () =>
         this.ctx.doc.send(
           new UpdateCommand({
             TableName: this.ctx.table,
@@ -25,12 +27,14 @@ export class DynamoAdmission implements Admission {
             ConditionExpression: 'attribute_not_exists(#runs) OR size(#runs) < :max OR contains(#runs, :runId)',
             ExpressionAttributeNames: { '#runs': 'runs' },
             ExpressionAttributeValues: { ':id': new Set([run.runId]), ':max': max, ':runId': run.runId },
+            ReturnValues: 'UPDATED_OLD',
           }),
         ),
       );
-      return true;
+      const before = out.Attributes?.runs as Set<string> | undefined;
+      return before?.has(run.runId) ? 'held' : 'taken';
     } catch (error) {
-      if (error instanceof ConditionFailed) return false;
+      if (error instanceof ConditionFailed) return 'refused';
       throw error;
     }
   }

@@ -14,7 +14,7 @@ import type {
   SnapshotPointer,
   SweptMark,
 } from '../../ports/run-heads.js';
-import type { Admission } from '../../ports/admission.js';
+import type { Admission, AdmitAnswer } from '../../ports/admission.js';
 import type { RunRef } from '../../core/run-ref.js';
 import { DynamoAdmission } from './dynamo-admission.js';
 import { DynamoContext, type DynamoStats, type DynamoStoreOptions } from './dynamo-context.js';
@@ -127,7 +127,7 @@ export class DynamoStore implements EventLog, RunHeads, Inbox, Admission {
   }
 
   // ---- Admission ----
-  admit(run: RunRef, max: number): Promise<boolean> {
+  admit(run: RunRef, max: number): Promise<AdmitAnswer> {
     return this.admission.admit(run, max);
   }
   release(run: RunRef): Promise<void> {

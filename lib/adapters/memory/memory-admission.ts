@@ -1,16 +1,17 @@
-import type { Admission } from '../../ports/admission.js';
+import type { Admission, AdmitAnswer } from '../../ports/admission.js';
 import type { RunRef } from '../../core/run-ref.js';
 
 /** The admission set per tenant, in memory, with DynamoDB's semantics (see DynamoAdmission). */
 export class MemoryAdmission implements Admission {
   private readonly tenants = new Map<string, Set<string>>();
 
-  async admit(run: RunRef, max: number): Promise<boolean> {
+  async admit(run: RunRef, max: number): Promise<AdmitAnswer> {
     const set = this.tenants.get(run.tenant) ?? new Set<string>();
-    if (!set.has(run.runId) && set.size >= max) return false;
+    if (set.has(run.runId)) return 'held';
+    if (set.size >= max) return 'refused';
     set.add(run.runId);
     this.tenants.set(run.tenant, set);
-    return true;
+    return 'taken';
   }
 
   async release(run: RunRef): Promise<void> {

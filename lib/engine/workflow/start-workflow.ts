@@ -5,7 +5,8 @@ import { hashJson } from '../../support/hash.js';
 import { parseRunInput } from '../../authoring/run-input.js';
 import type { RunRef } from '../../core/run-ref.js';
 import type { EngineDeps } from '../engine.js';
-import { admit, createRun, type StartRunRequest, type StartRunResult } from '../run-creation.js';
+import { createRun, type StartRunRequest, type StartRunResult } from '../run-creation.js';
+import { admissionPath, admitRun, keepsSlot } from '../admission-gate.js';
 
 /** How long the engine waits past a started step's deadline before applying its policy, by default. */
 export const DEFAULT_WORKFLOW_GRACE_MS = 30_000;
@@ -17,20 +18,38 @@ export const DEFAULT_WORKFLOW_GRACE_MS = 30_000;
  * No code is called: the first step runs `run(ctx, input)` from the top.
  */
 export async function startWorkflowRun(deps: EngineDeps, request: StartRunRequest, runId: string): Promise<StartRunResult> {
-  const { registry, clock, codec } = deps;
+  const { registry } = deps;
   const name = request.workflow ?? '';
   const workflow = registry.workflow(name, request.version);
   if (!workflow) {
     const known = registry.workflowNames();
-    const echo = (v: string) => echoValue(v, (t) => codec.redactText(t));
+    const echo = (v: string) => echoValue(v, (t) => deps.codec.redactText(t));
     throw new ValidationError(`unknown workflow ${echo(name)}${request.version ? ` version ${echo(request.version)}` : ''}`, [
       { path: request.version && known.includes(name) ? 'version' : 'workflow', message: `not registered; known: ${known.join(', ') || 'none'}` },
     ]);
   }
   parseRunInput(workflow, request.input);
   const run: RunRef = { tenant: request.tenant, runId };
+  // Admitted as any start (a child workflow runs under its parent's slot): admission-gate.ts.
+  return admitRun(
+    deps,
+    run,
+    admissionPath(request),
+    () => createWorkflowRun(deps, request, run, workflow),
+    (result) => keepsSlot(result.status),
+  );
+}
+
+/** Everything a workflow run's start writes, once admitted. */
+async function createWorkflowRun(
+  deps: EngineDeps,
+  request: StartRunRequest,
+  run: RunRef,
+  workflow: NonNullable<ReturnType<EngineDeps['registry']['workflow']>>,
+): Promise<StartRunResult> {
+  const { clock, codec } = deps;
+  const runId = run.runId;
   const child = request.child;
-  const admitted = child ? undefined : await admit(deps, run);
   const requestHash = hashJson({
     workflow: workflow.name,
     version: workflow.version,
@@ -55,5 +74,5 @@ export async function startWorkflowRun(deps: EngineDeps, request: StartRunReques
     expiresAt: budgets.deadlineAt + deps.config.retentionFailedMs,
     ...(child ? { parent: { ...child.parent } } : {}),
   });
-  return createRun(deps, run, draft, requestHash, admitted);
+  return createRun(deps, run, draft, requestHash);
 }

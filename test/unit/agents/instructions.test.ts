@@ -122,21 +122,65 @@ describe('instructions functions (system.text as a function)', () => {
     expect(await nothingWritten(b.world, run)).toBe(true);
   });
 
-  it('a fork keeps the source text; a fork re-pinned to a new version builds that version’s text once', async () => {
+  it('a fork without new input keeps the source text; with a new input it builds the text again from it (and pins it); re-pinned, the new version builds it once', async () => {
     const v1 = concierge('1', 'v1');
     const v2 = concierge('2', 'v2');
-    const { world, worker } = agentWorld([v1.agent, v2.agent], { 'scripted:test': new ScriptedModel([{ text: 'ok' }]) }, loader);
+    const seen: string[] = [];
+    const model = new ScriptedModel([(r) => (seen.push(r.system), { text: 'ok' }), (r) => (seen.push(r.system), { text: 'ok' })]);
+    const { world, worker } = agentWorld([v1.agent, v2.agent], { 'scripted:test': model }, loader);
     await startRun(worker.deps, { ...run, agent: 'concierge', version: '1', input: { customer: 'Ann' } });
     await driveRun(world, run, { worker: () => worker });
-    await forkRun(worker.deps, { tenant: 't1', from: 'r1', atSeq: 1, runId: 'same', input: { customer: 'Cy' } });
-    const same = await logOf(world, { tenant: 't1', runId: 'same' });
-    expect((same.events[0]!.prompt as { text: { value: string } }).text.value).toContain('Serve Ann');
+    const promptOf = async (runId: string) => (await logOf(world, { tenant: 't1', runId })).events[0]!.prompt as { text: { value: string }; sha256: string; resolved?: true };
+    // Without input: the source's text, the function not asked again.
+    await forkRun(worker.deps, { tenant: 't1', from: 'r1', atSeq: 1, runId: 'kept' });
+    expect((await promptOf('kept')).text.value).toContain('Serve Ann');
     expect(v1.calls).toHaveLength(1);
+    // With a new input: built again by the same version from the new input, for the fork, and pinned.
+    await forkRun(worker.deps, { tenant: 't1', from: 'r1', atSeq: 1, runId: 'same', input: { customer: 'Cy', vip: true } });
+    const text = '[v1] Serve Cy (VIP). Policy: refunds up to 50 EUR for t1';
+    expect(await promptOf('same')).toEqual({ version: 's-v1', text: { kind: 'inline', value: text }, sha256: sha256Hex(text), resolved: true });
+    expect(v1.calls.map((c) => [c.input.customer, c.ctx.runId])).toEqual([
+      ['Ann', 'r1'],
+      ['Cy', 'same'],
+    ]);
+    await driveRun(world, { tenant: 't1', runId: 'same' }, { worker: () => worker });
+    expect(seen.at(-1)).toBe(text);
+    // A retry of that fork is answered from its log: the function is not asked a third time.
+    const again = await forkRun(worker.deps, { tenant: 't1', from: 'r1', atSeq: 1, runId: 'same', input: { customer: 'Cy', vip: true } });
+    expect(again.created).toBe(false);
+    expect(v1.calls).toHaveLength(2);
     await forkRun(worker.deps, { tenant: 't1', from: 'r1', atSeq: 1, runId: 'newer', version: '2' });
-    const newer = await logOf(world, { tenant: 't1', runId: 'newer' });
-    expect((newer.events[0]!.prompt as { text: { value: string } }).text.value).toMatch(/^\[v2\] Serve Ann\./);
+    expect((await promptOf('newer')).text.value).toMatch(/^\[v2\] Serve Ann\./);
     expect(v2.calls.map((c) => c.ctx.runId)).toEqual(['newer']);
-    expect(v1.calls).toHaveLength(1);
+    await forkRun(worker.deps, { tenant: 't1', from: 'r1', atSeq: 1, runId: 'newer-cy', version: '2', input: { customer: 'Cy' } });
+    expect((await promptOf('newer-cy')).text.value).toMatch(/^\[v2\] Serve Cy\./);
+  });
+
+  it('a fork with a new input is refused, never run under the old text, when the version that built it is not registered here (or its instructions changed)', async () => {
+    const v1 = concierge('1', 'v1');
+    const { world, worker } = agentWorld([v1.agent], { 'scripted:test': new ScriptedModel([{ text: 'ok' }]) }, loader);
+    await startRun(worker.deps, { ...run, agent: 'concierge', version: '1', input: { customer: 'Ann' } });
+    await driveRun(world, run, { worker: () => worker });
+    // The same storage, served by a deploy that registers only v2 (or v1 with other instructions).
+    const v2 = concierge('2', 'v2');
+    const changed = concierge('1', 'v1b');
+    for (const [agents, why] of [
+      [[v2.agent], 'concierge@1 is not registered here'],
+      [[changed.agent], 'concierge@1 is registered here with instructions s-v1b, not the s-v1 the run pinned'],
+    ] as const) {
+      const other = agentWorld([...agents], { 'scripted:test': new ScriptedModel([{ text: 'ok' }]) }, loader);
+      const deploy = spawnWorker({ ...other.world, storage: world.storage, clock: world.clock });
+      const error = await forkRun(deploy.deps, { tenant: 't1', from: 'r1', atSeq: 1, runId: `f-${agents[0].system.version}`, input: { customer: 'Cy' } }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'fork_conflict' });
+      expect((error as Error).message).toBe(
+        `the run's instructions were built from its input by concierge@1, and ${why}: a fork with a new input cannot build them again (fork without input to keep them, or pass a registered version to re-pin)`,
+      );
+      expect(await world.storage.log.readOne({ tenant: 't1', runId: `f-${agents[0].system.version}` }, 1)).toBeUndefined();
+      // Without a new input the fork keeps the pinned text, registered or not.
+      await expect(forkRun(deploy.deps, { tenant: 't1', from: 'r1', atSeq: 1, runId: `k-${agents[0].system.version}` })).resolves.toMatchObject({ created: true });
+    }
+    expect(v2.calls).toEqual([]);
+    expect(changed.calls).toEqual([]);
   });
 
   it("a child run's instructions are built at the child's start, knowing its parent; a throw is an error result", async () => {

@@ -72,9 +72,10 @@ describe('POST /runs/{runId}/approve', () => {
     await drain(t.world, t.worker);
     const events = (await call('GET', '/runs/a-1/events')).body?.events as { type: string; decidedBy?: string }[];
     expect(events.find((e) => e.type === 'approval_decided')?.decidedBy).toBe('alice@example.com');
-    expect((await call('POST', '/runs/a-1/approve', { body: { callId: '3-0', decision: 'approve' } })).body?.error.message).toBe(
-      'call 3-0 (issue_refund) awaits no approval; run a-1 is completed',
-    );
+    expect((await call('POST', '/runs/a-1/approve', { body: { callId: '3-0', decision: 'approve' } })).body?.error).toEqual({
+      code: 'run_ended',
+      message: 'run a-1 is completed: it takes no approvals; nothing more runs in an ended run (fork it to continue)',
+    });
   });
 
   it('answers 400 with paths for bad bodies and for edited arguments that do not fit the pinned schema', async () => {
@@ -94,6 +95,52 @@ describe('POST /runs/{runId}/approve', () => {
     const unknown = await call('POST', '/runs/a-3/approve', { body: { callId: '42-0', decision: 'approve' } });
     expect(unknown).toMatchObject({ status: 404, body: { error: { code: 'call_not_found', message: 'run a-3 has no call 42-0' } } });
     expect((await call('POST', '/runs/a-3/approve', { tenant: 'other', body: { callId: '3-0', decision: 'approve' } })).status).toBe(404);
+  });
+});
+
+describe('an ended run', () => {
+  it('cancelled while awaiting approval: lists nothing pending and refuses approve, signal, resolve, retry and cancel with 409 run_ended', async () => {
+    await started('refund please', 'c-1');
+    expect((await call('GET', '/runs/c-1')).body?.waiting).toHaveLength(1);
+    expect((await call('POST', '/runs/c-1/cancel', { body: { reason: 'customer withdrew' } })).status).toBe(202);
+    await drain(t.world, t.worker);
+    const view = await call('GET', '/runs/c-1');
+    expect(view.body).toMatchObject({ status: 'cancelled', attention: [] });
+    expect(view.body?.waiting).toBeUndefined();
+    const refused = {
+      approve: await call('POST', '/runs/c-1/approve', { body: { callId: '3-0', decision: 'approve' } }),
+      reject: await call('POST', '/runs/c-1/approve', { body: { callId: '3-0', decision: 'reject', comment: 'no' } }),
+      signal: await call('POST', '/runs/c-1/signals', { body: { signal: 'parcel_returned', payload: { trackingId: 'TRK-1' } } }),
+      resolve: await call('POST', '/runs/c-1/resolve', { body: { callId: '3-0', outcome: 'failed' } }),
+      retry: await call('POST', '/runs/c-1/resolve', { body: { action: 'retry' } }),
+      cancel: await call('POST', '/runs/c-1/cancel', { body: {} }),
+    };
+    for (const [what, res] of Object.entries(refused)) {
+      expect(res.status, what).toBe(409);
+      expect(res.body?.error.code, what).toBe('run_ended');
+      expect(res.body?.error.message, what).toMatch(/^run c-1 is cancelled: /);
+    }
+    expect(refused.approve.body?.error.message).toContain('it takes no approvals');
+    expect(refused.signal.body?.error.message).toContain('it takes no signals');
+    // Nothing was written for the worker to drop: the inbox holds nothing.
+    expect(await t.storage.inbox.list({ tenant: 't', runId: 'c-1' })).toEqual([]);
+    // A follow-up message to a cancelled run stays refused; a fork is the way on.
+    expect((await call('POST', '/runs/c-1/messages', { body: { input: 'hello?' } })).status).toBe(409);
+    expect((await call('POST', '/runs/c-1/fork', { body: { atSeq: 1, runId: 'c-1-again' } })).status).toBe(201);
+  });
+
+  it('completed: refuses approve, signal, resolve and retry, and still takes a follow-up message (202)', async () => {
+    await started('refund please', 'd-1');
+    expect((await call('POST', '/runs/d-1/approve', { body: { callId: '3-0', decision: 'approve' } })).status).toBe(202);
+    await drain(t.world, t.worker);
+    expect((await call('GET', '/runs/d-1')).body).toMatchObject({ status: 'completed', attention: [] });
+    for (const body of [{ callId: '3-0', outcome: 'rerun' }, { action: 'fail' }]) {
+      expect((await call('POST', '/runs/d-1/resolve', { body })).body?.error.code).toBe('run_ended');
+    }
+    expect((await call('POST', '/runs/d-1/signals', { body: { signal: 'parcel_returned', payload: { trackingId: 'TRK-1' } } })).body?.error.code).toBe(
+      'run_ended',
+    );
+    expect((await call('POST', '/runs/d-1/messages', { body: { input: 'and now?' } })).status).toBe(202);
   });
 });
 

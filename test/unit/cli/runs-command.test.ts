@@ -153,7 +153,7 @@ describe('logbook runs', () => {
     const dev = capture();
     expect(await main(['dev', '--agents', 'a.ts', '--agent', 'b.ts'], dev)).toBe(2);
     expect(dev.stderr[0]).toBe(
-      'logbook: unknown option --agent for `logbook dev`; it takes: --agents FILE, --port N, --dynamo auto|dynalite|dynamodb-local, --work-dir DIR, --workers N, --otlp URL, --json',
+      'logbook: unknown option --agent for `logbook dev`; it takes: --agents FILE, --port N, --dynamo auto|dynalite|dynamodb-local, --work-dir DIR, --workers N, --max-active-runs N, --otlp URL, --json',
     );
     const missing = capture();
     expect(await main(['runs', 'events', 'r-1', '--after'], missing)).toBe(2);

@@ -125,7 +125,7 @@ describe('approval before a tool runs', () => {
     expect(events.filter((e) => e.type === 'approval_decided')).toMatchObject([{ decision: 'reject', decidedBy: 'bob' }]);
     expect(t.effects).toEqual([]);
     // Decided: the call awaits nothing now.
-    await expect(requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'approve' }, 'alice')).rejects.toThrow('call 3-0 (issue_refund) awaits no approval; run r is completed');
+    await expect(requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'approve' }, 'alice')).rejects.toThrow('run r is completed: it takes no approvals');
   });
 
   it('validates an edit against the pinned schema (400 with paths), then re-hashes and runs exactly the edited arguments', async () => {
@@ -197,7 +197,7 @@ describe('approval before a tool runs', () => {
     expect(events.find((e) => e.type === 'approval_decided')).toMatchObject({ decision: 'expire', decidedBy: 'logbook:expiry' });
     expect(state.calls['3-0']?.result).toMatchObject({ ok: false, errorCode: 'approval_expired', source: 'timeout' });
     expect(t.effects).toEqual([]);
-    await expect(requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'approve' }, 'late')).rejects.toMatchObject({ code: 'approval_conflict' });
+    await expect(requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'approve' }, 'late')).rejects.toMatchObject({ code: 'run_ended' });
   });
 
   it('an approved escalate call that started and lost its result still escalates, and a rerun needs no second approval', async () => {
@@ -226,7 +226,8 @@ describe('approval before a tool runs', () => {
     await expect(requestApproval(t.worker.deps, t.run, { callId: '3-1', decision: 'approve' }, 'a')).rejects.toMatchObject({ code: 'call_not_found' });
     await expect(requestApproval(t.worker.deps, t.run, { callId: '3-0', decision: 'approve', argsHash: 'f'.repeat(64) }, 'a')).rejects.toThrow(/asks about arguments .* not ffffffffffff/);
     const small = await awaiting(100);
-    await expect(requestApproval(small.worker.deps, small.run, { callId: '3-0', decision: 'approve' }, 'a')).rejects.toMatchObject({ code: 'approval_conflict' });
+    // Under $20 no approval was asked and the run completed: an ended run takes no approval.
+    await expect(requestApproval(small.worker.deps, small.run, { callId: '3-0', decision: 'approve' }, 'a')).rejects.toMatchObject({ code: 'run_ended' });
   });
 
   it('a cancel while awaiting approval ends the run; the call never runs', async () => {

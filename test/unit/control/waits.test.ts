@@ -100,7 +100,7 @@ describe('durable waits for signals', () => {
     expect(state.calls['3-0']?.result?.output).toEqual({ kind: 'inline', value: payload });
     expect(await t.storage.inbox.list(t.run)).toEqual([]);
     // Once applied, the head waits for nothing: a late signal is a 409 naming the state.
-    await expect(requestSignal(t.worker.deps, t.run, { signal: 'payment_received', payload }, 'bank')).rejects.toThrow(/no call of run r waits for signal "payment_received": it is completed/);
+    await expect(requestSignal(t.worker.deps, t.run, { signal: 'payment_received', payload }, 'bank')).rejects.toThrow('run r is completed: it takes no signals');
   });
 
   it('times out at wakeAt: the sweeper wakes the run, the call gets a timeout result the model sees', async () => {
@@ -112,7 +112,7 @@ describe('durable waits for signals', () => {
     expect(state.outcome?.type).toBe('completed');
     expect(JSON.stringify(state.outcome)).toContain('signal_timeout');
     // A signal after the wait ended is refused, not queued.
-    await expect(requestSignal(t.worker.deps, t.run, { signal: 'payment_received', payload: { amountCents: 1, reference: 'x' } }, 'bank')).rejects.toMatchObject({ code: 'signal_conflict' });
+    await expect(requestSignal(t.worker.deps, t.run, { signal: 'payment_received', payload: { amountCents: 1, reference: 'x' } }, 'bank')).rejects.toMatchObject({ code: 'run_ended' });
   });
 
   it('refuses a signal nobody waits for, naming what the run waits for', async () => {

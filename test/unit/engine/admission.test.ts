@@ -58,4 +58,36 @@ describe('per-tenant admission', () => {
     expect(res.headers.get('retry-after')).toBe('7');
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('too_many_runs');
   });
+
+  it('a slot whose taker died before it could give it back (no run was ever created) is freed by a refused start a minute later; a working run keeps its own', async () => {
+    const t = limited(2);
+    const start = (runId: string) => startRun(t.worker.deps, { tenant: 'acme', runId, agent: 'agent', input: 'go' });
+    await start('a');
+    // A start admitted and then killed before its append (a Lambda timeout): nothing gives this back.
+    expect(await t.admission.admit({ tenant: 'acme', runId: 'ghost' }, 2)).toBe('taken');
+    await expect(start('b')).rejects.toBeInstanceOf(TooManyRunsError);
+    await t.world.clock.advance(30_000);
+    await expect(start('b')).rejects.toBeInstanceOf(TooManyRunsError);
+    // Seen runless on two looks a minute apart: it was no start in flight.
+    await t.world.clock.advance(31_000);
+    expect(await start('b')).toMatchObject({ created: true });
+    expect(await t.admission.holders('acme')).toEqual(['a', 'b']);
+    // Working runs are never reclaimed, however long they hold their slot.
+    await t.world.clock.advance(600_000);
+    await expect(start('c')).rejects.toBeInstanceOf(TooManyRunsError);
+    await t.world.clock.advance(61_000);
+    await expect(start('c')).rejects.toBeInstanceOf(TooManyRunsError);
+    expect(await t.admission.holders('acme')).toEqual(['a', 'b']);
+  });
+
+  it('a finished run that still holds its slot (its release not done yet) is freed by the first refused start', async () => {
+    const t = limited(1);
+    const start = (runId: string) => startRun(t.worker.deps, { tenant: 'acme', runId, agent: 'agent', input: 'go' });
+    await start('a');
+    await driveRun(t.world, { tenant: 'acme', runId: 'a' }, { worker: () => t.worker });
+    // As if the outcome's release had failed: the slot is held by a completed run.
+    await t.admission.admit({ tenant: 'acme', runId: 'a' }, 1);
+    expect(await start('b')).toMatchObject({ created: true });
+    expect(await t.admission.holders('acme')).toEqual(['b']);
+  });
 });

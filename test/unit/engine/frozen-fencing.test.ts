@@ -175,10 +175,12 @@ describe('a worker frozen inside a tool call past its lease, woken after another
     expect(effects.filter((e) => e.service === 'orders').length).toBeGreaterThanOrEqual(1);
   });
 
-  it("the crash harness's pause points around verify and tool calls hold with these services", async () => {
-    const report = await runCrashHarness(supportScenario, { doubleCrashStride: 0, pausePoints: ['before-tool', 'after-tool', 'before-verify', 'after-verify'] });
+  it("the crash harness's pause points around verify and tool calls, and inside every tool call, hold with these services", async () => {
+    const report = await runCrashHarness(supportScenario, { doubleCrashStride: 0, pausePoints: ['before-tool', 'after-tool', 'in-tool', 'before-verify', 'after-verify'] });
     const pauses = report.points.filter((p) => p.kind === 'pause');
     expect(pauses.length).toBeGreaterThanOrEqual(8);
+    // Each of the four tool calls frozen inside, woken after the takeover and before the rerun.
+    expect(report.points.filter((p) => p.kind === 'late-call')).toHaveLength(8);
     expect(report.points.filter((p) => !p.held)).toEqual([]);
   }, 60_000);
 });

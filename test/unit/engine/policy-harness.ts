@@ -28,11 +28,15 @@ export interface PolicyWorld extends World {
 
 const RUN = { tenant: 't', runId: 'policy-run' };
 
-/** The one-tool agent: its fake service writes to an effect log keyed by the idempotency key. */
+/**
+ * The one-tool agent: its fake service writes to an effect log keyed by the idempotency key. The
+ * verify and escalate writes are fenced (a token below the highest seen for the key, or a request
+ * past its deadline, is refused), as a service must be for a worker woken late inside the call.
+ */
 export function policyWorld(policy: Policy, approval: boolean, storageOf: StorageOf): PolicyWorld {
   const clock = new ManualClock();
   const storage = storageOf(clock);
-  const effects = effectLog();
+  const effects = effectLog({ now: () => clock.now() });
   const looks: PolicyWorld['looks'] = [];
   const tool = defineTool({
     name: 'act',
@@ -45,12 +49,13 @@ export function policyWorld(policy: Policy, approval: boolean, storageOf: Storag
     async execute({ n }, ctx) {
       if (policy === 'rerun') effects.read('act', ctx.idempotencyKey);
       else if (policy === 'idempotency_key') effects.writeOnce('act', ctx.idempotencyKey, { n });
-      else effects.write('act', ctx.idempotencyKey, { n });
+      else effects.writeFenced('act', ctx.idempotencyKey, { token: ctx.fencingToken, notAfter: ctx.notAfter }, { n });
       return { n };
     },
     ...(policy === 'verify'
       ? {
-          async verify(_args: { n: number }, ctx: { idempotencyKey: string }) {
+          async verify(_args: { n: number }, ctx: { idempotencyKey: string; fencingToken: number }) {
+            effects.fence('act', ctx.idempotencyKey, ctx.fencingToken);
             const landed = effects.find(ctx.idempotencyKey, 'act');
             looks.push(landed ? 'landed' : 'not_landed');
             // What the tool itself returns, so the answer is the same whichever way it was recorded.

@@ -3,8 +3,9 @@
  * write one, with the public entry points only: a shop that checks stock, reserves an item,
  * charges a card and emails a receipt. Its fake services write to an effectLog().
  */
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { ScriptedModel, defineAgent, defineAgents, defineTool, type Agents, type BudgetRequest, type JsonValue, type Policy } from 'logbook';
+import { ScriptedModel, defineAgent, defineAgents, defineTool, type Agents, type BudgetRequest, type JsonValue, type Policy, type ToolContext } from 'logbook';
 import { agentsWorld, effectLog, resolveFromEffects, type EffectRecorder, type HarnessScenario, type World } from 'logbook/testing';
 
 export const SHOP_MODEL = 'scripted:shop';
@@ -15,6 +16,27 @@ export interface ShopOptions {
   budgets?: BudgetRequest;
   /** Leave the model out of the app's models (a deploy that dropped it). */
   noModel?: boolean;
+  /**
+   * How the card processor and the mail service take a write (the harness's own mutation tests):
+   * `careful` (default) refuses a fencing token below the highest it saw for the key and a request
+   * past its deadline (effects.writeFenced with ctx.fencingToken and ctx.notAfter); `careless`
+   * applies whatever arrives; `no-token` / `no-deadline`: the tools leave that part out.
+   */
+  services?: 'careful' | 'careless' | 'no-token' | 'no-deadline';
+  /** How reserve_item keys its write: ctx.idempotencyKey (default), per attempt, or at random (a dropped key). */
+  reserveKey?: 'call' | 'attempt' | 'random';
+}
+
+/** The stamp the shop's tools send with a write, or none (a careless service applies anything). */
+function stampOf(ctx: ToolContext, services: ShopOptions['services']): { token: number; notAfter: number } | undefined {
+  if (services === 'careless') return undefined;
+  return { token: services === 'no-token' ? 0 : ctx.fencingToken, notAfter: services === 'no-deadline' ? Infinity : ctx.notAfter };
+}
+
+function reserveKeyOf(ctx: ToolContext, how: ShopOptions['reserveKey']): string {
+  if (how === 'attempt') return `${ctx.idempotencyKey}:attempt-${ctx.attempt}`;
+  if (how === 'random') return randomUUID();
+  return ctx.idempotencyKey;
 }
 
 export function shopTools(effects: EffectRecorder<JsonValue>, options: ShopOptions = {}) {
@@ -39,7 +61,7 @@ export function shopTools(effects: EffectRecorder<JsonValue>, options: ShopOptio
       policy: 'idempotency_key',
       timeoutMs: 5_000,
       async execute({ sku }, ctx) {
-        return effects.writeOnce('reserve', ctx.idempotencyKey, { reservation: `res-${sku}` }).detail ?? null;
+        return effects.writeOnce('reserve', reserveKeyOf(ctx, options.reserveKey), { reservation: `res-${sku}` }).detail ?? null;
       },
     }),
     defineTool({
@@ -50,7 +72,9 @@ export function shopTools(effects: EffectRecorder<JsonValue>, options: ShopOptio
       policy: options.chargePolicy ?? 'escalate',
       timeoutMs: 5_000,
       async execute({ amount }, ctx) {
-        return effects.write('charge', ctx.idempotencyKey, { charged: amount }).detail ?? null;
+        const stamp = stampOf(ctx, options.services);
+        const charge = stamp ? effects.writeFenced('charge', ctx.idempotencyKey, stamp, { charged: amount }) : effects.write('charge', ctx.idempotencyKey, { charged: amount });
+        return charge.detail ?? null;
       },
     }),
     defineTool({
@@ -61,9 +85,13 @@ export function shopTools(effects: EffectRecorder<JsonValue>, options: ShopOptio
       policy: 'verify',
       timeoutMs: 5_000,
       async execute({ to }, ctx) {
-        return effects.write('receipt', ctx.idempotencyKey, { sent: to }).detail ?? null;
+        const stamp = stampOf(ctx, options.services);
+        const sent = stamp ? effects.writeFenced('receipt', ctx.idempotencyKey, stamp, { sent: to }) : effects.write('receipt', ctx.idempotencyKey, { sent: to });
+        return sent.detail ?? null;
       },
       async verify(_args, ctx) {
+        // The look raises the key's fence first: a late send from an older worker is refused from now on.
+        if (options.services !== 'careless' && options.services !== 'no-token') effects.fence('receipt', ctx.idempotencyKey, ctx.fencingToken);
         const sent = effects.find(ctx.idempotencyKey, 'receipt');
         return sent ? { status: 'landed', output: sent.detail ?? null } : { status: 'not_landed' };
       },
@@ -103,12 +131,16 @@ export interface ShopWorld extends World {
 }
 
 /** The scenario a user would write for this agent; `resolver: false` leaves parks unanswered. */
-export function shopScenario(options: ShopOptions & { resolver?: boolean } = {}): HarnessScenario<ShopWorld> {
+export function shopScenario(options: ShopOptions & { resolver?: boolean; serviceLagMs?: number } = {}): HarnessScenario<ShopWorld> {
   return {
-    name: `shop (charge_card: ${options.chargePolicy ?? 'escalate'})`,
+    name: `shop (charge_card: ${options.chargePolicy ?? 'escalate'}${options.services ? `; services ${options.services}` : ''})`,
     world: () => {
-      const effects = effectLog<JsonValue>();
-      return { ...agentsWorld(shopAgents(effects, options)), effects };
+      // The services' clock is the world's (behind it by serviceLagMs: a service whose clock lags).
+      const time: { now?: () => number } = {};
+      const effects = effectLog<JsonValue>({ now: () => (time.now?.() ?? 0) - (options.serviceLagMs ?? 0) });
+      const world = agentsWorld(shopAgents(effects, options));
+      time.now = () => world.clock.now();
+      return { ...world, effects };
     },
     request: { tenant: 't', runId: 'order-1', agent: 'shop', input: 'One mug for ana@example.com, please.' },
     sideEffects: (world) => world.effects.all(),
