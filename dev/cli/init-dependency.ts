@@ -75,7 +75,7 @@ export function defaultDependency(origin: LogbookOrigin, version: string, projec
   const file = pack(origin, destination);
   const vendored = `${VENDOR_DIR}/${file}`;
   const from = origin.kind === 'checkout' ? `packed from the checkout at ${origin.root} (npm pack)` : `packed from the installed package at ${origin.root}`;
-  return { spec: `file:${vendored}`, vendored, how: `${vendored}, ${from}: logbook is not on the npm registry yet` };
+  return { spec: `file:${vendored}`, vendored, how: `file:${vendored}, ${from}: logbook is not on the npm registry yet` };
 }
 
 /** What `npm pack` prints with --json: one entry per packed package. */
