@@ -53,7 +53,8 @@ export interface ToolContext {
  * that, any JSON-compatible value (an `interface` type included, see JsonCompatible).
  */
 // `output?: undefined` on the others: a verify() returning either outcome infers O from `landed` alone.
-export type VerifyOutcome<O = JsonValue> = { status: 'landed'; output: O } | { status: 'not_landed'; output?: undefined } | { status: 'unknown'; output?: undefined };
+export type VerifyOutcome<O = JsonValue> =
+  { status: 'landed'; output: O } | { status: 'not_landed'; output?: undefined } | { status: 'unknown'; output?: undefined };
 
 /**
  * Arguments described by a JSON Schema rather than zod (tools listed from an MCP server): the

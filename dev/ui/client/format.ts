@@ -1,7 +1,16 @@
 /** Numbers, times and sizes as people read them. No DOM here: unit tests import it. */
 
+/**
+ * Dollars as lib/core/money.ts's formatUsd shows them (rounded to micro-dollars, then four
+ * decimals under a dollar, else cents). The inspector's modules cannot import lib/ (they are
+ * served as they are, from their own root): test/unit/ui/money.test.ts holds the two together.
+ */
+export const USD_DECIMALS = 6;
+
 export function usd(value: number): string {
-  return `$${value.toFixed(value < 1 ? 4 : 2)}`;
+  const scale = 10 ** USD_DECIMALS;
+  const rounded = Number.isFinite(value) ? Math.round(value * scale) / scale : value;
+  return `$${rounded.toFixed(Math.abs(rounded) < 1 ? 4 : 2)}`;
 }
 
 export function int(value: number): string {
