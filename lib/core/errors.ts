@@ -3,6 +3,7 @@
  * optional `cause`. Errors that enter the log (tool errors, run failures) round-trip through JSON
  * as `{code, message}`, so a resumed run sees exactly what the live one saw.
  */
+import { plural } from './plural.js';
 export abstract class LogbookError extends Error {
   abstract readonly code: string;
   readonly retryable: boolean = false;
@@ -146,7 +147,7 @@ export class TooManyRunsError extends LogbookError {
     readonly limit: number,
     readonly retryAfterSeconds: number,
   ) {
-    super(`this tenant already has ${limit} unfinished runs (its limit); start again after ${retryAfterSeconds} s`);
+    super(`this tenant already has ${plural(limit, 'unfinished run')} (its limit); start again after ${retryAfterSeconds} s`);
   }
 }
 

@@ -12,6 +12,7 @@ import {
   reserveChild,
   settle,
 } from './fold-control.js';
+import { plural } from './plural.js';
 
 /** Fold a whole log. Validates every record and the order of events; throws CorruptLogError. */
 export function foldLog(records: readonly unknown[]): RunState {
@@ -316,7 +317,8 @@ function startSummary(s: RunState, e: EventOf<'model_started'>): void {
   const covers = e.covers?.turns;
   if (covers === undefined) fail(e, 'a summary call without covers');
   const turns = s.messages.reduce((n, m) => (m.role === 'assistant' ? n + 1 : n), 0);
-  if (covers <= (s.context?.turns ?? 0) || covers > turns) fail(e, `covers ${covers} turns of ${turns} (${s.context?.turns ?? 0} already summarized)`);
+  if (covers <= (s.context?.turns ?? 0) || covers > turns)
+    fail(e, `covers ${plural(covers, 'turn')} of ${turns} (${s.context?.turns ?? 0} already summarized)`);
   const answered = s.answered;
   const pending = s.pendingMessages;
   s.pendingMessages = [];

@@ -104,7 +104,7 @@ function turnSlots(runId: string, t: TurnEntry): Slot[] {
     ? ['text', a, () => (a.text ? payload(runId, '', a.text, { prose: true }) : null)]
     : ['text', t.chunks, () => (t.chunks.length > 0 ? h('p', { class: 'say streaming', 'aria-live': 'polite' }, partialText(t)) : null)];
   const status = a
-    ? `${int(a.inputTokens)} in / ${int(a.outputTokens)} out tokens · ${usd(a.costUsd)}${a.stopReason ? ` · ${a.stopReason}` : ''}`
+    ? `${int(a.inputTokens)} in / ${int(a.outputTokens)} out ${a.inputTokens + a.outputTokens === 1 ? 'token' : 'tokens'} · ${usd(a.costUsd)}${a.stopReason ? ` · ${a.stopReason}` : ''}`
     : t.state === 'failed'
       ? `failed: ${t.failure?.code ?? '?'}: ${t.failure?.message ?? ''}${t.failure?.retryable ? ' (retryable: tried again)' : ''}`
       : t.state === 'abandoned'

@@ -13,6 +13,11 @@ export function usd(value: number): string {
   return `$${rounded.toFixed(Math.abs(rounded) < 1 ? 4 : 2)}`;
 }
 
+/** "1 event", "3 events": lib/core/plural.ts's plural, for the inspector (which cannot import lib/). */
+export function plural(n: number, noun: string, nouns = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : nouns}`;
+}
+
 export function int(value: number): string {
   return Math.round(value).toLocaleString('en-US');
 }

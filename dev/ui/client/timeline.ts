@@ -1,5 +1,5 @@
 import { h } from './dom.js';
-import { clock, duration, truncate, usd } from './format.js';
+import { clock, duration, plural, truncate, usd } from './format.js';
 import { bodiesOf, bodyView, rawEventView } from './payload.js';
 import { facts, foldEvent, type RunModel } from './run-model.js';
 import type { LogEvent } from './types.js';
@@ -80,7 +80,7 @@ export class Timeline {
       foldEvent(this.model, e);
       this.body.append(this.row(e));
     }
-    this.count.textContent = `${this.model.lastSeq} events`;
+    this.count.textContent = plural(this.model.lastSeq, 'event');
   }
 
   private row(e: LogEvent): HTMLTableRowElement {
