@@ -44,6 +44,18 @@ export function clock(at: number | string): string {
   return Number.isNaN(d.getTime()) ? '' : d.toISOString().slice(11, 23);
 }
 
+/**
+ * A moment a person can place: its time (as clock()) when it falls on the same UTC day as `now`,
+ * else with its date first. An approval asked today and due in three days reads "10:00:00.000",
+ * "2026-03-07 10:00:00.000", never two times that look a moment apart.
+ */
+export function when(at: number | string, now: number = Date.now()): string {
+  const d = new Date(at);
+  if (Number.isNaN(d.getTime())) return '';
+  const day = d.toISOString().slice(0, 10);
+  return day === new Date(now).toISOString().slice(0, 10) ? clock(at) : `${day} ${clock(at)}`;
+}
+
 export function dateTime(at: number | string): string {
   const d = new Date(at);
   return Number.isNaN(d.getTime()) ? '' : `${d.toISOString().slice(0, 19).replace('T', ' ')}Z`;
