@@ -1,6 +1,6 @@
 import { attachmentLink } from './attachments.js';
 import { blob, errorText } from './api.js';
-import { partialText, type Attachment, type Conversation, type Entry, type ToolEntry, type TurnEntry } from './conversation.js';
+import { approvalAsked, partialText, type Attachment, type Conversation, type Entry, type ToolEntry, type TurnEntry } from './conversation.js';
 import { h, type Child } from './dom.js';
 import { bytes, duration, int, pretty, short, usd, when } from './format.js';
 import { sha256Hex } from './digest.js';
@@ -163,11 +163,6 @@ function toolSlots(runId: string, t: ToolEntry): Slot[] {
     ['run', runKey, () => runView(t)],
     ['result', t.result, () => resultView(runId, t)],
   ];
-}
-
-/** When an approval was asked and until when it may be answered: with dates unless today. No DOM: unit tests call it. */
-export function approvalAsked(a: { asked: number; expiresAt?: number }, now: number = Date.now()): string {
-  return `Approval asked at ${when(a.asked, now)}${a.expiresAt ? `, rejected if unanswered by ${when(a.expiresAt, now)}` : ''}.`;
 }
 
 function approvalView(runId: string, t: ToolEntry): Child {

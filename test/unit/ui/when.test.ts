@@ -1,7 +1,7 @@
 // Times in the inspector: a moment on another day than today says its date, so an approval asked
 // today and due in three days does not read as due a moment before it was asked.
 import { describe, expect, it } from 'vitest';
-import { approvalAsked } from '../../../dev/ui/client/conversation-view.js';
+import { approvalAsked } from '../../../dev/ui/client/conversation.js';
 import { clock, when } from '../../../dev/ui/client/format.js';
 
 const asked = Date.parse('2026-03-04T10:00:00.000Z');
