@@ -11,6 +11,8 @@ import type { ScriptStep } from '../../lib/models/scripted-model.js';
 import { scriptedWorld } from '../../lib/testing/scripted-world.js';
 import { toolTestContext } from '../../lib/testing/tool-context.js';
 import { spawnWorker } from '../../lib/testing/world.js';
+import { McpConnectionClosedError } from '../../lib/tools/mcp/errors.js';
+import { mcpTools } from '../../lib/tools/mcp/mcp-tools.js';
 import type { McpToolsOptions } from '../../lib/tools/mcp/options.js';
 import { killPid } from '../fixtures/mcp/fixture.js';
 import { cleanUpAfterEach, coldStart, connect, crashFirstStep, drive, fixture, mcpRun } from '../fixtures/mcp/mcp-world.js';
@@ -299,5 +301,26 @@ describe('aborts and timeouts', () => {
     dir.hang(true);
     const payment = server.tools.find((t) => t.name === 'fx_send_payment')!;
     await expect(payment.execute({ amountCents: 1 }, toolTestContext())).rejects.toBeInstanceOf(ToolOutcomeUnknownError);
+  });
+});
+
+describe('closing what mcpTools() returns', () => {
+  it('close() ends the stdio server: its process is gone when it resolves, later calls are never sent, and the tools stay a plain array', async () => {
+    const dir = fixture();
+    const tools = await mcpTools({ transport: dir.stdio(), prefix: 'fx_', include: ['lookup'], timeoutMs: 5_000, trustAnnotations: true });
+    // What an agent's `tools: [...tools]` and a deep comparison see: the tools, no close().
+    expect([...tools].map((t) => t.name)).toEqual(['fx_lookup']);
+    expect(Object.keys(tools)).toEqual(['0']);
+    expect(JSON.stringify(tools.map((t) => t.name))).toBe('["fx_lookup"]');
+    await expect(tools[0]!.execute({ id: 'a1' }, toolTestContext())).resolves.toBe('item a1');
+    const pid = dir.initializes()[0]!.pid;
+    expect(() => process.kill(pid, 0)).not.toThrow();
+
+    await tools.close();
+    expect(() => process.kill(pid, 0)).toThrow(); // gone, not just asked to go
+    await expect(tools[0]!.execute({ id: 'a2' }, toolTestContext())).rejects.toBeInstanceOf(McpConnectionClosedError);
+    expect(dir.calls('lookup')).toHaveLength(1);
+    await tools.close(); // idempotent
+    expect(dir.initializes()).toHaveLength(1);
   });
 });
