@@ -8,6 +8,15 @@ const FRAMEWORK_BOUNDARY = {
   group: ['**/examples/**', '**/dev/**', '**/functions/**', '**/handlers/**', 'logbook/local', '**/test/**', '**/bench/**'],
   message: 'lib/ is the framework: it never imports an application, a handler entry file, the dev kit or tests.',
 };
+/**
+ * Adapters sit beside the engine, not under it: only the Lambda wiring, the CDK app, the testing kit
+ * (and, outside lib/, the dev kit and tests) build them. Everything else goes through a port, and
+ * shared helpers live in lib/support, shared numbers in lib/core/limits.ts.
+ */
+const NO_ADAPTERS = {
+  group: ['**/adapters/**'],
+  message: 'only lib/lambda, lib/cdk and lib/testing import adapters: go through a port (helpers are in lib/support, numbers in lib/core/limits.ts).',
+};
 /** Applications use Logbook the way a user does: through the package's entry points. */
 const PUBLIC_ENTRY_POINTS = {
   group: ['**/lib/**', '**/dev/**', '!logbook/**'],
@@ -35,7 +44,7 @@ export default tseslint.config(
     },
   },
   {
-    // What agent authors write against never imports how the engine runs it (only its numbers).
+    // What agent authors write against never imports how the engine runs it.
     files: ['lib/authoring/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -43,7 +52,11 @@ export default tseslint.config(
         {
           patterns: [
             FRAMEWORK_BOUNDARY,
-            { group: ['../engine/*', '!../engine/limits.js', '../api/*', '../lambda/*', '../cdk/*', '../testing/*', '../adapters/aws/*', '@aws-sdk/*'], message: 'lib/authoring is the authoring API: no engine run-time, no AWS.' },
+            NO_ADAPTERS,
+            {
+              group: ['../engine/*', '../api/*', '../lambda/*', '../cdk/*', '../testing/*', '@aws-sdk/*'],
+              message: 'lib/authoring is the authoring API: no engine run-time, no AWS.',
+            },
           ],
         },
       ],
@@ -51,8 +64,25 @@ export default tseslint.config(
   },
   {
     // Only adapters, models, the Lambda wiring and the CDK constructs talk to AWS.
-    files: ['lib/engine/**/*.ts', 'lib/ports/**/*.ts', 'lib/testing/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK_BOUNDARY, { group: ['@aws-sdk/*'], message: 'no AWS SDK here: go through a port.' }] }] },
+    files: ['lib/engine/**/*.ts', 'lib/ports/**/*.ts', 'lib/support/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [FRAMEWORK_BOUNDARY, NO_ADAPTERS, { group: ['@aws-sdk/*'], message: 'no AWS SDK here: go through a port.' }] },
+      ],
+    },
+  },
+  {
+    // The testing kit runs on the memory fakes, never on AWS.
+    files: ['lib/testing/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [FRAMEWORK_BOUNDARY, { group: ['@aws-sdk/*'], message: 'no AWS SDK here: go through a port.' }] }],
+    },
+  },
+  {
+    // Models, the API and the MCP tools talk to their SDKs, but build no adapter.
+    files: ['lib/models/**/*.ts', 'lib/api/**/*.ts', 'lib/tools/**/*.ts', 'lib/index.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [FRAMEWORK_BOUNDARY, NO_ADAPTERS] }] },
   },
   {
     // The core is pure: no I/O, no clock, no randomness, no AWS.
@@ -63,7 +93,11 @@ export default tseslint.config(
         {
           patterns: [
             FRAMEWORK_BOUNDARY,
-            { group: ['node:*', '@aws-sdk/*', '../engine/*', '../adapters/*', '../ports/*', '../models/*', 'fs', 'crypto'], message: 'lib/core is pure.' },
+            NO_ADAPTERS,
+            {
+              group: ['node:*', '@aws-sdk/*', '../engine/*', '../adapters/*', '../ports/*', '../models/*', '../support/*', 'fs', 'crypto'],
+              message: 'lib/core is pure.',
+            },
           ],
         },
       ],
@@ -73,6 +107,22 @@ export default tseslint.config(
         { object: 'Math', property: 'random', message: 'lib/core has no randomness.' },
       ],
       'no-restricted-globals': ['error', 'process', 'fetch', 'setTimeout', 'setInterval'],
+    },
+  },
+  {
+    // logbook/chat runs in browsers: nothing of Node, of the server side or of the AI SDK at run time.
+    files: ['lib/chat/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            FRAMEWORK_BOUNDARY,
+            { group: ['node:*', '@aws-sdk/*', '../*/*', 'ai', '@ai-sdk/*', 'hono', '@hono/*', 'zod'], message: 'lib/chat is browser code with no dependency: its own files only.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', 'process', 'Buffer'],
     },
   },
   {

@@ -14,7 +14,11 @@
  *   npm run bench -- --flood 2000          # 2,000 runs started at once, per-tenant limit, a second tenant's run
  *   npm run bench -- --context --turns 200  # input tokens per turn with each context policy, in memory
  *   npm run bench -- --stream              # streaming on the local stack: chunk writes per model call, reader delay p50/p95
+ *   npm run bench -- --readers 200         # GET /runs p50/p95 on the local stack with 0 and with 200 open stream readers
+ *                                          #   (--max-open-streams 1000: the poll back-off alone, no cap)
+ *   npm run bench -- --stream --chat       # the same, each run read by the AI SDK's client (logbook/chat + readUIMessageStream)
  *   npm run bench -- --tracing --turns 200  # CPU per turn with OpenTelemetry tracing on vs off (memory, then emulators)
+ *   npm run bench -- --eval 200            # logbook eval over 200 recorded booking runs: runs/s, side effects (0), a planted prompt change
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
 import { cpus } from 'node:os';
@@ -30,6 +34,7 @@ import { runFlood } from './flood.js';
 import { runScale } from './scale.js';
 import { runContextBench } from './context.js';
 import { runStreamBench } from './stream.js';
+import { runReadersBench } from './readers.js';
 import { runTracingBench } from './tracing.js';
 import { sideBySide, sideBySideRatios, type Shape, type SideBySide } from './side-by-side.js';
 
@@ -45,8 +50,13 @@ const { values } = parseArgs({
     'max-active': { type: 'string' },
     context: { type: 'boolean', default: false },
     stream: { type: 'boolean', default: false },
+    readers: { type: 'string' },
+    seconds: { type: 'string', default: '15' },
+    'max-open-streams': { type: 'string' },
+    chat: { type: 'boolean', default: false },
     tracing: { type: 'boolean', default: false },
     workers: { type: 'string' },
+    eval: { type: 'string' },
   },
 });
 
@@ -62,6 +72,11 @@ if (values.flood !== undefined) {
   });
   process.exit(report.completed === report.runs && report.otherCompleted ? 0 : 1);
 }
+if (values.eval !== undefined) {
+  const { runEvalBench } = await import('./eval.js');
+  const { ok } = await runEvalBench({ runs: Number(values.eval) });
+  process.exit(ok ? 0 : 1);
+}
 if (values.scale !== undefined) {
   const { ok } = await runScale({
     runs: Number(values.scale),
@@ -72,8 +87,19 @@ if (values.scale !== undefined) {
   process.exit(ok ? 0 : 1);
 }
 
-if (values.stream) {
+if (values.readers !== undefined) {
+  const { ok } = await runReadersBench({
+    readers: Number(values.readers),
+    runs: values.runs === '8' ? 4 : Number(values.runs),
+    seconds: Number(values.seconds),
+    dynamo: values.dynamo as 'auto',
+    maxOpenStreams: values['max-open-streams'] ? Number(values['max-open-streams']) : undefined,
+  });
+  process.exit(ok ? 0 : 1);
+}
+if (values.stream || values.chat) {
   const { ok } = await runStreamBench({
+    reader: values.chat ? 'chat' : 'poll',
     runs: values.runs === '8' ? 4 : Number(values.runs),
     turns: values.turns === '1000' ? 3 : Number(values.turns),
     chars: 800,

@@ -4,8 +4,10 @@ import { join, resolve } from 'node:path';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { STREAM_PREFIX } from '../lib/adapters/aws/dynamo-keys.js';
 import type { StreamItem } from '../lib/api/stream-merge.js';
-import { STREAM_FLUSH_MS } from '../lib/engine/limits.js';
+import { STREAM_FLUSH_MS } from '../lib/core/limits.js';
 import { startLocalStack } from '../dev/local/stack.js';
+import { readUIMessageStream } from 'ai';
+import { LogbookChatTransport } from '../lib/chat/index.js';
 import { COST_DOC } from './cost-section.js';
 import { median, p95, PRICES } from './report.js';
 
@@ -16,6 +18,12 @@ export interface StreamBenchOptions {
   chars: number;
   charsPerSecond: number;
   dynamo: 'auto' | 'dynamodb-local' | 'dynalite';
+  /**
+   * Who reads each run: `poll`, a client long-polling GET /runs/{id}/stream; `chat`, the AI SDK's
+   * client (logbook/chat's transport on GET /runs/{id}/chat, its chunks assembled by the `ai`
+   * package's readUIMessageStream): the delay is then to the text of the assembled UI message.
+   */
+  reader?: 'poll' | 'chat';
 }
 
 /**
@@ -69,8 +77,36 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<{ ok:
         if (page.done) return;
       }
     };
+    /** The AI SDK's reader: the transport starts the run and streams it; a piece counts once the assembled message shows it. */
+    const followChat = async (runId: string) => {
+      const transport = new LogbookChatTransport({ api: stack.apiUrl, agent: 'bench', budgets: { maxSteps: options.turns }, storage: null });
+      const stream = await transport.sendMessages({
+        trigger: 'submit-message',
+        chatId: runId,
+        messageId: undefined,
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'go' } as { type: string }] }],
+        abortSignal: undefined,
+      });
+      const seen = new Set<string>();
+      const lengths = new Map<number, number>();
+      for await (const message of readUIMessageStream({ stream: stream as never, terminateOnError: true })) {
+        const now = Date.now();
+        message.parts.forEach((part, i) => {
+          if (part.type !== 'text' || part.text.length === (lengths.get(i) ?? 0)) return;
+          textItems++;
+          lengths.set(i, part.text.length);
+          for (const m of part.text.matchAll(/\|(\d{13})\|/g)) {
+            const key = `${i}:${m.index}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+            delays.push(now - Number(m[1]));
+          }
+        });
+      }
+    };
     const t0 = Date.now();
     const followers = ids.map(async (runId) => {
+      if (options.reader === 'chat') return followChat(runId);
       const res = await fetch(`${stack.apiUrl}/runs`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -114,16 +150,17 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<{ ok:
     const wruPerTurn = wru / calls;
     const base = baselinePerMTurns();
     const extra = wruPerTurn * PRICES.dynamoWruPerM;
+    const reader = options.reader === 'chat' ? 'one AI SDK chat client (GET /runs/{id}/chat, readUIMessageStream)' : 'one long-polling client';
     const ok = completed === options.runs && perSecond <= 5 && p95(delays) < 500;
     const f = (x: number, d = 2) => x.toFixed(d);
     console.log(
       [
-        `stream: ${options.runs} runs x ${options.turns} model calls on the local stack (${stack.dynamo}), each streaming ${options.chars} characters at ${options.charsPerSecond}/s (${f(streamSeconds, 1)} s), one long-polling client per run`,
-        `  completed ${completed}/${options.runs} in ${f(wallMs / 1000, 1)} s; ${textItems} text items served`,
+        `stream: ${options.runs} runs x ${options.turns} model calls on the local stack (${stack.dynamo}), each streaming ${options.chars} characters at ${options.charsPerSecond}/s (${f(streamSeconds, 1)} s), ${reader} per run`,
+        `  completed ${completed}/${options.runs} in ${f(wallMs / 1000, 1)} s; ${textItems} ${options.reader === 'chat' ? 'text updates of the UI message' : 'text items served'}`,
         `  extra DynamoDB writes per model call (chunk items): ${f(perCall)} (${f(wruPerTurn)} write units)`,
         `  writes per second of streaming per run: ${f(perSecond)} (target <= 5; batching every ${STREAM_FLUSH_MS} ms): ${perSecond <= 5 ? 'met' : 'NOT met'}`,
         `  $ per million turns, DynamoDB+SQS+S3: ${base ? `without streaming ${usd(base.worker)} (worker) / ${usd(base.warm)} (warm steps), from ${COST_DOC}; with streaming ${usd(base.worker + extra)} / ${usd(base.warm + extra)}` : `(run npm run bench for the baseline)`} (+${usd(extra)}: ${f(wruPerTurn)} WRU x $${PRICES.dynamoWruPerM}/M)`,
-        `  delay from a piece leaving the model to the long-polling client: p50 ${f(median(delays), 0)} ms, p95 ${f(p95(delays), 0)} ms over ${delays.length} pieces (target p95 < 500 ms): ${p95(delays) < 500 ? 'met' : 'NOT met'}`,
+        `  delay from a piece leaving the model to the ${options.reader === 'chat' ? "AI SDK client's UI message" : 'long-polling client'}: p50 ${f(median(delays), 0)} ms, p95 ${f(p95(delays), 0)} ms over ${delays.length} pieces (target p95 < 500 ms): ${p95(delays) < 500 ? 'met' : 'NOT met'}`,
         `  ${ok ? 'ok' : 'NOT OK'}`,
       ].join('\n'),
     );

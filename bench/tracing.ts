@@ -20,40 +20,49 @@ import { stepShape, workerShape, type BenchEnv, type ModeResult } from './modes.
  * With tracing on, the real SDK (otlpTracing: batch processor, OTLP/HTTP protobuf exporter) sends
  * every step's spans to a collector stand-in in another process, which only counts what it gets;
  * each step waits for its spans to be sent, as in production. Two shapes: the worker's (turns back
- * to back in one invocation) and one turn per step (every turn pays a step's spans). Off and on
- * alternate round by round, so a machine's changing load falls on both.
+ * to back in one invocation) and one turn per step (every turn pays a step's spans). A third arm
+ * adds the GenAI metrics (OTEL_METRICS_EXPORTER=otlp), sent after every step as the Lambda worker
+ * sends them after every invocation. The arms rotate round by round, so a machine's changing load
+ * falls on each.
  */
 export async function runTracingBench(turns: number, rounds = 7, dynamo: 'auto' | 'dynalite' | 'dynamodb-local' = 'dynamodb-local'): Promise<string> {
   const sink = await startSink();
   const sdk = await otlpTracing({ endpoint: sink.url, protocol: 'http/protobuf', env: {} });
+  // The same spans plus the GenAI metrics, sent after every step as the Lambda worker sends them after every invocation.
+  const withMetrics = await otlpTracing({ endpoint: sink.url, protocol: 'http/protobuf', env: {}, metrics: true });
   let recorded = 0;
   const tracer: OtlpTracing = { ...sdk, record: (spans) => ((recorded += spans.length), sdk.record(spans)) };
   try {
     const lines = [`Tracing CPU per turn (${turns} turns a run, ${rounds} rounds each, median; collector stand-in in another process)`, ''];
-    lines.push('| shape | off: CPU µs/turn | on: CPU µs/turn | on / off | spans a turn |', '|---|---:|---:|---:|---:|');
+    lines.push(
+      '| shape | off: CPU µs/turn | spans: CPU µs/turn | spans / off | spans + metrics: CPU µs/turn | + metrics / spans | spans a turn |',
+      '|---|---:|---:|---:|---:|---:|---:|',
+    );
     for (const shape of [{ name: "worker's shape (turns back to back)", maxTurns: undefined }, { name: 'one turn per step', maxTurns: 1 }] as const) {
-      await measure(turns, shape.maxTurns, undefined); // warm-up, both arms
-      await measure(turns, shape.maxTurns, tracer);
+      // Warm-up, every arm.
+      for (const arm of [undefined, tracer, withMetrics]) await measure(turns, shape.maxTurns, arm);
       const off: number[] = [];
       const on: number[] = [];
+      const metered: number[] = [];
       const spansBefore = recorded;
       for (let i = 0; i < rounds; i++) {
-        const first = i % 2 === 0;
-        if (first) off.push(await measure(turns, shape.maxTurns, undefined));
-        on.push(await measure(turns, shape.maxTurns, tracer));
-        if (!first) off.push(await measure(turns, shape.maxTurns, undefined));
+        // The arms rotate, so a burst of load falls on each as often.
+        const arms = [() => off, () => on, () => metered];
+        const order = [0, 1, 2].map((k) => (k + i) % 3);
+        for (const k of order) arms[k]!().push(await measure(turns, shape.maxTurns, k === 0 ? undefined : k === 1 ? tracer : withMetrics));
       }
       await tracer.flush();
       const spansPerTurn = (recorded - spansBefore) / (rounds * turns);
-      const [a, b] = [median(off) / turns, median(on) / turns];
-      lines.push(`| ${shape.name} | ${a.toFixed(0)} | ${b.toFixed(0)} | ${(b / a).toFixed(3)} | ${spansPerTurn.toFixed(1)} |`);
+      const [a, b, c] = [median(off) / turns, median(on) / turns, median(metered) / turns];
+      lines.push(`| ${shape.name} | ${a.toFixed(0)} | ${b.toFixed(0)} | ${(b / a).toFixed(3)} | ${c.toFixed(0)} | ${(c / b).toFixed(3)} | ${spansPerTurn.toFixed(1)} |`);
     }
     await new Promise((r) => setTimeout(r, 200));
-    lines.push('', `${recorded} spans recorded; the collector stand-in got ${sink.requests()} OTLP requests, ${(sink.bytes() / 1024).toFixed(0)} KiB.`);
+    lines.push('', `${recorded} spans recorded (spans arm); the collector stand-in got ${sink.requests()} OTLP requests, ${(sink.bytes() / 1024).toFixed(0)} KiB.`);
     lines.push('', ...(await onEmulators(turns, rounds, tracer, dynamo)));
     return lines.join('\n');
   } finally {
     await tracer.shutdown();
+    await withMetrics.shutdown();
     sink.stop();
   }
 }
@@ -70,6 +79,8 @@ async function measure(turns: number, maxTurns: number | undefined, tracer: Otlp
     const message = storage.queue.take();
     if (!message) break;
     await runStep(worker.deps, message.tick, { owner: worker.name, deadlineAt: world.clock.now() + 300_000, ...(maxTurns ? { maxTurns } : {}) });
+    // The worker sends its metrics when each invocation ends (worker-handler.ts).
+    if (tracer?.metrics) await tracer.flushMetrics();
   }
   await tracer?.flush();
   const used = process.cpuUsage(before);

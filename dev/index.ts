@@ -3,7 +3,8 @@
  * fauxqs for SQS and S3) running an application's agents through the same handlers as Lambda, an
  * API client, and the pieces the `logbook` CLI is made of. Never part of a Lambda bundle.
  */
-export { startLocalStack, LOCAL_TIMINGS, type LocalStack, type LocalStackOptions } from './local/stack.js';
+export { startLocalStack, LOCAL_TIMINGS, type LocalStack, type LocalStackOptions, type LocalTelemetry } from './local/stack.js';
+export { telemetryLines } from './local/telemetry-text.js';
 export { startEmulators, type EmulatorEndpoints, type Emulators } from './local/emulators.js';
 export { javaAvailable } from './local/dynamodb-local.js';
 export { createResources, resourceNames, type CreatedResources, type CreateResourcesOptions } from './local/resources.js';

@@ -38,7 +38,7 @@ export { InstructionsError } from './authoring/instructions.js';
 // Images and documents in a run's input: the field an input schema declares them with.
 export { attachment, type AttachmentOptions, type AttachmentRef, type AttachmentMediaType } from './authoring/attachment.js';
 export type { ModelSettings, ToolChoice, ReasoningSetting } from './core/model-settings.js';
-export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './engine/limits.js';
+export { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from './core/limits.js';
 // Redaction: what the log, S3 payloads, the API and the model see of secrets (defineAgents({ redaction })).
 export { Redactor, DEFAULT_REDACTION_RULES, FIELD_PLACEHOLDER, type RedactionOptions, type RedactionRule } from './core/redaction.js';
 // Models: scripted ones for tests and `logbook dev`, prices, and how a model id is read.
@@ -78,4 +78,4 @@ export type { RunEvent, EventType, EventOf, Policy, Budgets, Price, PinnedTool, 
 export type { BudgetRequest } from './core/budgets.js';
 export type { RunState, CallState, RunStatusState } from './core/state.js';
 export type { JsonValue } from './core/json.js';
-export type { RunRef } from './ports/run-ref.js';
+export { idempotencyKey, type RunRef } from './core/run-ref.js';

@@ -22,30 +22,39 @@ export interface EventPage {
   next?: number;
 }
 
+/** Signs one request (SigV4 for a deployed stack's API): the headers to add. */
+export type RequestSigner = (request: { method: string; url: URL; headers: Record<string, string>; body?: Uint8Array }) => Promise<Record<string, string>>;
+
+const encoder = new TextEncoder();
+
 /** A small client of the Logbook HTTP API, used by the CLI and the local demo. */
 export class LogbookClient {
   constructor(
     readonly baseUrl: string = DEFAULT_API,
     private readonly headers: Record<string, string> = {},
+    private readonly sign?: RequestSigner,
   ) {}
 
-  /** A JSON request, or with `raw` the bytes as they are under their own Content-Type (an upload). */
-  private async call<T>(method: string, path: string, body?: unknown, raw?: { bytes: Uint8Array; contentType: string }): Promise<{ status: number; data: T }> {
-    let response: Response;
-    const content = raw
-      ? { type: raw.contentType, body: raw.bytes as Uint8Array<ArrayBuffer> }
-      : body === undefined
-        ? undefined
-        : { type: 'application/json', body: JSON.stringify(body) };
+  /** One request; the response as it came (the caller reads its body). */
+  private async send(method: string, path: string, content?: { type: string; body: Uint8Array }): Promise<Response> {
+    const url = new URL(path, this.baseUrl);
+    const headers: Record<string, string> = { ...this.headers, ...(content ? { 'content-type': content.type } : {}) };
+    if (this.sign) Object.assign(headers, await this.sign({ method, url, headers, ...(content ? { body: content.body } : {}) }));
     try {
-      response = await fetch(new URL(path, this.baseUrl), {
-        method,
-        headers: { ...this.headers, ...(content ? { 'content-type': content.type } : {}) },
-        ...(content ? { body: content.body } : {}),
-      });
+      return await fetch(url, { method, headers, ...(content ? { body: content.body as Uint8Array<ArrayBuffer> } : {}) });
     } catch (error) {
       throw new ApiError(0, undefined, `cannot reach the Logbook API at ${this.baseUrl} (${(error as Error).message}); is \`npm start\` running?`);
     }
+  }
+
+  /** A JSON request, or with `raw` the bytes as they are under their own Content-Type (an upload). */
+  private async call<T>(method: string, path: string, body?: unknown, raw?: { bytes: Uint8Array; contentType: string }): Promise<{ status: number; data: T }> {
+    const content = raw
+      ? { type: raw.contentType, body: raw.bytes }
+      : body === undefined
+        ? undefined
+        : { type: 'application/json', body: encoder.encode(JSON.stringify(body)) };
+    const response = await this.send(method, path, content);
     const text = await response.text();
     let data: unknown;
     try {
@@ -146,6 +155,41 @@ export class LogbookClient {
   async upload(bytes: Uint8Array, mediaType: string, name?: string): Promise<{ ref: AttachmentRef }> {
     const query = name === undefined ? '' : `?name=${encodeURIComponent(name)}`;
     return (await this.call<{ ref: AttachmentRef }>('POST', `/attachments${query}`, undefined, { bytes, contentType: mediaType })).data;
+  }
+
+  /** A payload the run's log holds by reference, as stored (the caller checks its sha256). */
+  async blob(runId: string, sha256: string): Promise<Uint8Array> {
+    return this.bytes(`/runs/${encodeURIComponent(runId)}/blobs/${encodeURIComponent(sha256)}`);
+  }
+
+  /** An uploaded file of this tenant (an attachment a run refers to), as stored. */
+  async attachment(sha256: string): Promise<Uint8Array> {
+    return this.bytes(`/attachments/${encodeURIComponent(sha256)}`);
+  }
+
+  private async bytes(path: string): Promise<Uint8Array> {
+    const response = await this.send('GET', path);
+    if (!response.ok) {
+      const text = await response.text();
+      let err: ApiErrorBody | undefined;
+      try {
+        err = JSON.parse(text) as ApiErrorBody;
+      } catch {
+        err = undefined;
+      }
+      throw new ApiError(response.status, err, `${response.status} ${err?.error.code ?? 'error'}: ${err?.error.message ?? text}`);
+    }
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  /** Import a run file into the local stack (`logbook dev`; a deployed API has no such route). */
+  async importRuns(file: string): Promise<{ imported: string[]; skipped: { runId: string; reason: string }[] }> {
+    return (
+      await this.call<{ imported: string[]; skipped: { runId: string; reason: string }[] }>('POST', '/local/import', undefined, {
+        bytes: encoder.encode(file),
+        contentType: 'application/x-ndjson',
+      })
+    ).data;
   }
 
   async resolve(

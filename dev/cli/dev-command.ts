@@ -1,6 +1,7 @@
 import { javaAvailable } from '../local/dynamodb-local.js';
 import { LOCAL_SCRIPTED_PACE_MS, SCRIPTED_PACE_ENV } from '../../lib/models/scripted-model.js';
 import { startLocalStack } from '../local/stack.js';
+import { telemetryLines } from '../local/telemetry-text.js';
 import { parseCommandArgs } from './args.js';
 import { UsageError, type Output } from './output.js';
 import { startRunHint } from './example-input.js';
@@ -19,7 +20,10 @@ export function parseDynamo(value: string | undefined): 'auto' | 'dynalite' | 'd
   return dynamo;
 }
 
-/** `--otlp URL`: a collector's OTLP/HTTP base URL (its /v1/traces is where spans go). */
+/**
+ * `--otlp URL`: a collector's OTLP/HTTP base URL, as OTEL_EXPORTER_OTLP_ENDPOINT (its /v1/traces is
+ * where spans go). A URL that already ends in a signal's path is refused rather than doubled.
+ */
 export function parseOtlp(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   let url: URL;
@@ -29,6 +33,9 @@ export function parseOtlp(value: string | undefined): string | undefined {
     throw new UsageError('--otlp must be a URL, e.g. http://127.0.0.1:4318');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--otlp must be an http:// or https:// URL (OTLP over HTTP)');
+  if (/\/v1\/(traces|metrics|logs)\/?$/.test(url.pathname)) {
+    throw new UsageError(`--otlp takes the collector's base URL (e.g. ${url.origin}): /v1/traces and /v1/metrics are appended`);
+  }
   return value;
 }
 
@@ -78,7 +85,7 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     io.err(`Agents:   ${agents.join(', ')}`);
     io.err(`Worker:   ${stack.runner.stats.starts} local Lambda sandbox(es); logs in ${stack.workerLog}`);
     io.err(`Inspector: ${stack.uiUrl}`);
-    if (otlp) io.err(`Traces:   every step's spans to ${otlp} (OTLP/HTTP, ${process.env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf'})`);
+    for (const line of telemetryLines(stack.telemetry)) io.err(line);
     const first = stack.runtime.engine.registry.list()[0];
     const apiFlag = port !== undefined && port !== 8787 ? ` --api ${stack.apiUrl}` : '';
     // An input that fits the agent's input schema: a misfit would be refused with a 400.

@@ -5,6 +5,7 @@ import { isParseArgsError } from './args.js';
 import { INIT_USAGE, initCommand } from './init-command.js';
 import { UsageError, processOutput, type Output } from './output.js';
 import { REPLAY_USAGE, replayCommand } from './replay-command.js';
+import { EVAL_USAGE } from './eval-usage.js';
 import { RUNS_USAGE, runsCommand } from './runs-command.js';
 import { DEV_USAGE } from './usage.js';
 
@@ -16,8 +17,11 @@ usage:
   logbook inspect --api URL [--token-stdin] [--port N]  the web inspector for a deployed stack, on 127.0.0.1
   logbook runs ...                               runs of the local API (or --api URL)
   logbook replay-check --agents FILE ...         before a deploy: would these agents strand unfinished runs?
+  logbook eval --agents FILE ...                 what would this agent version do on recorded runs? (scored, never executed)
 
 ${REPLAY_USAGE}
+
+${EVAL_USAGE}
 
 ${DEV_USAGE}
 
@@ -44,6 +48,10 @@ export async function main(argv: string[], io: Output = processOutput): Promise<
       }
       case 'replay-check':
         return await replayCommand(rest, io);
+      case 'eval': {
+        const { evalCommand } = await import('./eval-command.js');
+        return await evalCommand(rest, io);
+      }
       case undefined:
       case 'help':
       case '--help':

@@ -6,6 +6,7 @@ import { ConfigError } from '../../lib/core/errors.js';
 import type { Agents } from '../../lib/authoring/define-agents.js';
 import { loadAgentsModule } from '../local/agents-module.js';
 import { DEFAULT_API, LogbookClient } from './api-client.js';
+import { parseHeaders } from './api-access.js';
 import { UsageError, type Output } from './output.js';
 import { table, truncate } from './table.js';
 
@@ -56,7 +57,8 @@ export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps
   if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`);
   if (values.file && (values.api || values.status || values.header)) throw new UsageError('use either --file, or --api with --status');
   if (values.file && values.out) throw new UsageError('--out records logs fetched from the API; with --file they are already recorded');
-  if (!values.agents && !values.out) throw new UsageError('--agents FILE is required (the agents module about to be deployed), unless you only record with --out');
+  if (!values.agents && !values.out)
+    throw new UsageError('--agents FILE is required (the agents module about to be deployed), unless you only record with --out');
   const statuses = parseStatuses(values.status ?? UNFINISHED);
 
   // Phase 2: the recorded logs, from the file or the API (optionally written out).
@@ -81,7 +83,14 @@ export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps
     agents,
     logs: runs,
     env: deps.env ?? process.env,
-    ...(values.models ? { deployedModelIds: values.models.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+    ...(values.models
+      ? {
+          deployedModelIds: values.models
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        }
+      : {}),
   });
   if (values.json) io.out(JSON.stringify(report));
   else io.out(reportText(report));
@@ -89,21 +98,13 @@ export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps
 }
 
 function parseStatuses(text: string): string[] {
-  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = list.filter((s) => !(STATUSES as readonly string[]).includes(s));
   if (list.length === 0 || bad.length > 0) throw new UsageError(`--status takes a comma-separated list of ${STATUSES.join(', ')}; got "${text}"`);
   return [...new Set(list)];
-}
-
-function parseHeaders(list: string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const h of list) {
-    const colon = h.indexOf(':');
-    const name = colon > 0 ? h.slice(0, colon).trim() : '';
-    if (!/^[A-Za-z0-9-]+$/.test(name)) throw new UsageError('--header must look like "Name: value"'); // never echo it: it may hold a token
-    headers[name.toLowerCase()] = h.slice(colon + 1).trim();
-  }
-  return headers;
 }
 
 /** Every run in the given statuses (all list pages), each with its whole log (all event pages). */
@@ -141,7 +142,9 @@ function readJsonl(file: string): RecordedRun[] {
     const parsed = recordedRunSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new UsageError(`${file} line ${i + 1}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'} (expected {"runId": "...", "events": [...]})`);
+      throw new UsageError(
+        `${file} line ${i + 1}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'} (expected {"runId": "...", "events": [...]})`,
+      );
     }
     runs.push(parsed.data);
   });
@@ -163,7 +166,12 @@ function reportText(report: ReplayReport): string {
     r.agent ? `${r.agent.name}@${r.agent.version}` : '?',
     r.status,
     r.verdict === 'finished' ? 'finished (skipped)' : r.verdict,
-    truncate(r.reasons.map((x) => (x.code === 'missing_tool' ? `missing_tool ${x.tool}` : x.code === 'missing_model' ? `missing_model ${x.modelId}` : x.code)).join(', '), 60),
+    truncate(
+      r.reasons
+        .map((x) => (x.code === 'missing_tool' ? `missing_tool ${x.tool}` : x.code === 'missing_model' ? `missing_model ${x.modelId}` : x.code))
+        .join(', '),
+      60,
+    ),
   ]);
   const lines = [table(['RUN', 'AGENT', 'STATUS', 'VERDICT', 'REASONS'], rows)];
   for (const r of report.runs.filter((x) => x.reasons.length > 0 || x.notes.length > 0)) {

@@ -8,6 +8,7 @@ import { runText } from './run-text.js';
 import { formatTime, formatUsd, keyValues, table, truncate } from './table.js';
 import { followRun } from './watch-command.js';
 import { withAttachments } from './attach.js';
+import { RUN_FILE_USAGE } from './eval-usage.js';
 
 export const RUNS_USAGE = `usage:
   logbook runs start AGENT --input TEXT_OR_JSON | --input-file PATH [--attach [FIELD=]PATH]... [--run-id ID] [--version V] [--budgets JSON] [--watch [--until-done]]
@@ -19,6 +20,7 @@ export const RUNS_USAGE = `usage:
   logbook runs resolve RUN_ID --call CALL_ID --outcome succeeded|failed|rerun [--result JSON]
   logbook runs resolve RUN_ID --action retry|fail
 ${CONTROL_USAGE}
+${RUN_FILE_USAGE}
 options: --api URL (default ${DEFAULT_API}), --json (machine-readable output)`;
 
 /** Flags every `runs` command takes. */
@@ -130,7 +132,12 @@ const COMMANDS = {
     followRun(ctx.client, needId(ctx), ctx.io, { json: ctx.json, untilDone: Boolean(values['until-done']), after: intOption(values.after, 'after') ?? 0 }),
   ),
   list: command(
-    { status: { type: 'string', value: 'S' }, parent: { type: 'string', value: 'RUN_ID' }, limit: { type: 'string', value: 'N' }, cursor: { type: 'string', value: 'C' } },
+    {
+      status: { type: 'string', value: 'S' },
+      parent: { type: 'string', value: 'RUN_ID' },
+      limit: { type: 'string', value: 'N' },
+      cursor: { type: 'string', value: 'C' },
+    },
     async ({ client, io, json }, values) => {
       const limit = intOption(values.limit, 'limit');
       const page = await client.listRuns({
@@ -229,6 +236,11 @@ const ALL_FLAGS: FlagSpecs = Object.assign({}, ...Object.values(COMMANDS).map((c
 export async function runsCommand(argv: string[], io: Output, makeClient: MakeClient = (api) => new LogbookClient(api)): Promise<number> {
   // approve, signal, message, fork: their own options (control-command.ts).
   if (argv[0] !== undefined && CONTROL_VERBS.has(argv[0])) return controlCommand(argv, io, makeClient);
+  // export, import: run files (run-file-commands.ts).
+  if (argv[0] === 'export' || argv[0] === 'import') {
+    const { runFileCommand } = await import('./run-file-commands.js');
+    return runFileCommand(argv, io);
+  }
   const verb = firstPositional(argv, ALL_FLAGS);
   if (verb === undefined) {
     const { values } = parseCommandArgs('logbook runs', argv, COMMON);

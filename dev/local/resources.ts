@@ -10,7 +10,7 @@ import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { createLocalAwsClients } from '../../lib/adapters/aws/aws-clients.js';
 import { KEY_ATTRIBUTE_TYPES, QUEUES, TABLE } from '../../lib/adapters/aws/table-definition.js';
-import { MAX_RECEIVE_COUNT, STEP_QUEUE_RETENTION_S, STEP_QUEUE_VISIBILITY_S } from '../../lib/engine/limits.js';
+import { MAX_RECEIVE_COUNT, STEP_QUEUE_RETENTION_S, STEP_QUEUE_VISIBILITY_S } from '../../lib/core/limits.js';
 import type { EmulatorEndpoints } from './emulators.js';
 
 /** Names of one Logbook stack's resources. Queue names end in .fifo. */

@@ -3,16 +3,18 @@ import { join, resolve } from 'node:path';
 import { createApiApp } from '../../lib/api/app.js';
 import { engineRunService } from '../../lib/api/engine-service.js';
 import { LOCAL_CALLER } from '../../lib/api/tenant.js';
-import { WORKER_TIMEOUT_MS } from '../../lib/engine/limits.js';
+import { WORKER_TIMEOUT_MS } from '../../lib/core/limits.js';
 import { sweep } from '../../lib/engine/sweep.js';
 import { safeFields } from '../../lib/lambda/telemetry.js';
 import { createRuntime, type Runtime } from '../../lib/lambda/wiring.js';
+import { namesService, otelConfig, type OtlpProtocol } from '../../lib/engine/tracing/otel-env.js';
 import { createInspectorApp } from '../ui/inspector-app.js';
 import { loopbackOnly, serveLoopback } from '../ui/loopback.js';
 import { startEmulators, type EmulatorEndpoints, type Emulators } from './emulators.js';
 import { LocalEventSourceRunner } from './event-source-runner.js';
 import { createResources, resourceNames, type CreatedResources } from './resources.js';
 import { loadAgentsModule } from './agents-module.js';
+import { withImportRoute } from './import-route.js';
 
 export interface LocalStackOptions {
   /** API port on 127.0.0.1; 0 picks a free one. Default LOGBOOK_PORT or 8787. */
@@ -37,10 +39,22 @@ export interface LocalStackOptions {
   /** More environment for the API and the worker processes (e.g. LOGBOOK_MODEL, the app's own settings). */
   env?: Record<string, string>;
   /**
-   * An OTLP/HTTP collector's base URL (`logbook dev --otlp http://127.0.0.1:4318`): the workers send
-   * every step's spans there (OTEL_EXPORTER_OTLP_PROTOCOL picks http/protobuf or http/json).
+   * An OTLP/HTTP collector's base URL (`logbook dev --otlp http://127.0.0.1:4318`), a shorthand for
+   * OTEL_TRACES_EXPORTER=otlp and OTEL_EXPORTER_OTLP_ENDPOINT=URL in the workers' environment, above
+   * the per-signal endpoint variables. Without it the standard variables of this process (and of
+   * `env`) decide, as on Lambda: docs/guides/tracing.md.
    */
   otlp?: string;
+  /** Open long polls and SSE streams one tenant may hold on the API (default MAX_OPEN_STREAMS_PER_TENANT). */
+  maxOpenStreams?: number;
+}
+
+/** What the workers export, as the standard variables they get say (headers left out). */
+export interface LocalTelemetry {
+  traces?: { url: string; protocol: OtlpProtocol };
+  metrics?: { url: string; protocol: OtlpProtocol };
+  /** One line per variable ignored or signal turned off (the stack's caller prints them). */
+  warnings: string[];
 }
 
 export interface LocalStack {
@@ -52,6 +66,8 @@ export interface LocalStack {
   resources: CreatedResources;
   /** The environment the worker processes run with. */
   env: Record<string, string>;
+  /** Spans and metrics the workers send, from the OTEL_* variables they get. */
+  telemetry: LocalTelemetry;
   /** The in-process runtime serving the API and the sweeper (same adapters as the worker). */
   runtime: Runtime;
   runner: LocalEventSourceRunner;
@@ -125,17 +141,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       LOGBOOK_AGENTS_MODULE: agentsModule,
       // Where the application may keep local state its worker processes share (fake services).
       LOGBOOK_WORK_DIR: workDir,
-      ...(options.otlp ? { LOGBOOK_TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: options.otlp, OTEL_SERVICE_NAME: process.env.OTEL_SERVICE_NAME ?? 'logbook-local' } : {}),
       ...options.env,
+      ...otlpShorthand(options.otlp),
     };
+    // The workers' service.name, unless the variables name one.
+    if (!namesService({ ...process.env, ...env })) env.OTEL_SERVICE_NAME = 'logbook-local';
     // This process serves the API and the sweeper, which run no step: only the workers trace.
-    const runtime = await createRuntime('logbook-local', { agents, env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'ERROR', LOGBOOK_TRACING: 'off' } });
+    const runtime = await createRuntime('logbook-local', { agents, env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'ERROR' }, runsSteps: false });
     cleanups.push(async () => runtime.clients.destroy());
 
     const app = createApiApp({
       service: engineRunService(runtime.engine),
       caller: () => LOCAL_CALLER,
       sse: true,
+      ...(options.maxOpenStreams !== undefined ? { maxOpenStreams: options.maxOpenStreams } : {}),
       logger: { info() {}, warn: (m, f) => runtime.logger.warn(m, safeFields(f)), error: (m, f) => runtime.logger.error(m, safeFields(f)) },
     });
     // The web inspector, on the same origin as the API it reads (the deployed API never serves it).
@@ -143,7 +162,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Any web page the developer opens can send requests to 127.0.0.1: only this machine's
     // programs and the inspector's own page get through (loopback Host against DNS rebinding, no
     // cross-site Origin or Sec-Fetch-Site against a form or no-cors POST such as a bodiless cancel).
-    const server = await serveLoopback(loopbackOnly(app.fetch), options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787));
+    // `logbook runs import` posts run files here: written into this stack's table and bucket, as the local tenant's.
+    const server = await serveLoopback(
+      loopbackOnly(withImportRoute(app.fetch, runtime.engine, LOCAL_CALLER.tenant)),
+      options.port ?? Number(process.env.LOGBOOK_PORT ?? 8787),
+    );
     cleanups.push(() => server.close());
     const port = server.port;
     // A fresh stack is a fresh world: the emulators start empty, so does the worker log (only now
@@ -188,6 +211,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       dynamo: emulators?.dynamo ?? 'external',
       resources,
       env,
+      telemetry: telemetryOf({ ...process.env, ...env }),
       runtime,
       runner,
       workerLog,
@@ -199,6 +223,25 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await runCleanups(cleanups);
     throw error;
   }
+}
+
+/**
+ * `--otlp URL` as the standard variables: spans on, to URL/v1/traces (and URL/v1/metrics when
+ * metrics are on), whatever per-signal endpoint or OTEL_TRACES_EXPORTER the shell has (empty is
+ * unset, as the spec says). OTEL_SDK_DISABLED=true still wins.
+ */
+function otlpShorthand(url: string | undefined): Record<string, string> {
+  if (!url) return {};
+  return { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: '' };
+}
+
+function telemetryOf(env: Record<string, string | undefined>): LocalTelemetry {
+  const tracing = env.LOGBOOK_TRACING;
+  const config = otelConfig(env, tracing === 'otlp' || tracing === 'off' ? { traces: tracing === 'otlp' } : {});
+  const where = (t: { url: string; protocol: OtlpProtocol } | undefined) => (t ? { url: t.url, protocol: t.protocol } : undefined);
+  const traces = where(config.traces);
+  const metrics = where(config.metrics);
+  return { ...(traces ? { traces } : {}), ...(metrics ? { metrics } : {}), warnings: config.warnings };
 }
 
 async function runCleanups(cleanups: (() => Promise<void>)[]): Promise<void> {

@@ -1,7 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Socket, type AddressInfo } from 'node:net';
 import { serve, type Http2Bindings, type HttpBindings } from '@hono/node-server';
+import { DEFAULT_BODY_TIMINGS, IncomingBody, closeAfterDrain, type BodyTimings } from './request-body.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -82,22 +83,46 @@ export interface LoopbackServer {
 type Handler = (request: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>;
 
 /**
- * Serve `handler` on 127.0.0.1. A response sent before its request's body was read to the end
- * (a 413 stops reading at the limit) goes out with `Connection: close`: the server then closes
- * that socket, and a keep-alive client that was told `keep-alive` would send its next request
- * into a closing socket and get ECONNRESET.
+ * Serve `handler` on 127.0.0.1. Request bodies are read through IncomingBody (request-body.ts): a
+ * body that has not arrived within BODY_TIMEOUT_MS fails (the API answers 408), a client that
+ * closes mid-body fails it as a client abort, and an answer given before the body was all in
+ * (a 413 from Content-Length, a 401 or 404 from the headers) goes out with `Connection: close`
+ * and the rest of the body drained, so that the client reads it instead of a reset: see
+ * closeAfterDrain. A keep-alive client told `close` opens a fresh socket for its next request.
  */
-export async function serveLoopback(handler: Handler, port: number): Promise<LoopbackServer> {
+export async function serveLoopback(handler: Handler, port: number, timings: BodyTimings = DEFAULT_BODY_TIMINGS): Promise<LoopbackServer> {
   const fetch = async (request: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
-    const response = await handler(request, env);
-    const incoming = env.incoming as Pick<IncomingMessage, 'complete'> | undefined;
-    if (response.status !== 413 && (incoming?.complete ?? true)) return response;
+    const incoming = env.incoming as IncomingMessage | undefined;
+    if (!incoming || !(incoming.socket instanceof Socket) || request.method === 'GET' || request.method === 'HEAD') return handler(request, env);
+    const body = new IncomingBody(incoming, timings);
+    const guarded = new Request(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: body.stream,
+      duplex: 'half',
+      signal: request.signal,
+    } as RequestInit);
+    let response: Response;
+    try {
+      response = await handler(guarded, env);
+    } catch (error) {
+      // No answer of ours (node-server answers 500): the body is still drained, within its bounds.
+      void body.settle();
+      throw error;
+    }
+    if (body.received) {
+      void body.settle();
+      return response;
+    }
+    closeAfterDrain(body, incoming.socket, timings);
     const headers = new Headers(response.headers);
     headers.set('connection', 'close');
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   };
   const server = await new Promise<ReturnType<typeof serve>>((ok, fail) => {
-    const s = serve({ fetch, port, hostname: '127.0.0.1' });
+    // autoCleanupIncoming off: bodies are drained by IncomingBody, within its bounds (node-server's
+    // own cleanup destroys the socket after 500 ms, which is the reset this avoids).
+    const s = serve({ fetch, port, hostname: '127.0.0.1', autoCleanupIncoming: false });
     s.once('listening', () => ok(s));
     s.once('error', fail);
   });

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { defineAgents, type AttachmentRef, type ScriptedModel } from 'logbook';
+import { defineAgents, idempotencyKey, type AttachmentRef, type ScriptedModel } from 'logbook';
 import { requestApproval } from 'logbook/engine';
 import { agentsWorld, memoryStorage, uploadAttachment, type HarnessScenario, type Outside, type Resolver, type World } from 'logbook/testing';
 import { BOOKING_MODEL_ID, bookingAgent, bookingModel, type TripRequest } from './booking-agent.js';
@@ -84,7 +84,7 @@ export function approveCharges(approver = 'travel-manager'): Outside {
 export function bookingResolver(world: BookingWorld): Resolver {
   return (attention, head) => {
     if (!attention.callId) return 'retry';
-    const key = `${head.tenant}:${head.runId}:${attention.callId}`;
+    const key = idempotencyKey(head, attention.callId);
     const landed = world.services.effects().find((e) => e.key === key && e.applied && !e.readOnly);
     return landed ? { callId: attention.callId, outcome: 'succeeded', result: landed.detail as never } : { callId: attention.callId, outcome: 'rerun' };
   };

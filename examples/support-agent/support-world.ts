@@ -1,4 +1,4 @@
-import { StaticModelResolver } from 'logbook';
+import { idempotencyKey, StaticModelResolver } from 'logbook';
 import { AgentRegistry } from 'logbook/engine';
 import { ManualClock, memoryStorage, type HarnessScenario, type Resolver, type World, type WorldStorage } from 'logbook/testing';
 import { SUPPORT_MODEL_ID, supportAgent, supportModel } from './agent.js';
@@ -33,7 +33,7 @@ export function supportWorld(storage: WorldStorage = memoryStorage(), ledger: Le
 export function ledgerResolver(world: SupportWorld): Resolver {
   return (attention, head) => {
     if (!attention.callId) return 'retry';
-    const key = `${head.tenant}:${head.runId}:${attention.callId}`;
+    const key = idempotencyKey(head, attention.callId);
     const landed = world.ledger.all().find((e) => e.key === key && e.applied && !e.readOnly);
     if (landed) return { callId: attention.callId, outcome: 'succeeded', result: landed.detail as never };
     return { callId: attention.callId, outcome: 'rerun' };

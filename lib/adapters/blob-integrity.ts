@@ -1,5 +1,5 @@
 import { BlobIntegrityError } from '../core/errors.js';
-import { sha256Hex } from './system/crypto.js';
+import { sha256Hex } from '../support/hash.js';
 
 /** A 64-hex sha256 as the last path segment (optionally with an extension) names the content. */
 const KEY_HASH = /(?:^|\/)([0-9a-f]{64})(?:\.[A-Za-z0-9]+)?$/;

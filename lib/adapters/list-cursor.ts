@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../core/errors.js';
 import type { RunHead, RunStatus } from '../ports/run-heads.js';
-import { RUN_ID_PATTERN } from '../ports/run-ref.js';
+import { RUN_ID_PATTERN } from '../core/run-ref.js';
 
 /**
  * The `cursor` of a run listing: an opaque token naming where the last page ended, the position

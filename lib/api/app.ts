@@ -5,10 +5,12 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import { errorCode } from '../core/errors.js';
 import { DEFAULT_BODY_LIMITS, attachmentTooLarge, jsonBodyGuard, payloadTooLarge, type BodyLimits } from './body-guard.js';
 import { registerAttachmentRoutes } from './attachment-routes.js';
-import { MAX_ATTACHMENT_BYTES } from '../engine/limits.js';
+import { MAX_ATTACHMENT_BYTES, MAX_OPEN_STREAMS_PER_TENANT } from '../core/limits.js';
+import { ReaderGate } from './reader-gate.js';
 import { registerControlRoutes } from './control-routes.js';
 import { registerAgentRoutes } from './agent-routes.js';
 import { registerStreamRoutes } from './stream-routes.js';
+import { registerChatRoutes } from './chat-routes.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
 import { serveOpenApiDocument } from './openapi.js';
 import { cancelRunRoute, getRunRoute, listRunsRoute, resolveRunRoute, runBlobRoute, runCountsRoute, runEventsRoute, startRunRoute } from './routes.js';
@@ -27,6 +29,8 @@ export interface ApiOptions {
   limits?: Partial<BodyLimits>;
   /** Serve GET /runs/{id}/stream as Server-Sent Events on `Accept: text/event-stream` (the local server only). */
   sse?: boolean;
+  /** Open waiting reads (long polls, SSE) one tenant may hold on this server (default MAX_OPEN_STREAMS_PER_TENANT). */
+  maxOpenStreams?: number;
 }
 
 /** Version of the API's contract, as the OpenAPI document states it. */
@@ -42,6 +46,7 @@ const API_VERSION = '0.1.0';
 export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   const { service, logger } = options;
   const limits: BodyLimits = { ...DEFAULT_BODY_LIMITS, ...options.limits };
+  const gate = new ReaderGate(options.maxOpenStreams ?? MAX_OPEN_STREAMS_PER_TENANT);
   const app = new OpenAPIHono<ApiEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {
@@ -55,7 +60,11 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   app.onError((error, c) => {
     const response = errorResponse(c, error);
     const fields = { method: c.req.method, path: c.req.path, status: response.status, code: errorCode(error) };
-    if (response.status >= 500) logger?.error('request failed', { ...fields, error });
+    // A client that went away (an abandoned upload, a closed tab) is no failure of ours, whatever
+    // reading its body threw: said as what it is, never an ERROR.
+    if (errorCode(error) === 'client_closed' || c.req.raw.signal.aborted)
+      logger?.info('request abandoned by the client', { method: fields.method, path: fields.path, code: 'client_closed' });
+    else if (response.status >= 500) logger?.error('request failed', { ...fields, error });
     else logger?.info('request refused', fields);
     return response;
   });
@@ -121,9 +130,15 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
 
   app.openapi(runEventsRoute, async (c) => {
     const { runId } = c.req.valid('param');
-    // The request's signal aborts when the client goes away: a long poll then stops reading.
-    const page = await service.events(c.get('caller'), runId, c.req.valid('query'), c.req.raw.signal);
-    return c.json({ runId, ...page }, 200);
+    const query = c.req.valid('query');
+    const leave = query.waitSeconds ? gate.enter(c.get('caller').tenant) : () => undefined;
+    try {
+      // The request's signal aborts when the client goes away: a long poll then stops reading.
+      const page = await service.events(c.get('caller'), runId, query, c.req.raw.signal);
+      return c.json({ runId, ...page }, 200);
+    } finally {
+      leave();
+    }
   });
 
   app.openapi(runBlobRoute, async (c) => {
@@ -160,7 +175,8 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
 
   registerControlRoutes(app, service, logger);
   registerAgentRoutes(app, service);
-  registerStreamRoutes(app, service, { ...(options.sse ? { sse: true } : {}) });
+  registerStreamRoutes(app, service, { gate, ...(options.sse ? { sse: true } : {}) });
+  registerChatRoutes(app, service, { gate, ...(options.sse ? { sse: true } : {}) });
   registerAttachmentRoutes(app, service, logger);
   serveOpenApiDocument(app, API_VERSION);
   return app;

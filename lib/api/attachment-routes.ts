@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { ATTACHMENT_MEDIA_TYPES, servedMediaType } from '../core/attachments.js';
-import { MAX_ATTACHMENT_BYTES } from '../engine/limits.js';
+import { MAX_ATTACHMENT_BYTES } from '../core/limits.js';
 import type { ApiEnv, ApiLogger } from './api-env.js';
 import { ErrorSchema } from './schemas.js';
 import type { RunService } from './service.js';

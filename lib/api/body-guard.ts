@@ -1,6 +1,6 @@
 import type { Context, Next } from 'hono';
 import { jsonShapeProblem } from '../core/json.js';
-import { MAX_ATTACHMENT_BYTES, MAX_JSON_DEPTH } from '../engine/limits.js';
+import { MAX_ATTACHMENT_BYTES, MAX_JSON_DEPTH } from '../core/limits.js';
 import type { ApiErrorBody } from './errors.js';
 
 /** What the API accepts in one request body: anything else is a 4xx before a route sees it. */

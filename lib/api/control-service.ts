@@ -3,7 +3,7 @@ import type { JsonValue } from '../core/json.js';
 import { loggedCall, requestApproval, requestMessage, requestSignal } from '../engine/control-requests.js';
 import type { EngineDeps } from '../engine/engine.js';
 import { forkRun, type ForkResult } from '../engine/fork.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { ApproveBody, ForkBody, MessageBody, SignalBody } from './control-schemas.js';
 import { bodyValue } from './run-views.js';
 import type { RunView } from './schemas.js';

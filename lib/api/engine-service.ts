@@ -6,7 +6,7 @@ import { requestCancel, requestResolution, requestRunAction } from '../engine/re
 import { blobKey } from '../engine/payload-codec.js';
 import { startRun } from '../engine/start-run.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
-import { runKey, type RunRef } from '../ports/run-ref.js';
+import { type RunRef } from '../core/run-ref.js';
 import { EVENTS_POLL_MS, waitForEvents } from './long-poll.js';
 import { engineControlService, withApprovalArgs } from './control-service.js';
 import { eventView, runSummary, runView, withChildren, withOutput } from './run-views.js';
@@ -14,6 +14,7 @@ import type { RunService } from './service.js';
 import type { RunView } from './schemas.js';
 import { agentSchemaView } from './agent-routes.js';
 import { streamPage } from './stream-read.js';
+import { chatSseText, openChat } from './chat-read.js';
 import { engineAttachmentService } from './attachment-service.js';
 
 async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<RunEvent | undefined> {
@@ -29,15 +30,17 @@ async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<Ru
 export interface RunServiceOptions {
   /** How often a long poll reads the log while it waits (default EVENTS_POLL_MS). */
   eventsPollMs?: number;
-  /** How often a waiting stream request reads (default STREAM_POLL_MS). */
+  /** How soon a waiting stream request reads again (default STREAM_POLL_MS); it backs off from there. */
   streamPollMs?: number;
+  /** The longest wait between two reads of a long poll or stream that find nothing (default POLL_MAX_MS). */
+  pollMaxMs?: number;
 }
 
 /** The API's RunService over the engine: every call scoped by the caller's tenant. */
 export function engineRunService(deps: EngineDeps, options: RunServiceOptions = {}): RunService {
   const requireHead = async (run: RunRef): Promise<RunHead> => {
     const head = await deps.heads.getHead(run);
-    if (!head) throw new RunNotFoundError(runKey(run));
+    if (!head) throw new RunNotFoundError(run);
     return head;
   };
   return {
@@ -105,13 +108,24 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
         // A finished run gets no more events: nothing to wait for.
         waitMs: TERMINAL_STATUSES.has(head.status) ? 0 : (query.waitSeconds ?? 0) * 1000,
         pollMs: options.eventsPollMs ?? EVENTS_POLL_MS,
+        ...(options.pollMaxMs !== undefined ? { maxPollMs: options.pollMaxMs } : {}),
         ...(signal ? { signal } : {}),
       });
       return { events: page.events.map(eventView), ...(page.nextAfterSeq !== undefined ? { next: page.nextAfterSeq } : {}) };
     },
     async stream(caller, runId, query, signal) {
       const run = { tenant: caller.tenant, runId };
-      return streamPage(deps, run, query, { ...(options.streamPollMs ? { pollMs: options.streamPollMs } : {}), ...(signal ? { signal } : {}) });
+      return streamPage(deps, run, query, {
+        ...(options.streamPollMs ? { pollMs: options.streamPollMs } : {}),
+        ...(options.pollMaxMs !== undefined ? { maxPollMs: options.pollMaxMs } : {}),
+        ...(signal ? { signal } : {}),
+      });
+    },
+    async chat(caller, runId, request, chatOptions) {
+      const chatDeps = { ...deps, resolve: (body: Parameters<typeof deps.codec.resolve>[0]) => deps.codec.resolve(body) };
+      const session = await openChat(chatDeps, { tenant: caller.tenant, runId }, request);
+      if (session.kind === 'none') return undefined;
+      return chatSseText(chatDeps, session, { ...chatOptions, ...(options.streamPollMs ? { pollMs: options.streamPollMs } : {}) });
     },
     async blob(caller, runId, sha256) {
       const run = { tenant: caller.tenant, runId };

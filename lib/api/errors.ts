@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ZodError } from 'zod';
-import { LogbookError, RunNotFoundError, TooManyRunsError, errorCode } from '../core/errors.js';
+import { LogbookError, RunNotFoundError, TooManyRunsError, TooManyStreamsError, errorCode } from '../core/errors.js';
 import { zodIssues } from '../core/zod-issues.js';
 
 export interface ApiIssue {
@@ -30,14 +30,17 @@ const HTTP_CODES: Record<number, string> = {
   401: 'unauthorized',
   404: 'not_found',
   405: 'method_not_allowed',
+  408: 'request_timeout',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
 };
 
 /** HTTP status of a Logbook error; unknown errors are 500 and never echo their message. */
-export function statusOf(error: unknown): 400 | 404 | 409 | 413 | 415 | 429 | 500 | 503 {
+export function statusOf(error: unknown): 400 | 404 | 408 | 409 | 413 | 415 | 429 | 500 | 503 {
   switch (errorCode(error)) {
     case 'validation_error':
+    // The client went away mid-body: nobody reads this answer, but it is the client's doing, not a 5xx.
+    case 'client_closed':
     // An agent's instructions refused this run's input or context: the request cannot start a run.
     case 'instructions_failed':
       return 400;
@@ -47,6 +50,8 @@ export function statusOf(error: unknown): 400 | 404 | 409 | 413 | 415 | 429 | 50
       return 413;
     case 'unsupported_media_type':
       return 415;
+    case 'request_timeout':
+      return 408;
     case 'run_not_found':
     case 'blob_not_found':
     case 'call_not_found':
@@ -59,6 +64,7 @@ export function statusOf(error: unknown): 400 | 404 | 409 | 413 | 415 | 429 | 50
       return 409;
     case 'throttled':
     case 'too_many_runs':
+    case 'too_many_streams':
       return 429;
     case 'store_unavailable':
       return 503;
@@ -78,13 +84,12 @@ export function errorResponse(c: Context, error: unknown): Response {
   if (status === 500) {
     return c.json<ApiErrorBody>({ error: { code: 'internal_error', message: 'internal error' } }, 500);
   }
-  if (status === 404 && error instanceof RunNotFoundError) {
-    // The key names the caller's own tenant; say it in the caller's terms.
-    const runId = error.runKey.split('#').slice(2).join('#');
-    return c.json<ApiErrorBody>({ error: { code: 'run_not_found', message: `run ${runId} not found` } }, 404);
+  if (error instanceof RunNotFoundError) {
+    // The error carries the run; name it in the caller's terms (its id within the caller's tenant).
+    return c.json<ApiErrorBody>({ error: { code: 'run_not_found', message: `run ${error.run.runId} not found` } }, 404);
   }
-  // The tenant is at its limit of unfinished runs: say when to try again (RFC 9110 Retry-After).
-  if (error instanceof TooManyRunsError) c.header('Retry-After', String(error.retryAfterSeconds));
+  // The tenant is at its limit of unfinished runs or open streams: say when to try again (RFC 9110 Retry-After).
+  if (error instanceof TooManyRunsError || error instanceof TooManyStreamsError) c.header('Retry-After', String(error.retryAfterSeconds));
   const issues = error instanceof LogbookError && 'issues' in error ? (error as { issues: readonly ApiIssue[] }).issues : undefined;
   return c.json<ApiErrorBody>(
     {

@@ -79,7 +79,12 @@ export const runEventsRoute = createRoute({
   operationId: 'listRunEvents',
   summary: 'The run log, paginated; large bodies appear by reference',
   request: { params: RunParamsSchema, query: EventsQuerySchema },
-  responses: { 200: json(EventPageSchema, 'events after `after`'), ...always, 404: errors[404] },
+  responses: {
+    200: json(EventPageSchema, 'events after `after`'),
+    ...always,
+    404: errors[404],
+    429: json(ErrorSchema, 'throttled, or (`too_many_streams`, with Retry-After) the tenant already holds its maximum of open long polls and streams'),
+  },
 });
 
 export const cancelRunRoute = createRoute({

@@ -3,7 +3,7 @@ import { roundUsd } from '../core/money.js';
 import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
 import type { EngineDeps } from '../engine/engine.js';
 import type { RunHead } from '../ports/run-heads.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { RunSummary, RunView } from './schemas.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();

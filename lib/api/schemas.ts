@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { USD_DECIMALS } from '../core/money.js';
-import { RUN_ID_PATTERN } from '../ports/run-ref.js';
+import { RUN_ID_PATTERN } from '../core/run-ref.js';
 import { BudgetsSchema, RunRequestSchema } from './run-request.js';
 import { WaitViewSchema } from './control-schemas.js';
 

@@ -3,7 +3,9 @@ import type { ApiEnv } from './api-env.js';
 import { ErrorSchema, MAX_WAIT_SECONDS, RunParamsSchema } from './schemas.js';
 import type { RunService } from './service.js';
 import { CURSOR_PATTERN, type StreamItem } from './stream-merge.js';
+import type { ReaderGate } from './reader-gate.js';
 import type { Caller } from './tenant.js';
+import { ValidationError } from '../core/errors.js';
 
 const json = <T>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
 
@@ -68,10 +70,10 @@ export const runStreamRoute = createRoute({
   request: { params: RunParamsSchema, query: StreamQuerySchema },
   responses: {
     200: json(StreamPageSchema, 'the items after `after`'),
-    400: json(ErrorSchema, 'invalid request: `error.issues` names each bad field by path'),
+    400: json(ErrorSchema, "invalid request: `error.issues` names each bad field by path (a cursor this run's log cannot have included)"),
     401: json(ErrorSchema, 'no authorized caller'),
     404: json(ErrorSchema, 'no such run for this tenant'),
-    429: json(ErrorSchema, 'throttled (the stage or the store): retry after a pause'),
+    429: json(ErrorSchema, 'throttled, or (`too_many_streams`, with Retry-After) the tenant already holds its maximum of open long polls and streams'),
     500: json(ErrorSchema, 'internal error'),
     503: json(ErrorSchema, 'the store is unavailable for now: retry'),
   },
@@ -80,6 +82,8 @@ export const runStreamRoute = createRoute({
 export interface StreamRouteOptions {
   /** Answer `Accept: text/event-stream` with Server-Sent Events (the local server; API Gateway buffers responses). */
   sse?: boolean;
+  /** Caps the tenant's open waiting reads (a long poll, an SSE connection): over it, a 429. */
+  gate?: ReaderGate;
 }
 
 /** The longest one SSE response lasts; the client reconnects with Last-Event-ID (EventSource does by itself). */
@@ -92,19 +96,45 @@ export function registerStreamRoutes(app: OpenAPIHono<ApiEnv>, service: Pick<Run
     const caller = c.get('caller');
     if (options.sse && (c.req.header('accept') ?? '').includes('text/event-stream')) {
       const lastId = c.req.header('last-event-id');
-      const after = lastId !== undefined && cursor.safeParse(lastId).success ? lastId : query.after;
-      // The first read answers a missing run with a 404 before any stream starts.
-      const first = await service.stream(caller, runId, { ...(after ? { after } : {}), limit: query.limit, waitSeconds: 0 }, c.req.raw.signal);
-      return sseResponse(service, caller, runId, first, query.limit, c.req.raw.signal) as never;
+      const resumed = lastId !== undefined && cursor.safeParse(lastId).success;
+      const after = resumed ? lastId : query.after;
+      const leave = options.gate?.enter(caller.tenant) ?? (() => undefined);
+      try {
+        // The first read answers a missing run (404) or a cursor its log cannot have (400) before any stream starts.
+        const first = await service
+          .stream(caller, runId, { ...(after ? { after } : {}), limit: query.limit, waitSeconds: 0 }, c.req.raw.signal)
+          .catch((error: unknown) => {
+            throw resumed ? renamed(error, 'query.after', 'header.last-event-id') : error;
+          });
+        return sseResponse(service, caller, runId, first, query.limit, c.req.raw.signal, leave) as never;
+      } catch (error) {
+        leave();
+        throw error;
+      }
     }
-    const page = await service.stream(
-      caller,
-      runId,
-      query.after ? { ...query, after: query.after } : { limit: query.limit, waitSeconds: query.waitSeconds },
-      c.req.raw.signal,
-    );
-    return c.json(page, 200);
+    const waits = query.waitSeconds > 0;
+    const leave = waits ? (options.gate?.enter(caller.tenant) ?? (() => undefined)) : () => undefined;
+    try {
+      const page = await service.stream(
+        caller,
+        runId,
+        query.after ? { ...query, after: query.after } : { limit: query.limit, waitSeconds: query.waitSeconds },
+        c.req.raw.signal,
+      );
+      return c.json(page, 200);
+    } finally {
+      leave();
+    }
   });
+}
+
+/** The same refusal, naming the field the client sent (a Last-Event-ID rather than `after`). */
+function renamed(error: unknown, from: string, to: string): unknown {
+  if (!(error instanceof ValidationError)) return error;
+  return new ValidationError(
+    error.message,
+    error.issues.map((i) => (i.path === from ? { ...i, path: to } : i)),
+  );
 }
 
 /** One SSE message per item; a comment line while nothing is new, so a gone client is noticed. */
@@ -148,6 +178,7 @@ function sseResponse(
   first: { items: StreamItem[]; next: string; done: boolean },
   limit: number,
   requestSignal: AbortSignal,
+  leave: () => void,
 ): Response {
   const stop = new AbortController();
   const onAbort = () => stop.abort();
@@ -159,6 +190,7 @@ function sseResponse(
       try {
         for await (const text of sseText(next, first, { maxMs: SSE_MAX_MS, signal: stop.signal })) controller.enqueue(encoder.encode(text));
       } finally {
+        leave();
         requestSignal.removeEventListener('abort', onAbort);
         try {
           controller.close();
@@ -169,6 +201,7 @@ function sseResponse(
     },
     cancel() {
       stop.abort();
+      leave();
     },
   });
   return new Response(body, { status: 200, headers: SSE_HEADERS });

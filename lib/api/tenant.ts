@@ -1,4 +1,4 @@
-import { TENANT_PATTERN } from '../ports/run-ref.js';
+import { TENANT_PATTERN } from '../core/run-ref.js';
 
 /** The parts of an API Gateway HTTP API (v2) request context that name the caller. */
 export interface AuthorizerContext {

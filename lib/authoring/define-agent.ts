@@ -1,6 +1,6 @@
 import { ConfigError } from '../core/errors.js';
 import type { PinnedTool } from '../core/events.js';
-import { hashJson, sha256Hex } from '../adapters/system/crypto.js';
+import { hashJson, sha256Hex } from '../support/hash.js';
 import { modelSettingsSchema, type ModelSettings } from '../core/model-settings.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 import { modelSettingsProblems } from '../models/model-capabilities.js';

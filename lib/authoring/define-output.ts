@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import type { PinnedOutput } from '../core/events.js';
 import { DEFAULT_OUTPUT_REPAIRS, MAX_OUTPUT_REPAIRS } from '../core/output.js';
-import { hashJson } from '../adapters/system/crypto.js';
+import { hashJson } from '../support/hash.js';
 import type { AgentSpec, OutputSpec } from './types.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
-import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from '../engine/limits.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from '../core/limits.js';
 import type { JsonValue } from '../core/json.js';
 import type { JsonCompatible, JsonSchemaInput, ToolDefinition, ToolSpec } from './types.js';
 

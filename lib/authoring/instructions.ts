@@ -1,5 +1,5 @@
 import { LogbookError } from '../core/errors.js';
-import { sha256Hex } from '../adapters/system/crypto.js';
+import { sha256Hex } from '../support/hash.js';
 import type { AgentDefinition, AppContextLoader, InstructionsContext } from './types.js';
 
 /**

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ConfigError, ValidationError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import { zodIssues } from '../core/zod-issues.js';
-import { hashJson } from '../adapters/system/crypto.js';
+import { hashJson } from '../support/hash.js';
 import type { AgentDefinition, InputSchema } from './types.js';
 import { unknownFields } from './unknown-fields.js';
 

@@ -106,7 +106,7 @@ export interface ToolSpec<I, O = JsonValue, V = JsonValue> {
   input: z.ZodType<I> | JsonSchemaInput<I>;
   /** What to do with a call that started and has no result. Default: escalate to a person. */
   policy?: Policy;
-  /** Default DEFAULT_TOOL_TIMEOUT_MS; at most MAX_TOOL_TIMEOUT_MS (engine/limits.ts). */
+  /** Default DEFAULT_TOOL_TIMEOUT_MS; at most MAX_TOOL_TIMEOUT_MS (core/limits.ts). */
   timeoutMs?: number;
   /** Returns the result the model reads: any JSON-compatible value (see JsonCompatible). */
   execute(args: I, ctx: ToolContext): Promise<O>;

@@ -1,7 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { RETENTION } from '../adapters/aws/table-definition.js';
-import { MAX_ACTIVE_RUNS_LIMIT } from '../engine/limits.js';
+import { MAX_ACTIVE_RUNS_LIMIT } from '../core/limits.js';
 
 /** What a deployment may choose. Every field has a safe default (see DEFAULTS). */
 export interface LogbookConfig {

@@ -4,7 +4,7 @@ import { CfnOutput, Duration, Stack, Tags } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { TABLE } from '../adapters/aws/table-definition.js';
-import { LEASE_MS, WORKER_TIMEOUT_S } from '../engine/limits.js';
+import { LEASE_MS, WORKER_TIMEOUT_S } from '../core/limits.js';
 import { MCP_BUNDLE_DIR, MCP_MANIFEST_ENV } from '../tools/mcp/shipped-servers.js';
 import { discoverAgentsModule, generatedEntry, generatedEntryDir, projectPath, type HandlerKind } from './agents-module.js';
 import { withDefaults, type LogbookConfig } from './config.js';
@@ -225,9 +225,11 @@ export class Logbook extends Construct {
         // with Last-Event-ID, as EventSource does by itself).
         timeout: Duration.minutes(5),
       });
-      // Reads only: the head (tenant check), the log and the chunks. The bucket and queue names
-      // are set because every handler's environment requires them; no right comes with them.
-      stream.bindTable(this.table, { read: true }).bindBucket(this.bucket, {}).bindQueue(this.queue, {});
+      // Reads only: the head (tenant check), the log and the chunks, and the payload bucket for
+      // GET /runs/{id}/chat (an answer, a call's arguments or result offloaded there is shown
+      // whole). The queue URL is set because every handler's environment requires it; no right
+      // comes with it.
+      stream.bindTable(this.table, { read: true }).bindBucket(this.bucket, { read: true }).bindQueue(this.queue, {});
       const url = stream.fn.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM, invokeMode: lambda.InvokeMode.RESPONSE_STREAM });
       this.stream = { function: stream, url };
     }
@@ -271,7 +273,13 @@ export class Logbook extends Construct {
       ['EventBusName', this.events.bus.eventBusName],
       ['AlarmTopicArn', this.alarms.topic.topicArn],
       ...(this.stream
-        ? [['StreamUrl', this.stream.url.url, 'Function URL of GET /runs/{runId}/stream as SSE (SigV4, service lambda)'] as [string, string, string]]
+        ? [
+            [
+              'StreamUrl',
+              this.stream.url.url,
+              'Function URL of GET /runs/{runId}/stream as SSE and GET /runs/{runId}/chat as the AI SDK UI message stream (SigV4, service lambda)',
+            ] as [string, string, string],
+          ]
         : []),
     ];
     for (const [name, value, description] of outputs) {

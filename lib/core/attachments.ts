@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Body } from './body.js';
 import type { JsonValue } from './json.js';
+import { NAME_FORBIDDEN, contentProblem, type ContentCheckOptions } from './attachment-content.js';
 
 /**
  * Attachments: images and documents a run's input (or a follow-up message) carries by reference.
@@ -38,8 +39,16 @@ export function attachmentKind(type: AttachmentMediaType): AttachmentKind {
   return ATTACHMENT_TYPES[type].kind;
 }
 
-/** A file name as a person gave it: shown in the inspector and to the model, never a path on disk. */
-const NAME = /^[^\x00-\x1f\x7f/\\]{1,255}$/;
+/**
+ * A file name as a person gave it: shown in the inspector and to the model, never a path on disk.
+ * 1 to 255 characters; no slash, backslash, control character (C0 or C1, U+0085 among them), line
+ * separator or bidirectional control (attachment-content.ts: NAME_FORBIDDEN).
+ */
+const nameSchema = z
+  .string()
+  .min(1, '1 to 255 characters')
+  .max(255, '1 to 255 characters')
+  .refine((name) => !NAME_FORBIDDEN.test(name), 'no slashes, control characters, line separators or bidirectional controls (U+202E and the like)');
 
 /** The reference a run's input holds in place of the bytes (what POST /attachments answers). */
 export const attachmentRefSchema = z
@@ -48,7 +57,7 @@ export const attachmentRefSchema = z
     sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex sha256'),
     mediaType: z.enum(ATTACHMENT_MEDIA_TYPES),
     bytes: z.number().int().positive(),
-    name: z.string().regex(NAME, '1 to 255 characters, no control characters or slashes').optional(),
+    name: nameSchema.optional(),
   })
   .strict();
 export type AttachmentRef = z.infer<typeof attachmentRefSchema>;
@@ -147,6 +156,7 @@ const WORD_DOCUMENT = ascii('word/document.xml');
  * What the bytes are, by their magic numbers: one of the binary types, `text` (strict UTF-8 with
  * no NUL: txt, csv, md and html look alike and are told apart only by their label), or undefined.
  * A docx is a zip whose directory names `word/document.xml` (file names are stored uncompressed).
+ * Only the first bytes: labelProblem checks the structure behind them.
  */
 export function sniffAttachment(bytes: Uint8Array): AttachmentMediaType | 'text' | undefined {
   if (startsWith(bytes, PNG)) return 'image/png';
@@ -164,12 +174,24 @@ export function sniffAttachment(bytes: Uint8Array): AttachmentMediaType | 'text'
   }
 }
 
-/** Why bytes labeled `mediaType` are not what the label says (undefined: they are). */
-export function labelProblem(mediaType: AttachmentMediaType, bytes: Uint8Array): string | undefined {
+/** Why bytes labeled `mediaType` do not carry that type's signature (undefined: they do). */
+export function signatureProblem(mediaType: AttachmentMediaType, bytes: Uint8Array): string | undefined {
   const sniffed = sniffAttachment(bytes);
   if (sniffed === mediaType || (sniffed === 'text' && mediaType.startsWith('text/'))) return undefined;
   if (sniffed === undefined) return `the bytes are not ${mediaType}: no known file signature, and not UTF-8 text`;
   return `the bytes are ${sniffed === 'text' ? 'text' : sniffed}, not ${mediaType}`;
+}
+
+/**
+ * Why bytes labeled `mediaType` are not what the label says (undefined: they are): first their
+ * signature, then their structure (attachment-content.ts: an image framed to its end within
+ * bounded dimensions, a PDF with its trailer, a docx a sound zip holding a Word document).
+ */
+export function labelProblem(mediaType: AttachmentMediaType, bytes: Uint8Array, options: ContentCheckOptions = {}): string | undefined {
+  const wrong = signatureProblem(mediaType, bytes);
+  if (wrong) return wrong;
+  const problem = contentProblem(mediaType, bytes, options);
+  return problem === undefined ? undefined : `the bytes are not a ${ATTACHMENT_TYPES[mediaType].format} this API takes: ${problem}`;
 }
 
 /** The media type an attachment is served as: text of any kind as text/plain, so no browser renders it as a page. */

@@ -1,9 +1,12 @@
 /**
  * One error class per failure mode, each with a stable string `code`, a `retryable` flag and an
  * optional `cause`. Errors that enter the log (tool errors, run failures) round-trip through JSON
- * as `{code, message}`, so a resumed run sees exactly what the live one saw.
+ * as `{code, message}`, so a resumed run sees exactly what the live one saw. Errors about a run
+ * carry its RunRef and name it by runName (`<tenant>/<runId>`): never a storage key.
  */
 import { plural } from './plural.js';
+import { runName, type RunRef } from './run-ref.js';
+
 export abstract class LogbookError extends Error {
   abstract readonly code: string;
   readonly retryable: boolean = false;
@@ -20,11 +23,11 @@ export abstract class LogbookError extends Error {
 export class AppendConflictError extends LogbookError {
   readonly code = 'append_conflict';
   constructor(
-    readonly runKey: string,
+    readonly run: RunRef,
     readonly seq: number,
     options?: { cause?: unknown },
   ) {
-    super(`seq ${seq} of ${runKey} was already written by another writer`, options);
+    super(`seq ${seq} of ${runName(run)} was already written by another writer`, options);
   }
 }
 
@@ -34,15 +37,16 @@ export class AppendConflictError extends LogbookError {
  */
 export class RunConflictError extends LogbookError {
   readonly code = 'run_conflict';
-  constructor(readonly runId: string) {
-    super(`run ${runId} already exists with a different request`);
+  constructor(readonly run: RunRef) {
+    super(`run ${run.runId} already exists with a different request`);
   }
 }
 
+/** The message names the run as its caller does (its id within the caller's tenant): it reaches clients. */
 export class RunNotFoundError extends LogbookError {
   readonly code = 'run_not_found';
-  constructor(readonly runKey: string) {
-    super(`run ${runKey} not found`);
+  constructor(readonly run: RunRef) {
+    super(`run ${run.runId} not found`);
   }
 }
 
@@ -51,10 +55,10 @@ export class LeaseHeldError extends LogbookError {
   readonly code = 'lease_held';
   override readonly retryable = true;
   constructor(
-    readonly runKey: string,
+    readonly run: RunRef,
     readonly until: number,
   ) {
-    super(`lease on ${runKey} is held until ${new Date(until).toISOString()}`);
+    super(`lease on ${runName(run)} is held until ${new Date(until).toISOString()}`);
   }
 }
 
@@ -62,10 +66,10 @@ export class LeaseHeldError extends LogbookError {
 export class LeaseLostError extends LogbookError {
   readonly code = 'lease_lost';
   constructor(
-    readonly runKey: string,
+    readonly run: RunRef,
     readonly epoch: number,
   ) {
-    super(`lease epoch ${epoch} on ${runKey} is no longer ours`);
+    super(`lease epoch ${epoch} on ${runName(run)} is no longer ours`);
   }
 }
 
@@ -78,10 +82,10 @@ export class LeaseLostError extends LogbookError {
 export class StaleLeaseError extends LogbookError {
   readonly code = 'lease_stale';
   constructor(
-    readonly runKey: string,
+    readonly run: RunRef,
     readonly reason: string,
   ) {
-    super(`${runKey}: ${reason}`);
+    super(`${runName(run)}: ${reason}`);
   }
 }
 
@@ -101,11 +105,11 @@ export class CorruptLogError extends LogbookError {
 export class StreamChunkConflictError extends LogbookError {
   readonly code = 'stream_chunk_conflict';
   constructor(
-    readonly runKey: string,
+    readonly run: RunRef,
     readonly callSeq: number,
     readonly index: number,
   ) {
-    super(`chunk ${index} of the model call at seq ${callSeq} of ${runKey} was already written by another worker`);
+    super(`chunk ${index} of the model call at seq ${callSeq} of ${runName(run)} was already written by another worker`);
   }
 }
 
@@ -149,6 +153,35 @@ export class TooManyRunsError extends LogbookError {
   ) {
     super(`this tenant already has ${plural(limit, 'unfinished run')} (its limit); start again after ${retryAfterSeconds} s`);
   }
+}
+
+/**
+ * A read of a run's stream or log that would wait (a long poll, an SSE connection) refused because
+ * the tenant already holds its maximum of open ones on this server: nothing waits for it, and the
+ * same request may be sent again after `retryAfterSeconds`.
+ */
+export class TooManyStreamsError extends LogbookError {
+  readonly code = 'too_many_streams';
+  override readonly retryable = true;
+  constructor(
+    readonly limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`this tenant already has ${limit} open streams and long polls (its limit); retry after ${retryAfterSeconds} s`);
+  }
+}
+
+/** A request body that did not arrive within the server's deadline for it (a trickling client): 408. */
+export class RequestTimeoutError extends LogbookError {
+  readonly code = 'request_timeout';
+}
+
+/**
+ * The client closed its connection before it had sent the whole request body (an abandoned
+ * upload): nobody is left to answer, and nothing on the server failed.
+ */
+export class ClientClosedError extends LogbookError {
+  readonly code = 'client_closed';
 }
 
 /** A transient store or network failure worth retrying. */

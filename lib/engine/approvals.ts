@@ -1,7 +1,7 @@
 import type { PinnedTool } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { CallState } from '../core/state.js';
-import { hashJson } from '../adapters/system/crypto.js';
+import { hashJson } from '../support/hash.js';
 import type { RunSession } from './run-session.js';
 import type { ToolDefinition } from '../authoring/types.js';
 

@@ -5,6 +5,7 @@ import {
   attachmentRefSchema,
   isAttachmentMediaType,
   labelProblem,
+  signatureProblem,
   ATTACHMENT_MEDIA_TYPES,
   type AttachmentRef,
 } from '../core/attachments.js';
@@ -13,10 +14,11 @@ import { AttachmentTooLargeError, BlobNotFoundError, UnsupportedMediaTypeError, 
 import type { JsonValue } from '../core/json.js';
 import type { ModelAttachment } from '../core/messages.js';
 import { zodIssues, type IssueText } from '../core/zod-issues.js';
-import { sha256Hex } from '../adapters/system/crypto.js';
+import { sha256Hex } from '../support/hash.js';
+import { inflateCapped } from '../support/inflate.js';
 import { attachmentProblem } from '../models/model-capabilities.js';
 import type { BlobStore } from '../ports/blob-store.js';
-import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE } from './limits.js';
+import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE } from '../core/limits.js';
 
 /**
  * Attachments at the engine's edges: the upload (stored under the tenant by sha256), the check of
@@ -38,7 +40,8 @@ export interface AttachmentUpload {
 
 /**
  * Check and store one upload; the same bytes again are the same key and the same answer. Refused:
- * a type off the allow-list or bytes that are not what the label says (UnsupportedMediaTypeError),
+ * a type off the allow-list or bytes that are not what the label says, by signature and by
+ * structure (UnsupportedMediaTypeError: core/attachment-content.ts),
  * more than MAX_ATTACHMENT_BYTES (AttachmentTooLargeError), nothing or a bad name (ValidationError).
  */
 export async function storeAttachment(blobs: BlobStore, tenant: string, upload: AttachmentUpload): Promise<AttachmentRef> {
@@ -51,8 +54,10 @@ export async function storeAttachment(blobs: BlobStore, tenant: string, upload: 
   if (bytes.byteLength > MAX_ATTACHMENT_BYTES) {
     throw new AttachmentTooLargeError(`the attachment is ${bytes.byteLength} bytes; the limit is ${MAX_ATTACHMENT_BYTES}`);
   }
-  const mislabeled = labelProblem(mediaType, bytes);
+  const mislabeled = signatureProblem(mediaType, bytes);
   if (mislabeled) throw new UnsupportedMediaTypeError(`${mislabeled}: send it with its own Content-Type`);
+  const malformed = labelProblem(mediaType, bytes, { inflate: inflateCapped });
+  if (malformed) throw new UnsupportedMediaTypeError(malformed);
   const sha256 = sha256Hex(bytes);
   const ref = attachmentRefSchema.safeParse({
     kind: 'blob',
@@ -119,7 +124,7 @@ async function uploadProblem(blobs: BlobStore, tenant: string, ref: AttachmentRe
     throw error;
   }
   if (bytes.byteLength !== ref.bytes) return `the upload ${ref.sha256.slice(0, 12)} is ${bytes.byteLength} bytes, not ${ref.bytes}`;
-  return labelProblem(ref.mediaType, bytes);
+  return labelProblem(ref.mediaType, bytes, { inflate: inflateCapped });
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { RunState } from '../core/state.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 /**
  * Step boundaries the engine announces: before and after every append, tool execution, model call

@@ -6,9 +6,9 @@ import type { CallWait, PinnedTool } from '../core/events.js';
 import type { InboxItem } from '../core/inbox.js';
 import type { JsonValue } from '../core/json.js';
 import type { CallState, RunState } from '../core/state.js';
-import { RUN_ID_PATTERN, type RunRef } from '../ports/run-ref.js';
+import { RUN_ID_PATTERN, type RunRef } from '../core/run-ref.js';
 import type { EngineDeps } from './engine.js';
-import { sha256Hex } from '../adapters/system/crypto.js';
+import { sha256Hex } from '../support/hash.js';
 import type { RunSession } from './run-session.js';
 import { startRun } from './start-run.js';
 

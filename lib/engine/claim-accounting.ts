@@ -1,5 +1,5 @@
 import type { LeaseGrant } from '../ports/run-heads.js';
-import { MAX_STALLED_CLAIMS } from './limits.js';
+import { MAX_STALLED_CLAIMS } from '../core/limits.js';
 
 /**
  * Poison versus chaos, from the head alone (limits.ts has the arithmetic). A claim is in a streak

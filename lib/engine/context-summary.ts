@@ -6,7 +6,9 @@ import type { EventDraft } from '../core/events.js';
 import type { LoggedMessage, ModelRequest, ModelResponse } from '../core/messages.js';
 import type { RunState } from '../core/state.js';
 import type { ModelClient } from '../ports/model-client.js';
+import { openBoundedCall } from './bounded-call.js';
 import { rethrowHalt } from './checkpoints.js';
+import { modelCallBounds } from './model-bounds.js';
 import type { PayloadCodec } from './payload-codec.js';
 import type { RunSession } from './run-session.js';
 
@@ -85,27 +87,16 @@ async function transcriptLine(m: LoggedMessage, codec: PayloadCodec): Promise<st
 
 /** The summary call, bounded by the model timeout and the lease (as a turn's model call is). */
 async function askSummaryModel(session: RunSession, client: ModelClient, request: ModelRequest, detail: string): Promise<ModelResponse> {
-  const { clock, checkpoints, config, metrics } = session.deps;
-  const controller = new AbortController();
-  const stop = new AbortController();
-  const onLease = () => controller.abort(new Error('lease lost'));
-  session.lease.signal.addEventListener('abort', onLease, { once: true });
-  clock.sleep(config.modelTimeoutMs, stop.signal).then(
-    () => controller.abort(new ModelError('model_timeout', `no response within ${config.modelTimeoutMs} ms`, true)),
-    () => undefined,
-  );
+  const { clock, checkpoints, metrics } = session.deps;
+  const bound = openBoundedCall(modelCallBounds(session));
   const started = clock.now();
   try {
     await checkpoints?.at('before-summary', detail);
-    const response = await Promise.race([
-      client.complete(request, { signal: controller.signal }),
-      new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })),
-    ]);
+    const response = await bound.settle(client.complete(request, { signal: bound.signal }));
     await checkpoints?.at('after-summary', detail);
     return response;
   } finally {
-    stop.abort();
-    session.lease.signal.removeEventListener('abort', onLease);
+    bound.close();
     metrics?.duration('ModelLatency', clock.now() - started);
   }
 }

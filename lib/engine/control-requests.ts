@@ -3,7 +3,7 @@ import { parseEvent, type EventOf } from '../core/events.js';
 import type { InboxItem } from '../core/inbox.js';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { OpenWait, RunHead } from '../ports/run-heads.js';
-import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
+import { RUN_ID_PATTERN, type RunRef } from '../core/run-ref.js';
 import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError } from './control-errors.js';
 import type { EngineDeps } from './engine.js';
 import { hintedTick } from '../ports/step-queue.js';
@@ -34,14 +34,14 @@ export interface ApprovalRequest {
 
 async function requireHead(deps: EngineDeps, run: RunRef): Promise<RunHead> {
   const head = await deps.heads.getHead(run);
-  if (!head) throw new RunNotFoundError(runKey(run));
+  if (!head) throw new RunNotFoundError(run);
   return head;
 }
 
 /** The run's pinned content (its run_started). */
 export async function pinnedContent(deps: EngineDeps, run: RunRef): Promise<EventOf<'run_started'>> {
   const event = parseEvent(await deps.log.readOne(run, 1));
-  if (event.type !== 'run_started') throw new RunNotFoundError(runKey(run));
+  if (event.type !== 'run_started') throw new RunNotFoundError(run);
   return event;
 }
 

@@ -11,7 +11,7 @@ import type { RunStream } from '../ports/run-stream.js';
 import type { StepQueue } from '../ports/step-queue.js';
 import type { AgentRegistry } from '../authoring/registry.js';
 import type { Checkpoints } from './checkpoints.js';
-import { LEASE_MS, MARGIN_MS, MAX_CLAIM_ATTEMPTS, MODEL_TIMEOUT_MS } from './limits.js';
+import { LEASE_MS, MARGIN_MS, MAX_CLAIM_ATTEMPTS, MODEL_TIMEOUT_MS } from '../core/limits.js';
 import { PayloadCodec } from './payload-codec.js';
 import { Redactor, type RedactionOptions } from '../core/redaction.js';
 import { RunLoader } from './run-loader.js';

@@ -3,11 +3,11 @@ import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
 import { foldLog } from '../core/fold.js';
 import type { JsonValue } from '../core/json.js';
 import type { RunState } from '../core/state.js';
-import { RUN_ID_PATTERN, runKey, type RunRef } from '../ports/run-ref.js';
+import { RUN_ID_PATTERN, type RunRef } from '../core/run-ref.js';
 import type { AgentDefinition } from '../authoring/types.js';
 import { ForkConflictError } from './control-errors.js';
 import type { EngineDeps } from './engine.js';
-import { hashJson } from '../adapters/system/crypto.js';
+import { hashJson } from '../support/hash.js';
 import { projectHead } from './head-projection.js';
 import { contextPin, initialHead } from './start-run.js';
 import { zodIssuesText } from '../core/zod-issues.js';
@@ -94,7 +94,7 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
   } catch (error) {
     const existing = await deps.log.readOne(fork, 1);
     if (existing === undefined) throw error;
-    if ((existing as { requestHash?: string }).requestHash !== requestHash) throw new RunConflictError(runKey(fork));
+    if ((existing as { requestHash?: string }).requestHash !== requestHash) throw new RunConflictError(fork);
     created = false;
   }
   await cp?.at('after-append', `fork:run_started#1`);
@@ -130,7 +130,7 @@ async function appendChecked(deps: EngineDeps, run: RunRef, event: RunEvent): Pr
 }
 
 async function readPrefix(deps: EngineDeps, run: RunRef, atSeq: number): Promise<RunEvent[]> {
-  if (!(await deps.heads.getHead(run))) throw new RunNotFoundError(runKey(run));
+  if (!(await deps.heads.getHead(run))) throw new RunNotFoundError(run);
   const events: RunEvent[] = [];
   let after = 0;
   while (events.length < atSeq) {

@@ -1,7 +1,7 @@
 import type { IngestContext } from '../core/ingest.js';
 import type { JsonValue } from '../core/json.js';
 import type { EngineDeps } from './engine.js';
-import { hashJson } from '../adapters/system/crypto.js';
+import { hashJson } from '../support/hash.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 
 /**

@@ -1,8 +1,8 @@
 import { CallDoesNotFitError, LeaseLostError, StopWorkError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { RunHeads } from '../ports/run-heads.js';
-import type { RunRef } from '../ports/run-ref.js';
-import { LEASE_RENEWALS_PER_LEASE } from './limits.js';
+import type { RunRef } from '../core/run-ref.js';
+import { LEASE_RENEWALS_PER_LEASE } from '../core/limits.js';
 
 export interface LeaseKeeperOptions {
   heads: RunHeads;

@@ -3,7 +3,7 @@ import type { RunState } from '../core/state.js';
 import type { JsonValue } from '../core/json.js';
 import { TERMINAL_STATUSES, type HeadProjection, type RunHead } from '../ports/run-heads.js';
 import { deliverToParent } from './child-runs.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { EngineDeps } from './engine.js';
 
 /**

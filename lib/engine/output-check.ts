@@ -4,7 +4,7 @@ import type { PinnedOutput } from '../core/events.js';
 import { jsonShapeProblem, type JsonValue } from '../core/json.js';
 import { zodIssuesText } from '../core/zod-issues.js';
 import type { AgentRegistry } from '../authoring/registry.js';
-import { MAX_JSON_DEPTH } from './limits.js';
+import { MAX_JSON_DEPTH } from '../core/limits.js';
 
 /** The verdict a final answer's model_response carries under an output schema. */
 export type OutputVerdict = { output: JsonValue } | { outputError: string };

@@ -2,9 +2,9 @@ import { inlineText, type Body } from '../core/body.js';
 import type { EventDraft } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { BlobStore } from '../ports/blob-store.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { Checkpoints } from './checkpoints.js';
-import { sha256Hex } from '../adapters/system/crypto.js';
+import { sha256Hex } from '../support/hash.js';
 import type { Redactor } from '../core/redaction.js';
 
 export interface PayloadCodecOptions {

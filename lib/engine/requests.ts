@@ -2,7 +2,7 @@ import { LogbookError, RunNotFoundError } from '../core/errors.js';
 import type { InboxItem } from '../core/inbox.js';
 import type { JsonValue } from '../core/json.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
-import { runKey, type RunRef } from '../ports/run-ref.js';
+import { type RunRef } from '../core/run-ref.js';
 import type { EngineDeps } from './engine.js';
 import { hintedTick } from '../ports/step-queue.js';
 
@@ -16,7 +16,7 @@ export class RequestConflictError extends LogbookError {
 
 async function requireHead(deps: EngineDeps, run: RunRef): Promise<RunHead> {
   const head = await deps.heads.getHead(run);
-  if (!head) throw new RunNotFoundError(runKey(run));
+  if (!head) throw new RunNotFoundError(run);
   return head;
 }
 

@@ -3,9 +3,9 @@ import { FOLD_VERSION, type RunState } from '../core/state.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { EventLog } from '../ports/event-log.js';
 import type { RunHead, RunHeads, SnapshotPointer } from '../ports/run-heads.js';
-import { runKey, type RunRef } from '../ports/run-ref.js';
+import { runName, type RunRef } from '../core/run-ref.js';
 import type { LoadHint } from '../ports/step-queue.js';
-import { sha256Hex } from '../adapters/system/crypto.js';
+import { sha256Hex } from '../support/hash.js';
 import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js';
 
 export interface LoadStats {
@@ -46,7 +46,7 @@ export class RunLoader {
   ) {}
 
   async load(run: RunRef, head: RunHead | undefined, epoch?: number, prefetched?: Prefetched): Promise<{ state: RunState; stats: LoadStats }> {
-    const cached = this.cache.get(runKey(run));
+    const cached = this.cache.get(runName(run));
     if (cached && epoch !== undefined && cached.epoch !== undefined && epoch === cached.epoch + 1 && (head?.lastSeq ?? 0) <= cached.state.lastSeq) {
       return { state: cached.state, stats: { source: 'cache', tailEvents: 0 } };
     }
@@ -70,7 +70,7 @@ export class RunLoader {
    * caller may drop the promise (a busy claim): its failure is kept quiet here.
    */
   prefetch(run: RunRef, hint: LoadHint): Prefetch | undefined {
-    if (this.cache.has(runKey(run))) return undefined;
+    if (this.cache.has(runName(run))) return undefined;
     const pointer = hint.snapshot?.foldVersion === FOLD_VERSION ? hint.snapshot : undefined;
     const reads = this.fromPointer(run, pointer);
     reads.catch(() => undefined);
@@ -99,7 +99,7 @@ export class RunLoader {
 
   /** Keep the state a worker holds after its own appends, for the next step in this container. */
   remember(run: RunRef, state: RunState, epoch?: number): void {
-    const key = runKey(run);
+    const key = runName(run);
     this.cache.delete(key);
     const max = this.options.cacheRuns ?? 200;
     if (this.cache.size >= max) {
@@ -110,7 +110,7 @@ export class RunLoader {
   }
 
   forget(run: RunRef): void {
-    this.cache.delete(runKey(run));
+    this.cache.delete(runName(run));
   }
 
   /** Write a snapshot every `snapshotEvery` events: the object first, then the pointer, forward only. */

@@ -2,7 +2,7 @@ import { AppendConflictError } from '../core/errors.js';
 import { modelReservationSchema, parseEvent, type EventDraft, type ModelReservation, type RunEvent } from '../core/events.js';
 import { applyEvent, previewToolResult } from '../core/fold.js';
 import type { RunState } from '../core/state.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { EngineDeps } from './engine.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { StepTrace } from './tracing/step-trace.js';
@@ -51,7 +51,7 @@ export class RunSession {
   }
 
   private async appendNow(draft: EventDraft): Promise<RunEvent> {
-    if (this.fenced) throw new AppendConflictError(`${this.run.tenant}/${this.run.runId}`, this.state.lastSeq + 1);
+    if (this.fenced) throw new AppendConflictError(this.run, this.state.lastSeq + 1);
     const { codec, checkpoints, clock } = this.deps;
     const encoded = await codec.encodeDraft(this.run, draft, checkpoints);
     const candidate = { ...encoded, v: 1, seq: this.state.lastSeq + 1, at: clock.now(), by: this.writer };

@@ -2,10 +2,10 @@ import { resolveBudgets, type BudgetRequest } from '../core/budgets.js';
 import { RunConflictError, TooManyRunsError, ValidationError } from '../core/errors.js';
 import { parseEvent, type Budgets, type EventOf } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
-import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../ports/run-ref.js';
+import { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../core/run-ref.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import type { EngineDeps } from './engine.js';
-import { hashJson } from '../adapters/system/crypto.js';
+import { hashJson } from '../support/hash.js';
 import { hintedTick } from '../ports/step-queue.js';
 import { pinContext } from '../authoring/context-spec.js';
 import { parseRunInput } from '../authoring/run-input.js';
@@ -78,7 +78,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   const existing = dynamic && request.runId !== undefined ? await log.readOne(run, 1) : undefined;
   if (existing !== undefined) {
     const started = parseEvent(existing) as EventOf<'run_started'>;
-    if (started.requestHash !== requestHash) throw new RunConflictError(runId);
+    if (started.requestHash !== requestHash) throw new RunConflictError(run);
     return finishStart(deps, run, started, false, admitted);
   }
   let instructions: Awaited<ReturnType<typeof resolveInstructions>>;
@@ -133,7 +133,7 @@ export async function startRun(deps: EngineDeps, request: StartRunRequest): Prom
   } catch (error) {
     const existing = (await log.readOne(run, 1)) as EventOf<'run_started'> | undefined;
     if (!existing) throw error;
-    if (existing.requestHash !== requestHash) throw new RunConflictError(runId);
+    if (existing.requestHash !== requestHash) throw new RunConflictError(run);
     created = false;
   }
   const started = (created ? event : parseEvent(await log.readOne(run, 1))) as EventOf<'run_started'>;

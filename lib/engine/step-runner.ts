@@ -2,7 +2,7 @@ import { AppendConflictError, CorruptLogError, LeaseHeldError, LeaseLostError, R
 import { ingestItem } from '../core/ingest.js';
 import type { RunState } from '../core/state.js';
 import type { LeaseGrant, RunHead } from '../ports/run-heads.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { Tick } from '../ports/step-queue.js';
 import type { EngineDeps } from './engine.js';
 import { ingestContext } from './ingest-context.js';
@@ -312,7 +312,7 @@ async function runTurns(session: RunSession, options: StepOptions, onTurn: () =>
     if (options.maxTurns !== undefined && turns >= options.maxTurns) return outcome;
     if (session.cancel.signal.aborted && !session.state.cancel) return outcome;
     if (options.deadlineAt - session.deps.clock.now() < minTurn) return outcome;
-    if (session.lease.lost) throw new LeaseLostError(`${session.run.tenant}/${session.run.runId}`, session.writer.epoch);
+    if (session.lease.lost) throw new LeaseLostError(session.run, session.writer.epoch);
   }
 }
 
@@ -346,12 +346,19 @@ async function finish(
     // write: the sweeper then leaves the run alone while that tick waits in the queue's backlog.
     const handsOver = outcome.kind === 'continued' && !state.outcome;
     const args = { owner: lease.owner, epoch: session.writer.epoch, inboxVersion: lease.inboxVersion, ...(handsOver ? { queuedAt: now } : {}) };
-    if (await deps.heads.projectAndRelease(session.run, projection, args)) return { head: next, released: true };
+    if (await deps.heads.projectAndRelease(session.run, projection, args)) {
+      session.trace?.committed();
+      return { head: next, released: true };
+    }
     // New inbox items: nothing was written. Project alone (the head never lags a round), then ingest them.
     await deps.heads.project(session.run, projection);
+    session.trace?.committed();
     return { head: next, released: false };
   }
   await deps.heads.project(session.run, projection);
+  // The head covers the round's events from here on (no worker projects them again): what is
+  // counted once, the GenAI metrics, is counted now (StepTrace.committed).
+  session.trace?.committed();
   await snapshot(deps, session, head, next);
   if (await publishOutcome(deps, session.run, next, projection, state)) next.notifiedSeq = projection.outcome?.seq ?? next.notifiedSeq;
   return { head: next, released: await release(lease.inboxVersion) };

@@ -1,9 +1,9 @@
 import { errorCode, StreamChunkConflictError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { RunStream } from '../ports/run-stream.js';
 import type { EngineLogger, EngineMetrics } from './engine.js';
-import { STREAM_FINAL_FLUSH_MS, STREAM_FLUSH_CHARS, STREAM_FLUSH_MS, STREAM_MAX_CHUNK_CHARS, STREAM_RETENTION_MS } from './limits.js';
+import { STREAM_FINAL_FLUSH_MS, STREAM_FLUSH_CHARS, STREAM_FLUSH_MS, STREAM_MAX_CHUNK_CHARS, STREAM_RETENTION_MS } from '../core/limits.js';
 import type { RunSession } from './run-session.js';
 
 export interface StreamPublisherOptions {

@@ -5,10 +5,12 @@ import type { CallState } from '../core/state.js';
 import { rethrowHalt } from './checkpoints.js';
 import type { RunSession } from './run-session.js';
 import type { ToolContext, ToolDefinition, VerifyOutcome } from '../authoring/types.js';
+import { idempotencyKey } from '../core/run-ref.js';
+import { openBoundedCall, type BoundCause, type BoundedCallOptions } from './bounded-call.js';
 
 /** Why a call's signal was aborted: each leads to a different record (or none). */
 export class ToolAbort extends Error {
-  constructor(readonly why: 'timeout' | 'cancel' | 'lease_lost') {
+  constructor(readonly why: BoundCause) {
     super(`tool aborted: ${why}`);
   }
 }
@@ -38,14 +40,14 @@ export function toolContext(session: RunSession, call: CallState, attempt: numbe
     runId,
     callId: call.callId,
     attempt,
-    idempotencyKey: `${tenant}:${runId}:${call.callId}`,
+    idempotencyKey: idempotencyKey(session.run, call.callId),
     fencingToken: session.writer.epoch,
     notAfter,
     signal,
     leaseFresh: () => staleness() === undefined,
     assertLeaseFresh: () => {
       const stale = staleness();
-      if (stale) throw new StaleLeaseError(`${tenant}/${runId}`, stale);
+      if (stale) throw new StaleLeaseError(session.run, stale);
     },
   };
 }
@@ -57,18 +59,8 @@ export function toolContext(session: RunSession, call: CallState, attempt: numbe
  */
 export async function executeCall(session: RunSession, p: PreparedCall, cancelSignal: AbortSignal): Promise<void> {
   const { deps } = session;
-  const controller = new AbortController();
-  const stopTimer = new AbortController();
-  const onLease = () => controller.abort(new ToolAbort('lease_lost'));
   const cancellable = p.pinned.policy === 'rerun' || p.pinned.policy === 'idempotency_key';
-  const onCancel = () => controller.abort(new ToolAbort('cancel'));
-  session.lease.signal.addEventListener('abort', onLease, { once: true });
-  if (cancellable) cancelSignal.addEventListener('abort', onCancel, { once: true });
-  if (cancellable && cancelSignal.aborted) onCancel();
-  deps.clock.sleep(p.pinned.timeoutMs, stopTimer.signal).then(
-    () => controller.abort(new ToolAbort('timeout')),
-    () => undefined,
-  );
+  const bound = openBoundedCall({ ...toolBounds(session, p.pinned), lease: session.lease.signal, ...(cancellable ? { cancel: cancelSignal } : {}) });
   const label = `${p.pinned.name}#${p.call.callId}`;
   const started = deps.clock.now();
   let record: { ok: boolean; output: JsonValue; source: 'tool' | 'cancel'; errorCode?: string } | undefined;
@@ -78,12 +70,12 @@ export async function executeCall(session: RunSession, p: PreparedCall, cancelSi
     if (session.lease.lost || session.fenced) throw new ToolAbort('lease_lost');
     session.lease.assertFresh(0, Number.MAX_SAFE_INTEGER);
     const notAfter = p.call.notAfter ?? deps.clock.now() + p.pinned.timeoutMs;
-    const ctx = toolContext(session, p.call, p.attempt, controller.signal, notAfter);
-    const output = await settleOrAbort(session, p.impl.execute(p.args, ctx), controller.signal);
+    const ctx = toolContext(session, p.call, p.attempt, bound.signal, notAfter);
+    const output = await bound.settle(p.impl.execute(p.args, ctx));
     record = { ok: true, output, source: 'tool' };
   } catch (error) {
     rethrowHalt(error);
-    const why = error instanceof ToolAbort ? error.why : controller.signal.aborted ? (controller.signal.reason as ToolAbort).why : staleWhy(session, error);
+    const why = error instanceof ToolAbort ? error.why : (bound.why ?? staleWhy(session, error));
     if (why === 'cancel' && p.pinned.policy === 'rerun') {
       record = { ok: false, output: { error: 'cancelled', message: 'run cancelled while the call was running' }, source: 'cancel', errorCode: 'cancelled' };
     } else if (why !== undefined || error instanceof ToolOutcomeUnknownError) {
@@ -94,9 +86,7 @@ export async function executeCall(session: RunSession, p: PreparedCall, cancelSi
       record = { ok: false, output: { error: code, message: session.deps.codec.redactText(errorMessage(error)) }, source: 'tool', errorCode: code };
     }
   } finally {
-    stopTimer.abort();
-    session.lease.signal.removeEventListener('abort', onLease);
-    cancelSignal.removeEventListener('abort', onCancel);
+    bound.close();
     deps.metrics?.duration('ToolLatency', deps.clock.now() - started);
   }
   await deps.checkpoints?.at('after-tool', label);
@@ -126,27 +116,21 @@ function staleWhy(session: RunSession, error: unknown): 'lease_lost' | undefined
 /** Look whether a started verify-policy call landed, and record what verify() saw. */
 export async function verifyCall(session: RunSession, p: Omit<PreparedCall, 'attempt'>): Promise<void> {
   const { deps } = session;
-  const controller = new AbortController();
-  const stopTimer = new AbortController();
-  deps.clock.sleep(p.pinned.timeoutMs, stopTimer.signal).then(
-    () => controller.abort(new ToolAbort('timeout')),
-    () => undefined,
-  );
+  // verify() is bounded by the tool's timeout (a failure on a stale lease is judged below).
+  const bound = openBoundedCall(toolBounds(session, p.pinned));
   let outcome: VerifyOutcome;
   const notAfter = deps.clock.now() + p.pinned.timeoutMs;
   try {
     await deps.checkpoints?.at('before-verify', `${p.pinned.name}#${p.call.callId}`);
     const verify = p.impl.verify;
-    outcome = verify
-      ? await settleOrAbort(session, verify(p.args, toolContext(session, p.call, p.call.attempt, controller.signal, notAfter)), controller.signal)
-      : { status: 'unknown' };
+    outcome = verify ? await bound.settle(verify(p.args, toolContext(session, p.call, p.call.attempt, bound.signal, notAfter))) : { status: 'unknown' };
   } catch (error) {
     rethrowHalt(error);
     // A stale worker's failed look proves nothing: stop, and let the run's holder look again.
     if (staleWhy(session, error)) throw new StopWorkError(`verify of ${p.call.callId} failed on a stale lease`);
     outcome = { status: 'unknown' };
   } finally {
-    stopTimer.abort();
+    bound.close();
   }
   await deps.checkpoints?.at('after-verify', `${p.pinned.name}#${p.call.callId}`);
   await session.append({ type: 'tool_verified', callId: p.call.callId, status: outcome.status });
@@ -156,32 +140,20 @@ export async function verifyCall(session: RunSession, p: Omit<PreparedCall, 'att
 }
 
 /**
- * Await a tool, but stop waiting once its signal aborts. If the tool ignores the abort and is
- * still running after a grace period, the session is marked dangling: the handler must exit the
- * process rather than return with a call still in flight.
+ * A tool's bounds: its pinned timeout; its signal aborts with a ToolAbort; a tool that ignores its
+ * abort for ABORT_GRACE_MS marks the session dangling (the handler must exit the process rather
+ * than return with a call still in flight).
  */
-async function settleOrAbort<T>(session: RunSession, work: Promise<T>, signal: AbortSignal): Promise<T> {
-  let settled = false;
-  const tracked = work.finally(() => {
-    settled = true;
-  });
-  const aborted = new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
-  try {
-    return await Promise.race([tracked, aborted]);
-  } finally {
-    if (!settled) {
-      const grace = session.deps.clock.sleep(ABORT_GRACE_MS).then(() => 'timeout' as const);
-      const outcome = await Promise.race([
-        tracked.then(
-          () => 'settled' as const,
-          () => 'settled' as const,
-        ),
-        grace,
-      ]);
-      if (outcome === 'timeout') session.dangling = true;
-    }
-  }
+function toolBounds(session: RunSession, pinned: PinnedTool): BoundedCallOptions {
+  return {
+    clock: session.deps.clock,
+    timeoutMs: pinned.timeoutMs,
+    reason: (why) => new ToolAbort(why),
+    grace: {
+      ms: ABORT_GRACE_MS,
+      onDangling: () => {
+        session.dangling = true;
+      },
+    },
+  };
 }

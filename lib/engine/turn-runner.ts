@@ -10,7 +10,7 @@ import { approvalGate, expireApprovals } from './approvals.js';
 import { rethrowHalt } from './checkpoints.js';
 import type { RunSession } from './run-session.js';
 import { buildModelRequest } from './prompt.js';
-import { MAX_CRASHED_TOOL_ATTEMPTS, MAX_JSON_DEPTH } from './limits.js';
+import { MAX_CRASHED_TOOL_ATTEMPTS, MAX_JSON_DEPTH } from '../core/limits.js';
 import { executeCall, verifyCall, type PreparedCall } from './tool-runner.js';
 import { callWait, completeWaits, startWait } from './waits.js';
 import { cancelChildren, ensureChildren, startChildCall } from './child-runs.js';
@@ -18,6 +18,8 @@ import { checkAnswer, outputValidator } from './output-check.js';
 import { carriedCall, carriedReservation } from './carried-reservation.js';
 import { summarizeContext } from './context-summary.js';
 import { streamPublisherFor } from './stream-publisher.js';
+import { openBoundedCall } from './bounded-call.js';
+import { modelCallBounds } from './model-bounds.js';
 
 export type TurnOutcome =
   | { kind: 'continued' }
@@ -208,30 +210,20 @@ async function callModel(session: RunSession, action: Extract<Action, { kind: 'c
 
 /** The model call under a reservation already in the log (its own model_started, or carried). */
 async function invokeModel(session: RunSession, action: ModelReservation): Promise<void> {
-  const { models, codec, clock, checkpoints, config, metrics } = session.deps;
+  const { models, codec, clock, checkpoints, metrics } = session.deps;
   const state = session.state;
   const client = models.resolve(state.started.model.id);
   // The reservation stays spent and unanswered: decide treats it as any model_started with no response.
   if (!client) return;
   const request = await buildModelRequest(session.state, codec, action.maxOutputTokens);
-  const controller = new AbortController();
-  const stop = new AbortController();
-  const onLease = () => controller.abort(new Error('lease lost'));
-  session.lease.signal.addEventListener('abort', onLease, { once: true });
-  clock.sleep(config.modelTimeoutMs, stop.signal).then(
-    () => controller.abort(new ModelError('model_timeout', `no response within ${config.modelTimeoutMs} ms`, true)),
-    () => undefined,
-  );
+  const bound = openBoundedCall(modelCallBounds(session));
   const started = clock.now();
   // Streaming (when the engine has a stream port): the text as it comes, beside the log.
   const publisher = streamPublisherFor(session);
   let draft: EventDraft;
   try {
     await checkpoints?.at('before-model', `step ${action.step}`);
-    const response = await Promise.race([
-      client.complete(request, { signal: controller.signal, ...(publisher ? { onText: publisher.onText } : {}) }),
-      new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })),
-    ]);
+    const response = await bound.settle(client.complete(request, { signal: bound.signal, ...(publisher ? { onText: publisher.onText } : {}) }));
     await checkpoints?.at('after-model', `step ${action.step}`);
     const seq = session.state.lastSeq + 1;
     const usage = { inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens };
@@ -254,8 +246,7 @@ async function invokeModel(session: RunSession, action: ModelReservation): Promi
     const retryable = error instanceof ModelError ? error.retryable : true;
     draft = { type: 'model_failed', code: errorCode(error), message: errorMessage(error), retryable };
   } finally {
-    stop.abort();
-    session.lease.signal.removeEventListener('abort', onLease);
+    bound.close();
     metrics?.duration('ModelLatency', clock.now() - started);
   }
   // The last text is written before the response, never after it (bounded: a preview never holds the log up).

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { zodIssuesText } from '../core/zod-issues.js';
-import { LEASE_MS, MAX_ACTIVE_RUNS_LIMIT, MAX_CLAIM_ATTEMPTS, MAX_CLAIM_ATTEMPTS_LIMIT, VISIBILITY_MARGIN_S } from '../engine/limits.js';
+import { LEASE_MS, MAX_ACTIVE_RUNS_LIMIT, MAX_CLAIM_ATTEMPTS, MAX_CLAIM_ATTEMPTS_LIMIT, VISIBILITY_MARGIN_S } from '../core/limits.js';
 
 /**
  * Environment of every handler, validated once per cold start. The CDK constructs set these
@@ -55,11 +55,13 @@ export const envSchema = z.object({
   /** Base of the back-off between deliveries of a tick that did not finish (s); default the lease (limits.ts). */
   LOGBOOK_BACKOFF_BASE_S: z.coerce.number().int().nonnegative().optional(),
   /**
-   * `otlp`: the worker sends OpenTelemetry spans of every step (engine/tracing) over OTLP/HTTP,
-   * configured by the standard OTEL_* variables (OTEL_EXPORTER_OTLP_ENDPOINT, _PROTOCOL, _HEADERS,
-   * OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES). Default `off`: the SDK is never loaded.
+   * Logbook's own switch for the worker's OpenTelemetry spans (engine/tracing), below the standard
+   * variables: `otlp` is on and `off` off unless OTEL_TRACES_EXPORTER says otherwise (or
+   * OTEL_SDK_DISABLED=true turns everything off); unset, spans are on when
+   * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set
+   * (engine/tracing/otel-env.ts has the whole rule). Off, the SDK is never loaded.
    */
-  LOGBOOK_TRACING: z.enum(['off', 'otlp']).default('off'),
+  LOGBOOK_TRACING: z.enum(['off', 'otlp']).optional(),
   /** `true`: spans carry prompt and tool payloads, redacted as the log holds them. */
   LOGBOOK_TRACING_PAYLOADS: z.enum(['true', 'false']).default('false'),
 });

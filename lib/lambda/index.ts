@@ -43,17 +43,17 @@ export function createWorkerHandler(options: WorkerOptions) {
 
 /** API Gateway HTTP API (payload v2) with an IAM or JWT authorizer. */
 export function createApiHandler(options: HandlerOptions) {
-  return apiHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-api', { agents: options.agents }));
+  return apiHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-api', { agents: options.agents, runsSteps: false }));
 }
 
 /** EventBridge rule target for `Agent Run Requested`. */
 export function createTriggerHandler(options: HandlerOptions) {
-  return triggerHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-trigger', { agents: options.agents }));
+  return triggerHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-trigger', { agents: options.agents, runsSteps: false }));
 }
 
 /** Scheduled every minute; wakes due runs. It runs no agent code, so it takes no agents. */
 export function createSweeperHandler(options: { serviceName?: string } = {}) {
-  return sweeperHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-sweeper'));
+  return sweeperHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-sweeper', { runsSteps: false }));
 }
 
 /**
@@ -68,7 +68,7 @@ export function createStreamHandler(options: { serviceName?: string } = {}) {
       throw new Error('createStreamHandler runs only in a Lambda Node.js runtime (no awslambda global)');
     };
   }
-  const getRuntime = runtimeOnce(options.serviceName ?? 'logbook-stream');
+  const getRuntime = runtimeOnce(options.serviceName ?? 'logbook-stream', { runsSteps: false });
   const getDeps = async () => {
     const { engine, env } = await getRuntime();
     return { deps: engine, tenantClaim: env.LOGBOOK_TENANT_CLAIM };

@@ -5,7 +5,7 @@ import type { JsonValue } from '../core/json.js';
 import { zodIssues } from '../core/zod-issues.js';
 import { RunRequestSchema } from '../api/run-request.js';
 import { startRun } from '../engine/start-run.js';
-import { TENANT_PATTERN } from '../ports/run-ref.js';
+import { TENANT_PATTERN } from '../core/run-ref.js';
 import { METRIC, addCount, flushMetrics } from './telemetry.js';
 import type { Runtime } from './wiring.js';
 

@@ -6,9 +6,10 @@ import { DynamoRunStream } from '../adapters/aws/dynamo-run-stream.js';
 import { createEventBridgePublisher } from '../adapters/aws/eventbridge-publisher.js';
 import { S3BlobStore } from '../adapters/aws/s3-blob-store.js';
 import { SqsStepQueue, SqsTickVisibility } from '../adapters/aws/sqs-step-queue.js';
-import { CryptoIds } from '../adapters/system/crypto.js';
-import { SystemClock } from '../adapters/system/system-clock.js';
+import { CryptoIds } from '../adapters/system/crypto-ids.js';
+import { SystemClock } from '../support/system-clock.js';
 import { createEngine, type EngineConfig, type EngineDeps } from '../engine/engine.js';
+import { otelConfig } from '../engine/tracing/otel-env.js';
 import { otlpTracing, type OtlpTracing } from '../engine/tracing/otlp-setup.js';
 import type { ModelResolver } from '../ports/model-client.js';
 import type { OutcomeNotice, OutcomePublisher } from '../ports/outcome-publisher.js';
@@ -26,7 +27,11 @@ export interface Runtime {
   metrics: Metrics;
   clients: AwsClients;
   visibility: SqsTickVisibility;
-  /** Set when LOGBOOK_TRACING=otlp: every step sends its spans before it releases its run. */
+  /**
+   * Set when the OTEL_* variables (or LOGBOOK_TRACING=otlp) turn spans or the GenAI metrics on:
+   * every step sends its spans before it releases its run; the worker sends its metrics after each
+   * invocation.
+   */
   tracer?: OtlpTracing;
 }
 
@@ -73,6 +78,28 @@ export interface RuntimeOptions {
    * bundles carry no provider SDK (the Bedrock client alone is ~150 KB minified).
    */
   builtInModels?: (env: Record<string, string | undefined>) => ModelResolver;
+  /**
+   * `false` for a process that runs no step (the API, trigger, sweeper and stream handlers): it
+   * never sets up OpenTelemetry, whatever the OTEL_* variables say (an application that sets them
+   * on every function loads the SDK only in the worker). Default true.
+   */
+  runsSteps?: boolean;
+}
+
+/**
+ * The SDK when the standard variables say so (otel-env.ts), else nothing (never loaded). What was
+ * wrong with them is logged once per cold start, a line each, as a warning.
+ */
+async function tracingFromEnv(source: Record<string, string | undefined>, env: LogbookEnv, serviceName: string, logger: Logger) {
+  const switches = { serviceName, ...(env.LOGBOOK_TRACING ? { traces: env.LOGBOOK_TRACING === 'otlp' } : {}) };
+  const config = otelConfig(source, switches);
+  const warn = (message: string) => logger.warn(`OpenTelemetry: ${message}`);
+  if (!config.traces && !config.metrics) {
+    for (const w of config.warnings) warn(w);
+    return undefined;
+  }
+  // otlpTracing reads the same variables with the same switches, and says the same warnings.
+  return otlpTracing({ env: source, serviceName, traces: config.traces !== undefined, payloads: env.LOGBOOK_TRACING_PAYLOADS === 'true', warn });
 }
 
 /** A resolver for processes that never call a model. */
@@ -112,15 +139,7 @@ export async function createRuntime(serviceName: string, options: RuntimeOptions
         ...(env.LOGBOOK_EVENTS_ENDPOINT ? { endpoint: env.LOGBOOK_EVENTS_ENDPOINT } : {}),
       })
     : new LogOutcomePublisher(logger);
-  const tracer =
-    env.LOGBOOK_TRACING === 'otlp'
-      ? await otlpTracing({
-          env: source,
-          serviceName,
-          payloads: env.LOGBOOK_TRACING_PAYLOADS === 'true',
-          warn: (message) => logger.warn(message),
-        })
-      : undefined;
+  const tracer = options.runsSteps === false ? undefined : await tracingFromEnv(source, env, serviceName, logger);
   const engine = createEngine(
     {
       log: store,

@@ -1,7 +1,7 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { HINT_ATTRIBUTE, parseTick, parseTickHint } from '../adapters/aws/tick.js';
 import { ValidationError, errorCode, errorMessage } from '../core/errors.js';
-import { MAX_RECEIVE_COUNT, tickVisibilitySeconds } from '../engine/limits.js';
+import { MAX_RECEIVE_COUNT, TRACE_FLUSH_MS, tickVisibilitySeconds } from '../core/limits.js';
 import { runStep, type StepResult } from '../engine/step-runner.js';
 import type { Tick } from '../ports/step-queue.js';
 import { METRIC, addCount, flushMetrics } from './telemetry.js';
@@ -42,6 +42,8 @@ export function workerHandlerFor(getRuntime: () => Promise<Runtime>, options: Wo
       // No flush of spans here: each step sent its spans before it released its run. What it
       // recorded after (its release span) stays buffered while the sandbox is frozen and goes out
       // with the next invocation's (one request a step, not two; lost only with the container).
+      // The GenAI metrics are recorded after the head write, so they go now, before the sandbox freezes.
+      if (runtime.tracer?.metrics) await sendMetrics(runtime);
     }
     if (mustExit) {
       runtime.logger.error('a tool ignored its abort: exiting the process after this response', { failures: failures.length });
@@ -49,6 +51,20 @@ export function workerHandlerFor(getRuntime: () => Promise<Runtime>, options: Wo
     }
     return { batchItemFailures: failures };
   };
+}
+
+/** The invocation's GenAI metrics, waited for at most TRACE_FLUSH_MS: an unreachable collector slows the response, never fails it. */
+async function sendMetrics(runtime: Runtime): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), TRACE_FLUSH_MS)));
+  try {
+    const sent = await Promise.race([runtime.tracer?.flushMetrics().then(() => 'sent' as const), timeout]);
+    if (sent === 'timeout') runtime.logger.warn('metrics not sent in time: the invocation returns', { waitedMs: TRACE_FLUSH_MS });
+  } catch (error) {
+    runtime.logger.warn('metrics not sent', { error: errorMessage(error) });
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function handleRecord(runtime: Runtime, record: SQSRecord, context: Context): Promise<{ failed: boolean; mustExit: boolean }> {

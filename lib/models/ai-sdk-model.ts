@@ -1,4 +1,4 @@
-import { SystemClock } from '../adapters/system/system-clock.js';
+import { SystemClock } from '../support/system-clock.js';
 import { ConfigError, ModelError } from '../core/errors.js';
 import type { ModelRequest, ModelResponse } from '../core/messages.js';
 import type { Clock } from '../ports/clock.js';

@@ -1,5 +1,5 @@
 import { ConverseCommand, ConverseStreamCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { SystemClock } from '../adapters/system/system-clock.js';
+import { SystemClock } from '../support/system-clock.js';
 import { ModelError } from '../core/errors.js';
 import type { ModelRequest, ModelResponse } from '../core/messages.js';
 import type { ModelCallOptions, ModelClient } from '../ports/model-client.js';

@@ -1,7 +1,7 @@
 import type { JsonValue } from '../core/json.js';
 import type { ModelAttachment, ModelRequest, ModelResponse } from '../core/messages.js';
 import type { ModelSettings } from '../core/model-settings.js';
-import { SystemClock } from '../adapters/system/system-clock.js';
+import { SystemClock } from '../support/system-clock.js';
 import type { Clock } from '../ports/clock.js';
 import type { ModelCallOptions, ModelClient, ModelResolver } from '../ports/model-client.js';
 import { TextSink } from './model-stream.js';

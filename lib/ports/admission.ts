@@ -1,4 +1,4 @@
-import type { RunRef } from './run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 /**
  * Per-tenant admission: the set of a tenant's unfinished runs, bounded. A start takes a slot

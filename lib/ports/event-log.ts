@@ -1,5 +1,5 @@
 import type { RunEvent } from '../core/events.js';
-import type { RunRef } from './run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 export interface ReadPage {
   /** Raw records as stored; the engine validates them with `parseEvent`. */

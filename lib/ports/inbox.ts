@@ -1,5 +1,5 @@
 import type { InboxItem } from '../core/inbox.js';
-import type { RunRef } from './run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 /**
  * Inbox items for a run. `put` is idempotent on the item id and bumps the head's inboxVersion so

@@ -8,6 +8,6 @@ export type * from './outcome-publisher.js';
 export type * from './run-heads.js';
 export type * from './run-stream.js';
 export type * from './step-queue.js';
-export * from './run-ref.js';
+export { RUN_ID_PATTERN, TENANT_PATTERN, type RunRef } from '../core/run-ref.js';
 export { compareStreamCursors } from './run-stream.js';
 export { SWEEP_SHARDS, TERMINAL_STATUSES } from './run-heads.js';

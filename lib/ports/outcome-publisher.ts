@@ -1,5 +1,5 @@
 import type { JsonValue } from '../core/json.js';
-import type { RunRef } from './run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 export type OutcomeDetailType = 'Agent Run Completed' | 'Agent Run Failed' | 'Agent Run Needs Attention' | 'Agent Run Needs Approval';
 

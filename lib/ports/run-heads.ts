@@ -1,6 +1,6 @@
 import type { OpenControl } from '../core/control.js';
 import type { AttentionReason, Budgets } from '../core/events.js';
-import type { RunRef } from './run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 export type RunStatus = 'running' | 'waiting' | 'awaiting_approval' | 'parked' | 'completed' | 'failed' | 'cancelled';
 /** Every status, in the order listings and counts show them (a listing by status exists for each). */

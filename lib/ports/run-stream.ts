@@ -1,4 +1,4 @@
-import type { RunRef } from './run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 /**
  * Text a model call produced while it streamed, kept apart from the event log: the log's

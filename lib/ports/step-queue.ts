@@ -1,5 +1,5 @@
 import type { RunHead, SnapshotPointer } from './run-heads.js';
-import type { RunRef } from './run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 
 /**
  * Where the run's log could be read from when the tick was sent: its latest snapshot then (null:

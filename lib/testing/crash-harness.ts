@@ -1,6 +1,6 @@
 import type { CheckpointName } from '../engine/checkpoints.js';
 import { startRun } from '../engine/start-run.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import { BaselineParkedError, BaselineUnfinishedError } from './harness-errors.js';
 import { readOutcome, toolOutputsOf, type Baseline } from './harness-invariants.js';
 import { crashScenario, driveToEnd, pauseScenario, recorder, resolverOf } from './harness-points.js';

@@ -1,5 +1,5 @@
 import type { OpenAttention, RunHead } from '../ports/run-heads.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import { sweepEntry } from '../ports/sweep-index.js';
 import { RequestConflictError, requestResolution, requestRunAction, type Resolution } from '../engine/requests.js';
 import { ResolverAnswerRefusedError } from './harness-errors.js';

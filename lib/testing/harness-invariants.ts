@@ -3,7 +3,7 @@ import { canonicalJson, type JsonValue } from '../core/json.js';
 import { reservationOf } from '../core/events.js';
 import { foldLog } from '../core/fold.js';
 import type { RunState } from '../core/state.js';
-import type { RunRef } from '../ports/run-ref.js';
+import { idempotencyKey, type RunRef } from '../core/run-ref.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import type { HarnessScenario } from './harness-types.js';
 import type { DriveResult } from './driver.js';
@@ -210,7 +210,7 @@ export function answerDiffers(answer: string, baseline: string, run: RunRef): st
   ];
   return (
     `${base}: they differ only in call ids (${pairs.join(', ')}). A call id is <seq of the model response>-<index>, and ` +
-    `the idempotency key is ${run.tenant}:${run.runId}:<callId>; a crash after a model call was reserved and before its ` +
+    `the idempotency key is ${idempotencyKey(run, '<callId>')}; a crash after a model call was reserved and before its ` +
     `response was written makes the response land at a later seq, so its calls get new ids and new keys. A fake service ` +
     `that builds what it returns (an order id, a reference) from ctx.idempotencyKey or ctx.callId then answers with ` +
     `another id. Build such ids from the call's arguments (what the model asked for), or let the scenario's answer ` +

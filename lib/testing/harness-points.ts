@@ -1,7 +1,7 @@
 import type { RunState } from '../core/state.js';
 import { WorkerHalt, type CheckpointName } from '../engine/checkpoints.js';
 import { startRun, type StartRunRequest } from '../engine/start-run.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { PointReport } from './harness-types.js';
 import { driveRun, type DriveResult } from './driver.js';
 import { checkSettled } from './settled-invariants.js';

@@ -5,6 +5,7 @@
  *   durable; effectLog() is the ledger its fake services write to.
  * - toolTestContext: the context the engine hands one tool, with an abort the test triggers.
  * - checkReplay: will the agents about to be deployed still serve these recorded runs?
+ * - runEval: what would another agent version do on these recorded runs? (served from the log, never executed)
  */
 export { runCrashHarness, formatHarnessReport, type HarnessScenario, type HarnessOptions, type HarnessReport, type PointReport } from './crash-harness.js';
 export type { Baseline } from './harness-invariants.js';
@@ -27,3 +28,23 @@ export {
 } from './replay-check.js';
 export { ManualClock, SequentialIds, MemoryStore, MemoryBlobStore, MemoryStepQueue, MemoryAdmission } from '../adapters/memory/index.js';
 export { WorkerHalt, type CheckpointName, type Checkpoints } from '../engine/checkpoints.js';
+export { runEval, type RunEvalOptions } from './eval/run-eval.js';
+export { EVAL_REPORT_FORMAT, EVAL_REPORT_VERSION, type EvalReport, type EvalRunResult, type EvalThreshold } from './eval/eval-report.js';
+export type { EvalSide, EvalToolCall, EvalRunStatus } from './eval/eval-side.js';
+export type { ServedCall } from './eval/served-tools.js';
+export {
+  defineScorer,
+  builtInScorers,
+  sameOutput,
+  sameToolCalls,
+  outputSchemaValid,
+  costDelta,
+  tokensDelta,
+  type Scorer,
+  type ScorerInput,
+  type ScoreResult,
+  type ScoreValue,
+} from './eval/scorers.js';
+export { parseRunFile, formatRunFile, exportedRunSchema, RUN_FILE_FORMAT, RUN_FILE_VERSION, type ExportedRun } from './eval/run-file.js';
+export { exportRuns, importRuns, type RunStorage, type ImportOptions, type ImportResult } from './eval/run-transfer.js';
+export { RunFileError, NotExecutedUnderEvalError } from './eval/eval-errors.js';

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../core/json.js';
 import { foldLog } from '../core/fold.js';
-import type { RunRef } from '../ports/run-ref.js';
+import type { RunRef } from '../core/run-ref.js';
 import type { World } from './world.js';
 
 interface LoggedInboxEvent {

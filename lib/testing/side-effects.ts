@@ -1,6 +1,7 @@
 import type { JsonValue } from '../core/json.js';
 import type { Resolver } from './driver.js';
 import { SideEffectShapeError } from './harness-errors.js';
+import { idempotencyKey } from '../core/run-ref.js';
 
 /**
  * A side effect as the default duplicate check reads it: `key` is the idempotency key the tool
@@ -79,7 +80,7 @@ export function effectLog<D = unknown>(): EffectRecorder<D> {
 export function resolveFromEffects(effects: Pick<EffectRecorder, 'find'>, options: { runLevel?: 'retry' | 'fail' } = {}): Resolver {
   return (attention, head) => {
     if (!attention.callId) return options.runLevel ?? 'retry';
-    const landed = effects.find(`${head.tenant}:${head.runId}:${attention.callId}`);
+    const landed = effects.find(idempotencyKey(head, attention.callId));
     if (!landed) return { callId: attention.callId, outcome: 'rerun' };
     return { callId: attention.callId, outcome: 'succeeded', ...(landed.detail === undefined ? {} : { result: landed.detail as JsonValue }) };
   };

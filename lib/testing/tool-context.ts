@@ -1,6 +1,7 @@
 import { StaleLeaseError } from '../core/errors.js';
 import { ToolAbort } from '../engine/tool-runner.js';
 import type { ToolContext } from '../authoring/types.js';
+import { idempotencyKey } from '../core/run-ref.js';
 
 /** Why the engine aborts a running call: its timeout, a cancel of the run, or a lost lease. */
 export type ToolAbortReason = ToolAbort['why'];
@@ -71,14 +72,14 @@ export function toolTestContext(options: ToolTestContextOptions = {}): ToolTestC
     runId,
     callId,
     attempt,
-    idempotencyKey: `${tenant}:${runId}:${callId}`,
+    idempotencyKey: idempotencyKey({ tenant, runId }, callId),
     fencingToken,
     notAfter,
     signal: controller.signal,
     leaseFresh: () => staleness() === undefined,
     assertLeaseFresh: () => {
       const stale = staleness();
-      if (stale) throw new StaleLeaseError(`${tenant}/${runId}`, stale);
+      if (stale) throw new StaleLeaseError({ tenant, runId }, stale);
     },
     abort: (why = 'timeout') => {
       if (why === 'lease_lost') expired ??= 'lease lost';

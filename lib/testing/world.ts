@@ -10,6 +10,7 @@ import { WorkerHalt } from '../engine/checkpoints.js';
 import { createEngine, type EngineDeps, type EngineOptions, type EnginePorts } from '../engine/engine.js';
 import type { RedactionOptions } from '../core/redaction.js';
 import type { EngineTracer } from '../engine/tracing/engine-tracer.js';
+import type { TraceSpan } from '../engine/tracing/trace-span.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { EventLog } from '../ports/event-log.js';
 import type { Inbox } from '../ports/inbox.js';
@@ -190,12 +191,13 @@ export function spawnWorker(
   };
 }
 
-/** A process that died sends nothing more: its spans after death are dropped, as its buffer would be. */
+/** A process that died sends nothing more: its spans (and what it would count) after death are dropped, as its buffer would be. */
 function deadDrops(tracer: EngineTracer, isDead: () => boolean): EngineTracer {
   return {
     ...(tracer.payloads ? { payloads: true } : {}),
     record: (spans) => (isDead() ? undefined : tracer.record(spans)),
     flush: () => (isDead() ? Promise.resolve() : tracer.flush()),
+    ...(tracer.committed ? { committed: (spans: readonly TraceSpan[]) => (isDead() ? undefined : tracer.committed?.(spans)) } : {}),
   };
 }
 

@@ -5,7 +5,7 @@ import type { ManualClock } from '../../lib/adapters/memory/manual-clock.js';
 import type { EventLog } from '../../lib/ports/event-log.js';
 import type { Inbox } from '../../lib/ports/inbox.js';
 import type { RunHead, RunHeads } from '../../lib/ports/run-heads.js';
-import type { RunRef } from '../../lib/ports/run-ref.js';
+import type { RunRef } from '../../lib/core/run-ref.js';
 import { initialHead } from '../../lib/engine/start-run.js';
 
 export type Store = EventLog & RunHeads & Inbox & { readonly stats: { requests: number; itemsRead: number } };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeaseHeldError, LeaseLostError, RunNotFoundError, ValidationError } from '../../lib/core/errors.js';
 import type { HeadProjection, RunHead } from '../../lib/ports/run-heads.js';
-import type { RunRef } from '../../lib/ports/run-ref.js';
+import type { RunRef } from '../../lib/core/run-ref.js';
 import { cancelItem, DAY, newHead, newRun, settle, type StoreTarget, type StoreUnderTest } from './fixtures.js';
 
 const TTL = 60_000;

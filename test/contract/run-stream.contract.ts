@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../lib/adapters/memory/manual-clock.js';
 import { StreamChunkConflictError } from '../../lib/core/errors.js';
-import type { RunRef } from '../../lib/ports/run-ref.js';
+import type { RunRef } from '../../lib/core/run-ref.js';
 import type { RunStream, StreamChunk } from '../../lib/ports/run-stream.js';
 import { newRun } from './fixtures.js';
 

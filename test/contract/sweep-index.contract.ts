@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunHead } from '../../lib/ports/run-heads.js';
-import type { RunRef } from '../../lib/ports/run-ref.js';
+import type { RunRef } from '../../lib/core/run-ref.js';
 import { SWEEP_BACKOFF_CAP_MS, SWEEP_QUEUED_MS, SWEEP_STALL_MS, sweepBackoffMs, sweepShard } from '../../lib/ports/sweep-index.js';
 import { cancelItem, newHead, newRun, type StoreTarget, type StoreUnderTest } from './fixtures.js';
 import { projection } from './run-heads.contract.js';

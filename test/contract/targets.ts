@@ -2,7 +2,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createLocalAwsClients } from '../../lib/adapters/aws/aws-clients.js';
 import { DynamoStore } from '../../lib/adapters/aws/dynamo-store.js';
-import { eventSk, streamSk } from '../../lib/adapters/aws/dynamo-keys.js';
+import { eventSk, pk, streamSk } from '../../lib/adapters/aws/dynamo-keys.js';
 import { DynamoRunStream } from '../../lib/adapters/aws/dynamo-run-stream.js';
 import { MemoryRunStream } from '../../lib/adapters/memory/memory-run-stream.js';
 import { S3BlobStore } from '../../lib/adapters/aws/s3-blob-store.js';
@@ -12,7 +12,6 @@ import { MemoryAdmission } from '../../lib/adapters/memory/memory-admission.js';
 import { MemoryBlobStore } from '../../lib/adapters/memory/memory-blob-store.js';
 import { MemoryStepQueue } from '../../lib/adapters/memory/memory-step-queue.js';
 import { MemoryStore } from '../../lib/adapters/memory/memory-store.js';
-import { runKey } from '../../lib/ports/run-ref.js';
 import { createTestStack, endpointsFor, type DynamoTarget } from '../setup/emulator-context.js';
 import type { AdmissionTarget } from './admission.contract.js';
 import type { RunStreamTarget } from './run-stream.contract.js';
@@ -57,7 +56,7 @@ export function dynamoStoreTarget(target: DynamoTarget): StoreTarget {
         peer: () => peer,
         async corrupt(run, seq) {
           await stack.clients.doc.send(
-            new PutCommand({ TableName: tableName, Item: { pk: runKey(run), sk: eventSk(seq), seq, type: 'x', data: '{not json' } }),
+            new PutCommand({ TableName: tableName, Item: { pk: pk(run), sk: eventSk(seq), seq, type: 'x', data: '{not json' } }),
           );
         },
         async dispose() {
@@ -184,7 +183,7 @@ export function dynamoRunStreamTarget(target: DynamoTarget): RunStreamTarget {
         peer: new DynamoRunStream({ ...options, doc: peerClients.doc }),
         clock,
         async storedTtl(run, callSeq, index) {
-          const out = await stack.clients.doc.send(new GetCommand({ TableName: tableName, Key: { pk: runKey(run), sk: streamSk(callSeq, index) } }));
+          const out = await stack.clients.doc.send(new GetCommand({ TableName: tableName, Key: { pk: pk(run), sk: streamSk(callSeq, index) } }));
           return out.Item?.expiresAtSec as number | undefined;
         },
         async dispose() {

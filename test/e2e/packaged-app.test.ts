@@ -10,7 +10,8 @@
  * offline in place of `cdk deploy` (checking what the worker bundle holds) and `logbook dev` on
  * both agents: a 400 for a bad input, an upload (POST /attachments) the planner's run refers to and
  * a 400 for a reference never uploaded, the README's `npx logbook runs start ops ...` and a planner
- * run to completion. Every step is bounded; timings are printed.
+ * run to completion, then `runs export` and `logbook eval` of the ops run. Every step is bounded;
+ * timings are printed.
  * LOGBOOK_KEEP_E2E_DIR=1 keeps the temporary directory for a look afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -400,7 +401,10 @@ describe('the packaged library, used by a new project', () => {
       expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(2);
       // The run stream (issue 24) and the inspector are served by the installed package too: the
       // stream replays the same events in order and says the run is done; /ui/ is the inspector.
-      const streamed = (await (await fetch(`${apiUrl}/runs/${runId}/stream?limit=500`)).json()) as { items: { type: string; event?: { seq: number } }[]; done: boolean };
+      const streamed = (await (await fetch(`${apiUrl}/runs/${runId}/stream?limit=500`)).json()) as {
+        items: { type: string; event?: { seq: number } }[];
+        done: boolean;
+      };
       expect(streamed.done).toBe(true);
       expect(streamed.items.filter((i) => i.type === 'event').map((i) => i.event?.seq)).toEqual(events.map((_, i) => i + 1));
       const ui = await fetch(`${apiUrl}/ui/runs/${runId}`);
@@ -409,6 +413,29 @@ describe('the packaged library, used by a new project', () => {
       // The worker processes kept the fake services' state in the stack's work directory.
       const state = JSON.parse(readFileSync(join(project, '.logbook/ops-services.json'), 'utf8')) as { effects: { op: string; applied: boolean }[] };
       expect(state.effects.filter((e) => e.op === 'restart' && e.applied)).toHaveLength(1);
+
+      // Evals (issue 31): the finished run exported from the stack, replayed against the same
+      // agents module by the installed CLI: both calls served from the log, none executed, exit 0.
+      const logbook = join(project, 'node_modules/.bin/logbook');
+      await run('logbook runs export', logbook, ['runs', 'export', '--api', apiUrl, '--agent', 'ops', '--out', 'runs.jsonl'], project, MINUTE);
+      const evaluated = await run(
+        'logbook eval',
+        logbook,
+        ['eval', '--agents', 'src/trips.ts', '--file', 'runs.jsonl', '--min-score', '1', '--json'],
+        project,
+        2 * MINUTE,
+      );
+      const report = JSON.parse(evaluated.stdout) as {
+        passed: boolean;
+        score: number;
+        counts: { evaluated: number; served: number; notExecuted: number; executed: number };
+      };
+      expect(report).toMatchObject({ passed: true, score: 1, counts: { evaluated: 1, served: 2, notExecuted: 0, executed: 0 } });
+      expect(readFileSync(join(project, '.logbook/eval-report.json'), 'utf8')).toContain('"format": "logbook.eval-report"');
+      // The stack serves the import route: the same run again is skipped, never overwritten.
+      const imported = await run('logbook runs import', logbook, ['runs', 'import', 'runs.jsonl', '--api', apiUrl], project, MINUTE);
+      expect(imported.stdout).toContain('a run with this id exists here');
+      expect(imported.stdout).toContain('0 of 1 run(s) imported');
 
       const t2 = performance.now();
       process.kill(dev.pid!, 'SIGTERM');

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES, RETENTION, TABLE } from '../../lib/adapters/aws/table-definition.js';
-import { MAX_RECEIVE_COUNT, STEP_QUEUE_VISIBILITY_S, WORKER_TIMEOUT_S } from '../../lib/engine/limits.js';
+import { MAX_RECEIVE_COUNT, STEP_QUEUE_VISIBILITY_S, WORKER_TIMEOUT_S } from '../../lib/core/limits.js';
 import { DEFAULTS } from '../../lib/cdk/config.js';
 import { METRICS, SERVICE_NAMES } from '../../lib/cdk/metrics.js';
 import { logicalId, synthLogbook, type Synthesized } from './synth.js';

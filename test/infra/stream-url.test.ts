@@ -1,5 +1,6 @@
-// The construct's `streamUrl` option: true SSE for GET /runs/{runId}/stream from a Lambda function
-// URL with response streaming, IAM-authorized, on a function that may only read the run table.
+// The construct's `streamUrl` option: true SSE for GET /runs/{runId}/stream and the AI SDK's UI
+// message stream of GET /runs/{runId}/chat from a Lambda function URL with response streaming,
+// IAM-authorized, on a function that may only read the run table and the payload bucket.
 // Off by default (nothing is added); on, cdk-nag stays clean and the URL is an output.
 import { lstatSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -52,7 +53,7 @@ describe('streamUrl', () => {
     expect(on.template.toJSON().Outputs.StreamUrl).toBeDefined();
   });
 
-  it('the stream function may only read the table (and decrypt it), and ends before five minutes', () => {
+  it('the stream function may only read the table and the payloads (and decrypt them), and ends before five minutes', () => {
     expect(grants(on, 'StreamRole')).toEqual(
       [
         'logs:CreateLogStream @ StreamLogs.Arn',
@@ -61,6 +62,9 @@ describe('streamUrl', () => {
         'dynamodb:Query @ RunsTable.Arn',
         'kms:Decrypt @ DataKey.Arn',
         'kms:DescribeKey @ DataKey.Arn',
+        // GET /runs/{id}/chat shows an answer, arguments or a result offloaded to the payload bucket.
+        's3:GetObject @ PayloadsBucket.Arn/*',
+        's3:ListBucket @ PayloadsBucket.Arn',
       ].sort(),
     );
     const [, fn] = Object.entries(on.template.findResources('AWS::Lambda::Function')).find(([id]) => inLogbook(id, 'StreamFunction'))!;
@@ -97,8 +101,12 @@ describe('the stream function bundle', () => {
       expect(entry, assetHash).toBeDefined();
       const url = pathToFileURL(join(bundled.outdir, entry![1].source.path, 'index.mjs')).href;
       // Lambda's Node runtime provides `awslambda`; streamifyResponse marks the handler as streaming.
-      const script = `globalThis.awslambda = { streamifyResponse: (h) => Object.assign(h, { streaming: true }), HttpResponseStream: { from: (s) => s } };
-      const m = await import(${JSON.stringify(url)}); console.log(typeof m.handler, m.handler.streaming);`;
+      // The chat route is in the bundle: a bad query is refused (400, naming it) before any read.
+      const script = `let status = 0; globalThis.awslambda = { streamifyResponse: (h) => Object.assign(h, { streaming: true }), HttpResponseStream: { from: (s, m) => ((status = m.statusCode), s) } };
+      const m = await import(${JSON.stringify(url)}); console.log(typeof m.handler, m.handler.streaming);
+      let body = ''; const out = { write: (t) => (body += t), end: () => {}, on: () => {} };
+      await m.handler({ rawPath: '/runs/r/chat', queryStringParameters: { from: '-1' }, headers: {}, requestContext: { http: { method: 'GET' }, authorizer: { iam: { accountId: '123456789012' } } } }, out, { getRemainingTimeInMillis: () => 300000 });
+      console.log(status, JSON.parse(body).error.issues[0].path);`;
       const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
         encoding: 'utf8',
         env: {
@@ -107,10 +115,12 @@ describe('the stream function bundle', () => {
           LOGBOOK_BUCKET: 'b',
           LOGBOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo',
           AWS_REGION: 'us-east-1',
+          // Calling the handler builds the SDK clients, which warn on Node 20.
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         },
       });
       expect(result.stderr).toBe('');
-      expect(result.stdout.trim()).toBe('function true');
+      expect(result.stdout.trim().split('\n')).toEqual(['function true', '400 query.from']);
     },
     600_000,
   );

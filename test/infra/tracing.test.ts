@@ -1,6 +1,7 @@
 import { Logbook } from 'logbook/cdk';
 import { describe, expect, it } from 'vitest';
 import { envSchema } from '../../lib/lambda/env.js';
+import { otelConfig } from '../../lib/engine/tracing/otel-env.js';
 import { asArray } from './synth.js';
 import { userApp } from './user-app.js';
 
@@ -26,7 +27,10 @@ function synth(tracing?: ConstructorParameters<typeof Logbook>[2]['tracing']) {
 describe('the construct\'s tracing option', () => {
   it('is off by default: no tracing environment, no layer, no X-Ray grant', () => {
     const { worker, xray } = synth();
-    expect(worker?.Properties.Environment?.Variables?.LOGBOOK_TRACING).toBeUndefined();
+    const env = (worker?.Properties.Environment?.Variables ?? {}) as Record<string, string>;
+    expect(Object.keys(env).filter((k) => k.startsWith('OTEL_') || k.startsWith('LOGBOOK_TRACING'))).toEqual([]);
+    expect(otelConfig(env)).toMatchObject({ warnings: [] });
+    expect(otelConfig(env).traces).toBeUndefined();
     expect(worker?.Properties.Layers).toBeUndefined();
     expect(xray).toEqual([]);
   });
@@ -36,17 +40,22 @@ describe('the construct\'s tracing option', () => {
     expect(worker?.Properties.Layers).toEqual([LAYER]);
     const env = worker?.Properties.Environment?.Variables ?? {};
     expect(env).toMatchObject({
-      LOGBOOK_TRACING: 'otlp',
+      OTEL_TRACES_EXPORTER: 'otlp',
       LOGBOOK_TRACING_PAYLOADS: 'true',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
       OTEL_SERVICE_NAME: expect.any(String),
     });
-    // The worker's environment still parses as the runtime reads it.
-    expect(envSchema.pick({ LOGBOOK_TRACING: true, LOGBOOK_TRACING_PAYLOADS: true }).parse(env)).toEqual({ LOGBOOK_TRACING: 'otlp', LOGBOOK_TRACING_PAYLOADS: 'true' });
+    expect(env.OTEL_METRICS_EXPORTER).toBeUndefined();
+    // The worker reads these as the standard variables: spans to the layer's collector, no metrics.
+    const read = otelConfig(env as Record<string, string>);
+    expect(read.traces).toEqual({ url: 'http://localhost:4318/v1/traces', protocol: 'http/protobuf', headers: {} });
+    expect(read.metrics).toBeUndefined();
+    expect(read.warnings).toEqual([]);
+    expect(envSchema.pick({ LOGBOOK_TRACING_PAYLOADS: true }).parse(env)).toEqual({ LOGBOOK_TRACING_PAYLOADS: 'true' });
     for (const f of others) {
       expect(f.Properties.Layers).toBeUndefined();
-      expect(f.Properties.Environment?.Variables?.LOGBOOK_TRACING).toBeUndefined();
+      expect(Object.keys(f.Properties.Environment?.Variables ?? {}).filter((k) => k.startsWith('OTEL_'))).toEqual([]);
     }
     expect(xray).toEqual([{ Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' }]);
     expect(nagViolations).toEqual([]);
@@ -63,6 +72,17 @@ describe('the construct\'s tracing option', () => {
     });
     expect(xray).toEqual([]);
     expect(nagViolations).toEqual([]);
+  });
+
+  it('with metrics and resource attributes: OTEL_METRICS_EXPORTER=otlp to the same collector, the attributes percent-encoded', () => {
+    const { worker } = synth({ endpoint: 'https://otlp.example.com/base', metrics: true, resourceAttributes: { 'deployment.environment.name': 'prod eu', 'service.version': '1,2' } });
+    const env = (worker?.Properties.Environment?.Variables ?? {}) as Record<string, string>;
+    expect(env).toMatchObject({ OTEL_METRICS_EXPORTER: 'otlp', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod%20eu,service.version=1%2C2' });
+    const read = otelConfig(env);
+    expect(read.traces?.url).toBe('https://otlp.example.com/base/v1/traces');
+    expect(read.metrics?.url).toBe('https://otlp.example.com/base/v1/metrics');
+    expect(read.resource).toMatchObject({ 'deployment.environment.name': 'prod eu', 'service.version': '1,2', 'service.name': env.OTEL_SERVICE_NAME });
+    expect(() => synth({ endpoint: 'https://otlp.example.com', resourceAttributes: { 'bad key': 'x' } })).toThrow(/resource attribute name/);
   });
 
   it('refuses a tracing option with nowhere to send', () => {

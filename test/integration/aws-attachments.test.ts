@@ -12,7 +12,7 @@ import { DynamoStore } from '../../lib/adapters/aws/dynamo-store.js';
 import { S3BlobStore } from '../../lib/adapters/aws/s3-blob-store.js';
 import { SqsStepQueue } from '../../lib/adapters/aws/sqs-step-queue.js';
 import { ManualClock } from '../../lib/adapters/memory/manual-clock.js';
-import { CryptoIds } from '../../lib/adapters/system/crypto.js';
+import { CryptoIds } from '../../lib/adapters/system/crypto-ids.js';
 import { createApiApp } from '../../lib/api/app.js';
 import { engineRunService } from '../../lib/api/engine-service.js';
 import { attachment } from '../../lib/authoring/attachment.js';

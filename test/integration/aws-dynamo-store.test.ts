@@ -8,7 +8,8 @@ import { countRuns } from '../../lib/adapters/aws/dynamo-run-queries.js';
 import { DynamoStore } from '../../lib/adapters/aws/dynamo-store.js';
 import { ManualClock } from '../../lib/adapters/memory/manual-clock.js';
 import { CorruptLogError } from '../../lib/core/errors.js';
-import { runKey, type RunRef } from '../../lib/ports/run-ref.js';
+import type { RunRef } from '../../lib/core/run-ref.js';
+import { pk } from '../../lib/adapters/aws/dynamo-keys.js';
 import { SWEEP_STALL_MS, sweepShard } from '../../lib/ports/sweep-index.js';
 import { createTestStack, endpointsFor, type DynamoTarget, type TestStack } from '../setup/emulator-context.js';
 import { DAY, newHead, newRun, runStarted, smallEvent, writer } from '../contract/fixtures.js';
@@ -22,7 +23,7 @@ describe.each(targets)('DynamoStore on %s', (target) => {
   let clock: ManualClock;
   let store: DynamoStore;
   const raw = (run: RunRef, sk: string) =>
-    stack.clients.doc.send(new GetCommand({ TableName: stack.resources.tableName, Key: { pk: runKey(run), sk }, ConsistentRead: true })).then((o) => o.Item);
+    stack.clients.doc.send(new GetCommand({ TableName: stack.resources.tableName, Key: { pk: pk(run), sk }, ConsistentRead: true })).then((o) => o.Item);
   const fresh = () => new DynamoStore({ doc: stack.clients.doc, tableName: stack.resources.tableName, now: () => clock.now(), retry: NO_WAIT_RETRY });
 
   beforeAll(async () => {
@@ -124,7 +125,7 @@ describe.each(targets)('DynamoStore on %s', (target) => {
   it.runIf(endpointsFor(target))('reports an inbox item it cannot read as a corrupt log', async () => {
     const run = newRun();
     await store.createHead(newHead(run, clock.now()));
-    await stack.clients.doc.send(new PutCommand({ TableName: stack.resources.tableName, Item: { pk: runKey(run), sk: 'INBOX#01X', data: '{"kind":"nope"}' } }));
+    await stack.clients.doc.send(new PutCommand({ TableName: stack.resources.tableName, Item: { pk: pk(run), sk: 'INBOX#01X', data: '{"kind":"nope"}' } }));
     await expect(store.list(run)).rejects.toBeInstanceOf(CorruptLogError);
   });
 

@@ -15,7 +15,7 @@ import { engineRunService } from '../../lib/api/engine-service.js';
 import type { StreamItem } from '../../lib/api/stream-merge.js';
 import { defineAgent } from '../../lib/authoring/define-agent.js';
 import { AgentRegistry } from '../../lib/authoring/registry.js';
-import { LEASE_MS, STREAM_RETENTION_MS } from '../../lib/engine/limits.js';
+import { LEASE_MS, STREAM_RETENTION_MS } from '../../lib/core/limits.js';
 import { runStep } from '../../lib/engine/step-runner.js';
 import { startRun } from '../../lib/engine/start-run.js';
 import { ScriptedModel, StaticModelResolver } from '../../lib/models/scripted-model.js';

@@ -6,7 +6,7 @@
 // DLQ, and a run whose lookup fails every time must complete with the model's answer to it.
 import { describe, expect, it } from 'vitest';
 import { runDemo } from '../../examples/support-agent/demo/demo.js';
-import { MAX_CRASHED_TOOL_ATTEMPTS } from '../../lib/engine/limits.js';
+import { MAX_CRASHED_TOOL_ATTEMPTS } from '../../lib/core/limits.js';
 import { endpointsFor } from '../setup/emulator-context.js';
 
 const endpoints = endpointsFor('dynamodb-local') ?? endpointsFor('dynalite');

@@ -30,8 +30,14 @@ describe.skipIf(!endpoints)('logbook dev --otlp: the local stack sends its worke
       sweepEveryMs: 0,
       agentsModule: 'test/integration/runtime-agents.fixture.ts',
       otlp: receiver.url,
-      // The standard variable picks the encoding: JSON here (protobuf is the default).
-      env: { SUPPORT_LEDGER_FILE: join(workDir, 'ledger.jsonl'), OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+      // The standard variable picks the encoding: JSON here (protobuf is the default). The shorthand
+      // wins over a per-signal endpoint and an exporter of none the environment has.
+      env: {
+        SUPPORT_LEDGER_FILE: join(workDir, 'ledger.jsonl'),
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/elsewhere',
+        OTEL_TRACES_EXPORTER: 'none',
+      },
     });
   });
 
@@ -42,6 +48,7 @@ describe.skipIf(!endpoints)('logbook dev --otlp: the local stack sends its worke
   });
 
   it('a run on the worker processes arrives as one trace, every span under its parent', async () => {
+    expect(stack.telemetry).toEqual({ traces: { url: `${receiver.url}/v1/traces`, protocol: 'http/json' }, warnings: [] });
     const client = new LogbookClient(stack.apiUrl);
     await client.startRun({ agent: 'support', runId: 'traced-1', input: 'order arrived damaged' });
     const run = { tenant: LOCAL_CALLER.tenant, runId: 'traced-1' };

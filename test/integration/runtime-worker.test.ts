@@ -2,7 +2,7 @@ import type { Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MemoryBlobStore, MemoryStepQueue, MemoryStore, SequentialIds } from '../../lib/adapters/memory/index.js';
-import { SystemClock } from '../../lib/adapters/system/system-clock.js';
+import { SystemClock } from '../../lib/support/system-clock.js';
 import { AgentRegistry } from '../../lib/authoring/registry.js';
 import { defineAgent } from '../../lib/authoring/define-agent.js';
 import { createEngine } from '../../lib/engine/engine.js';
@@ -11,7 +11,7 @@ import { defineTool } from '../../lib/authoring/define-tool.js';
 import { lambdaContext } from '../../dev/local/lambda-context.js';
 import { ScriptedModel, StaticModelResolver } from '../../lib/models/scripted-model.js';
 import { loadEnv } from '../../lib/lambda/env.js';
-import { MAX_RECEIVE_COUNT } from '../../lib/engine/limits.js';
+import { MAX_RECEIVE_COUNT } from '../../lib/core/limits.js';
 import { LeaseHeldError } from '../../lib/core/errors.js';
 import { HINT_ATTRIBUTE } from '../../lib/adapters/aws/tick.js';
 import { createLogger, createMetrics } from '../../lib/lambda/telemetry.js';
@@ -152,7 +152,7 @@ describe('worker handler', () => {
     // Every claim finds the run busy: the step ends at its claim, before any read of its own.
     store.claimLease = async (run) => {
       order.push('claim');
-      throw new LeaseHeldError(`${run.tenant}/${run.runId}`, Date.now() + 1_000);
+      throw new LeaseHeldError(run, Date.now() + 1_000);
     };
     const handler = createWorkerHandler(async () => rt, { exitProcess: () => undefined });
     const delivery = (count: number) => {

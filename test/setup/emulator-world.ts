@@ -18,7 +18,7 @@ import type {
   SnapshotPointer,
   SweptMark,
 } from '../../lib/ports/run-heads.js';
-import type { RunRef } from '../../lib/ports/run-ref.js';
+import type { RunRef } from '../../lib/core/run-ref.js';
 import type { WorldStorage } from '../../lib/testing/world.js';
 
 /**

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LogbookClient, UsageError, describeEvent, javaAvailable, progressLine, startLocalStack, watchRun, type Output } from 'logbook/local';
+import { LogbookClient, UsageError, describeEvent, javaAvailable, progressLine, startLocalStack, telemetryLines, watchRun, type Output } from 'logbook/local';
 import { LOCAL_SCRIPTED_PACE_MS, SCRIPTED_PACE_ENV } from 'logbook';
 import { SUPPORT_AGENTS_MODULE, ledgerPath, supportEnv } from './stack-env.js';
 
@@ -57,6 +57,8 @@ export async function startCommand(argv: string[], io: Output): Promise<number> 
     say(`API:      ${stack.apiUrl}   (OpenAPI at ${stack.apiUrl}/openapi.json)`);
     say(`Worker:   ${stack.runner.stats.starts} local Lambda sandbox(es); logs in ${stack.workerLog}`);
     say(`Inspector: ${stack.uiUrl}`);
+    // Spans and metrics as the standard OTEL_* variables say (OTEL_EXPORTER_OTLP_ENDPOINT=... npm start).
+    for (const line of telemetryLines(stack.telemetry)) say(line);
     const client = new LogbookClient(stack.apiUrl);
     const runId = `demo-${new Date().toISOString().replace(/[-:T.Z]/g, '').slice(0, 14)}`;
     await client.startRun({ agent: 'support', input: DEMO_INPUT, runId });

@@ -1,6 +1,6 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Admission } from '../../ports/admission.js';
-import type { RunRef } from '../../ports/run-ref.js';
+import type { RunRef } from '../../core/run-ref.js';
 import { ConditionFailed } from './aws-errors.js';
 import type { DynamoContext } from './dynamo-context.js';
 import { ADMISSION_SK, PK, SK, admissionPk } from './dynamo-keys.js';

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { AppendConflictError } from '../../core/errors.js';
 import type { RunEvent } from '../../core/events.js';
 import type { AppendOptions, EventLog, ReadPage } from '../../ports/event-log.js';
-import { runKey, type RunRef } from '../../ports/run-ref.js';
+import { runName, type RunRef } from '../../core/run-ref.js';
 import { ConditionFailed } from './aws-errors.js';
 import type { DynamoContext } from './dynamo-context.js';
 import type { Item } from './dynamo-head-item.js';
@@ -47,7 +47,7 @@ export class DynamoEventLog implements EventLog {
       // Someone holds this seq. If it is our own earlier attempt (a retried request), that is success.
       const stored = (await this.readOne(run, event.seq)) as Partial<RunEvent> | undefined;
       if (stored?.by?.nonce === event.by.nonce && stored.by.epoch === event.by.epoch) return;
-      throw new AppendConflictError(runKey(run), event.seq, { cause: error });
+      throw new AppendConflictError(run, event.seq, { cause: error });
     }
   }
 
@@ -111,7 +111,7 @@ export class DynamoEventLog implements EventLog {
       this.remember(run, event.expiresAt);
       return event.expiresAt;
     }
-    const known = this.horizons.get(runKey(run));
+    const known = this.horizons.get(runName(run));
     if (known !== undefined) return known;
     // A container that loaded the run from a snapshot knows the horizon from its state: without
     // the hint its first append would read the run's first event for it (a GetItem per cold step).
@@ -137,7 +137,7 @@ export class DynamoEventLog implements EventLog {
   }
 
   private remember(run: RunRef, horizonMs: number): void {
-    const key = runKey(run);
+    const key = runName(run);
     this.horizons.delete(key);
     if (this.horizons.size >= 1_000) {
       const oldest = this.horizons.keys().next().value;

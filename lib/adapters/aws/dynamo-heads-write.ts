@@ -2,7 +2,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoContext } from './dynamo-context.js';
 import { A, type Item } from './dynamo-head-item.js';
 import { HEAD_SK, PK, SK, pk } from './dynamo-keys.js';
-import type { RunRef } from '../../ports/run-ref.js';
+import type { RunRef } from '../../core/run-ref.js';
 
 /**
  * A small builder for one conditional UpdateItem on a head: attribute names and values get

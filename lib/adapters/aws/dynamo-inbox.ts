@@ -3,7 +3,7 @@ import { CorruptLogError, RunNotFoundError } from '../../core/errors.js';
 import { inboxItemSchema, type InboxItem } from '../../core/inbox.js';
 import type { Inbox } from '../../ports/inbox.js';
 import { sweepShard } from '../../ports/sweep-index.js';
-import { runKey, type RunRef } from '../../ports/run-ref.js';
+import { runName, type RunRef } from '../../core/run-ref.js';
 import { ConditionFailed } from './aws-errors.js';
 import type { DynamoContext } from './dynamo-context.js';
 import { A } from './dynamo-head-item.js';
@@ -55,7 +55,7 @@ export class DynamoInbox implements Inbox {
       // Best effort: an orphan item of a run that does not exist is harmless and expires by TTL
       // (and a caller allowed only PutItem/UpdateItem must still get RunNotFoundError).
       if (created) await this.delete(run, item.id).catch(() => undefined);
-      throw new RunNotFoundError(runKey(run));
+      throw new RunNotFoundError(run);
     }
     return created;
   }
@@ -99,6 +99,6 @@ function parseInboxItem(run: RunRef, raw: Record<string, unknown>): InboxItem {
     value = undefined;
   }
   const parsed = inboxItemSchema.safeParse(value);
-  if (!parsed.success) throw new CorruptLogError(`inbox item ${String(raw[SK])} of ${runKey(run)} is invalid`);
+  if (!parsed.success) throw new CorruptLogError(`inbox item ${String(raw[SK])} of ${runName(run)} is invalid`);
   return parsed.data;
 }

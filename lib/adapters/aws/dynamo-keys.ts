@@ -1,5 +1,5 @@
 import type { RunStatus } from '../../ports/run-heads.js';
-import { runKey, type RunRef } from '../../ports/run-ref.js';
+import type { RunRef } from '../../core/run-ref.js';
 import { TABLE } from './table-definition.js';
 
 /**
@@ -23,8 +23,9 @@ export const EVENT_PREFIX = 'EVT#';
 export const INBOX_PREFIX = 'INBOX#';
 export const LAST_EVENT_SK = EVENT_PREFIX + '9'.repeat(SEQ_DIGITS);
 
+/** A run's partition key: the one place a run's storage key is built (never put in an error: see runName). */
 export function pk(run: RunRef): string {
-  return runKey(run);
+  return `RUN#${run.tenant}#${run.runId}`;
 }
 
 export function eventSk(seq: number): string {

@@ -12,7 +12,7 @@ import type {
   SnapshotPointer,
   SweptMark,
 } from '../../ports/run-heads.js';
-import { runKey, type RunRef } from '../../ports/run-ref.js';
+import { type RunRef } from '../../core/run-ref.js';
 import { ConditionFailed } from './aws-errors.js';
 import type { DynamoContext } from './dynamo-context.js';
 import { A, headToItem, itemToHead, type Item } from './dynamo-head-item.js';
@@ -82,7 +82,7 @@ export class DynamoRunHeads implements RunHeads {
         const lease = head.lease;
         // Held by a live other owner; otherwise it was freed in between: try again.
         if ((lease && lease.until > args.now && lease.owner !== args.owner) || round >= 2) {
-          throw new LeaseHeldError(runKey(run), lease?.until ?? args.now);
+          throw new LeaseHeldError(run, lease?.until ?? args.now);
         }
       }
     }
@@ -97,7 +97,7 @@ export class DynamoRunHeads implements RunHeads {
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
       await this.requireHead(run);
-      throw new LeaseLostError(runKey(run), args.epoch);
+      throw new LeaseLostError(run, args.epoch);
     }
   }
 
@@ -126,14 +126,14 @@ export class DynamoRunHeads implements RunHeads {
     alsoLanded: (head: RunHead) => boolean = () => true,
   ): Promise<'landed' | { ours: RunHead }> {
     const item = await getHeadItem(this.ctx, run);
-    if (!item) throw new RunNotFoundError(runKey(run));
+    if (!item) throw new RunNotFoundError(run);
     const head = itemToHead(item);
     if (head.lease?.owner === args.owner && head.lease.epoch === args.epoch) return { ours: head };
     if (error.afterAmbiguousAttempt && !head.lease && head.epoch === args.epoch && head.ingestedInboxVersion === args.inboxVersion && alsoLanded(head)) {
       await repairSweep(this.ctx, item, 'write');
       return 'landed';
     }
-    throw new LeaseLostError(runKey(run), args.epoch);
+    throw new LeaseLostError(run, args.epoch);
   }
 
   async resetAttempts(run: RunRef, args: { owner: string; epoch: number }): Promise<void> {
@@ -142,7 +142,7 @@ export class DynamoRunHeads implements RunHeads {
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
       await this.requireHead(run);
-      throw new LeaseLostError(runKey(run), args.epoch);
+      throw new LeaseLostError(run, args.epoch);
     }
   }
 
@@ -152,7 +152,7 @@ export class DynamoRunHeads implements RunHeads {
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
       await this.requireHead(run);
-      throw new LeaseLostError(runKey(run), args.epoch);
+      throw new LeaseLostError(run, args.epoch);
     }
   }
 
@@ -204,7 +204,7 @@ export class DynamoRunHeads implements RunHeads {
       const item = (await update.send(this.ctx, run, 'setPark', true)) as Item;
       await repairSweep(this.ctx, item, 'write');
     } catch (error) {
-      if (error instanceof ConditionFailed) throw new RunNotFoundError(runKey(run));
+      if (error instanceof ConditionFailed) throw new RunNotFoundError(run);
       throw error;
     }
   }
@@ -266,7 +266,7 @@ export class DynamoRunHeads implements RunHeads {
 
   private async requireHead(run: RunRef): Promise<RunHead> {
     const item = await getHeadItem(this.ctx, run);
-    if (!item) throw new RunNotFoundError(runKey(run));
+    if (!item) throw new RunNotFoundError(run);
     return itemToHead(item);
   }
 

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { StreamChunkConflictError } from '../../core/errors.js';
-import { runKey, type RunRef } from '../../ports/run-ref.js';
+import { type RunRef } from '../../core/run-ref.js';
 import type { RunStream, StreamChunk, StreamCursor } from '../../ports/run-stream.js';
 import { ConditionFailed } from './aws-errors.js';
 import { DynamoContext, type DynamoStoreOptions } from './dynamo-context.js';
@@ -54,7 +54,7 @@ export class DynamoRunStream implements RunStream {
         this.ctx.doc.send(new GetCommand({ TableName: this.ctx.table, Key: { [PK]: pk(run), [SK]: item[SK] }, ConsistentRead: true })),
       );
       if (out.Item?.writerNonce === chunk.writer.nonce && out.Item.writerEpoch === chunk.writer.epoch) return;
-      throw new StreamChunkConflictError(runKey(run), chunk.callSeq, chunk.index);
+      throw new StreamChunkConflictError(run, chunk.callSeq, chunk.index);
     }
   }
 

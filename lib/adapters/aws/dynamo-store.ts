@@ -15,7 +15,7 @@ import type {
   SweptMark,
 } from '../../ports/run-heads.js';
 import type { Admission } from '../../ports/admission.js';
-import type { RunRef } from '../../ports/run-ref.js';
+import type { RunRef } from '../../core/run-ref.js';
 import { DynamoAdmission } from './dynamo-admission.js';
 import { DynamoContext, type DynamoStats, type DynamoStoreOptions } from './dynamo-context.js';
 import { DynamoEventLog } from './dynamo-event-log.js';

@@ -1,6 +1,6 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { BlobNotFoundError } from '../../core/errors.js';
-import { sha256Hex } from '../system/crypto.js';
+import { sha256Hex } from '../../support/hash.js';
 import { checkBlob } from '../blob-integrity.js';
 import type { BlobStore } from '../../ports/blob-store.js';
 import { DEFAULT_RETRY, errorName, withRetry, type RetryOptions } from './aws-errors.js';

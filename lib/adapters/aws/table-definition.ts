@@ -39,7 +39,7 @@ export const KEY_ATTRIBUTE_TYPES: Record<string, 'S' | 'N'> = {
   wakeAt: 'N',
 };
 
-/** Queue names; the timings and the receive count are in lib/engine/limits.ts. */
+/** Queue names; the timings and the receive count are in lib/core/limits.ts. */
 export const QUEUES = {
   steps: { name: 'logbook-steps.fifo' },
   deadLetter: { name: 'logbook-steps-dlq.fifo' },

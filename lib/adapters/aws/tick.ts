@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../../core/errors.js';
 import { zodIssues } from '../../core/zod-issues.js';
-import { RUN_ID_PATTERN, TENANT_PATTERN } from '../../ports/run-ref.js';
+import { RUN_ID_PATTERN, TENANT_PATTERN } from '../../core/run-ref.js';
 import type { LoadHint, Tick } from '../../ports/step-queue.js';
 
 /** A wake-up body: which run to step, nothing else (ticks carry no commands). */

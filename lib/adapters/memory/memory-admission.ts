@@ -1,5 +1,5 @@
 import type { Admission } from '../../ports/admission.js';
-import type { RunRef } from '../../ports/run-ref.js';
+import type { RunRef } from '../../core/run-ref.js';
 
 /** The admission set per tenant, in memory, with DynamoDB's semantics (see DynamoAdmission). */
 export class MemoryAdmission implements Admission {

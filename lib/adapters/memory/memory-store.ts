@@ -16,7 +16,7 @@ import type {
   SweptMark,
 } from '../../ports/run-heads.js';
 import { RUN_STATUSES } from '../../ports/run-heads.js';
-import { runKey, type RunRef } from '../../ports/run-ref.js';
+import { runName, type RunRef } from '../../core/run-ref.js';
 import { sweepEntry } from '../../ports/sweep-index.js';
 import { decodeListCursor, encodeListCursor, isAfter } from '../list-cursor.js';
 
@@ -48,7 +48,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
   constructor(private readonly pageSize = 100) {}
 
   private record(run: RunRef): RunRecord {
-    const key = runKey(run);
+    const key = runName(run);
     let rec = this.runs.get(key);
     if (!rec) {
       rec = { events: new Map(), inbox: new Map() };
@@ -58,8 +58,8 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
   }
 
   private requireHead(run: RunRef): RunHead {
-    const head = this.runs.get(runKey(run))?.head;
-    if (!head) throw new RunNotFoundError(runKey(run));
+    const head = this.runs.get(runName(run))?.head;
+    if (!head) throw new RunNotFoundError(run);
     return head;
   }
 
@@ -74,13 +74,13 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     const existing = rec.events.get(event.seq) as RunEvent | undefined;
     if (existing !== undefined) {
       if (existing.by?.nonce === event.by.nonce && existing.by?.epoch === event.by.epoch) return;
-      throw new AppendConflictError(runKey(run), event.seq);
+      throw new AppendConflictError(run, event.seq);
     }
     rec.events.set(event.seq, copy(event));
   }
 
   async read(run: RunRef, options: { afterSeq: number; limit?: number }): Promise<ReadPage> {
-    const rec = this.runs.get(runKey(run));
+    const rec = this.runs.get(runName(run));
     if (!rec) {
       this.stats.requests++;
       return { events: [] };
@@ -97,7 +97,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
 
   async readOne(run: RunRef, seq: number): Promise<unknown> {
     this.stats.requests++;
-    const value = this.runs.get(runKey(run))?.events.get(seq);
+    const value = this.runs.get(runName(run))?.events.get(seq);
     if (value !== undefined) this.stats.itemsRead++;
     return value === undefined ? undefined : copy(value);
   }
@@ -119,7 +119,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
 
   async getHead(run: RunRef): Promise<RunHead | undefined> {
     this.stats.requests++;
-    const head = this.runs.get(runKey(run))?.head;
+    const head = this.runs.get(runName(run))?.head;
     if (head) this.stats.itemsRead++;
     return head ? copy(head) : undefined;
   }
@@ -129,7 +129,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     const head = this.requireHead(run);
     const lease = head.lease;
     if (lease && lease.until > args.now && lease.owner !== args.owner) {
-      throw new LeaseHeldError(runKey(run), lease.until);
+      throw new LeaseHeldError(run, lease.until);
     }
     const fromReleased = !lease;
     head.epoch += 1;
@@ -144,7 +144,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     const head = this.requireHead(run);
     const lease = head.lease;
     if (!lease || lease.owner !== args.owner || lease.epoch !== args.epoch) {
-      throw new LeaseLostError(runKey(run), args.epoch);
+      throw new LeaseLostError(run, args.epoch);
     }
     lease.until = args.now + args.ttlMs;
     return lease.until;
@@ -155,7 +155,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     const head = this.requireHead(run);
     const lease = head.lease;
     if (!lease || lease.owner !== args.owner || lease.epoch !== args.epoch) {
-      throw new LeaseLostError(runKey(run), args.epoch);
+      throw new LeaseLostError(run, args.epoch);
     }
     if (head.inboxVersion !== args.inboxVersion) return false;
     applyRelease(head, args.inboxVersion);
@@ -166,7 +166,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     this.stats.requests++;
     const head = this.requireHead(run);
     if (head.lease?.owner !== args.owner || head.lease.epoch !== args.epoch) {
-      throw new LeaseLostError(runKey(run), args.epoch);
+      throw new LeaseLostError(run, args.epoch);
     }
     head.attempts = 0;
     delete head.stalls;
@@ -176,7 +176,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     this.stats.requests++;
     const head = this.requireHead(run);
     if (head.lease?.owner !== args.owner || head.lease.epoch !== args.epoch) {
-      throw new LeaseLostError(runKey(run), args.epoch);
+      throw new LeaseLostError(run, args.epoch);
     }
     head.attempts = 0;
     head.stalls = args.stalls;
@@ -193,7 +193,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
     const lease = head.lease;
     if (!lease || lease.owner !== args.owner || lease.epoch !== args.epoch) {
       this.stats.requests++;
-      throw new LeaseLostError(runKey(run), args.epoch);
+      throw new LeaseLostError(run, args.epoch);
     }
     if (head.inboxVersion !== args.inboxVersion) {
       this.stats.requests++;
@@ -289,7 +289,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
 
   async list(run: RunRef): Promise<InboxItem[]> {
     this.stats.requests++;
-    const rec = this.runs.get(runKey(run));
+    const rec = this.runs.get(runName(run));
     if (!rec) return [];
     const items = [...rec.inbox.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     this.stats.itemsRead += items.length;
@@ -298,7 +298,7 @@ export class MemoryStore implements EventLog, RunHeads, Inbox {
 
   async delete(run: RunRef, id: string): Promise<void> {
     this.stats.requests++;
-    this.runs.get(runKey(run))?.inbox.delete(id);
+    this.runs.get(runName(run))?.inbox.delete(id);
   }
 }
 

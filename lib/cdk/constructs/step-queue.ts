@@ -4,7 +4,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { QUEUES } from '../../adapters/aws/table-definition.js';
-import { MAX_RECEIVE_COUNT, STEP_QUEUE_VISIBILITY_S } from '../../engine/limits.js';
+import { MAX_RECEIVE_COUNT, STEP_QUEUE_VISIBILITY_S } from '../../core/limits.js';
 
 export interface QueueAccess {
   /** SendMessage: enqueue a wake-up tick. */

@@ -7,8 +7,8 @@
  */
 export interface LogbookTracing {
   /**
-   * OTLP/HTTP base URL (`/v1/traces` is appended by the exporter). Default with `adotLayerArn`:
-   * http://localhost:4318, the layer's collector.
+   * OTLP/HTTP base URL, OTEL_EXPORTER_OTLP_ENDPOINT (`/v1/traces` and `/v1/metrics` are appended).
+   * Default with `adotLayerArn`: http://localhost:4318, the layer's collector.
    */
   readonly endpoint?: string;
   /** Default http/protobuf. */
@@ -39,6 +39,13 @@ export interface LogbookTracing {
   readonly payloads?: boolean;
   /** OTEL_SERVICE_NAME; default the worker's service name. */
   readonly serviceName?: string;
+  /** OTEL_RESOURCE_ATTRIBUTES (`deployment.environment.name`, `service.version`, ...): values are percent-encoded. */
+  readonly resourceAttributes?: Readonly<Record<string, string>>;
+  /**
+   * The GenAI client metrics (`gen_ai.client.token.usage`, `gen_ai.client.operation.duration`),
+   * OTEL_METRICS_EXPORTER=otlp, to the same collector (`/v1/metrics`). Default false.
+   */
+  readonly metrics?: boolean;
 }
 
 /** The X-Ray write actions the ADOT collector's default config (awsxray exporter) calls. */
@@ -48,12 +55,17 @@ export const XRAY_WRITE_ACTIONS = ['xray:PutTraceSegments', 'xray:PutTelemetryRe
 export function tracingEnvironment(tracing: LogbookTracing, serviceName: string): Record<string, string> {
   const endpoint = tracing.endpoint ?? (tracing.adotLayerArn ? 'http://localhost:4318' : undefined);
   if (!endpoint) throw new Error('tracing: set an OTLP endpoint, or adotLayerArn for the ADOT collector layer');
+  const attributes = Object.entries(tracing.resourceAttributes ?? {});
+  for (const [key] of attributes) if (!/^[\w.-]+$/.test(key)) throw new Error(`tracing.resourceAttributes: "${key}" is not a resource attribute name`);
+  // The standard variables, which the worker reads as any OpenTelemetry SDK would (engine/tracing/otel-env.ts).
   return {
-    LOGBOOK_TRACING: 'otlp',
+    OTEL_TRACES_EXPORTER: 'otlp',
+    ...(tracing.metrics ? { OTEL_METRICS_EXPORTER: 'otlp' } : {}),
     LOGBOOK_TRACING_PAYLOADS: tracing.payloads ? 'true' : 'false',
     OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
     OTEL_EXPORTER_OTLP_PROTOCOL: tracing.protocol ?? 'http/protobuf',
     OTEL_SERVICE_NAME: tracing.serviceName ?? serviceName,
+    ...(attributes.length > 0 ? { OTEL_RESOURCE_ATTRIBUTES: attributes.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join(',') } : {}),
     ...(tracing.headers ? { OTEL_EXPORTER_OTLP_HEADERS: tracing.headers } : {}),
     ...(tracing.adotLayerArn && tracing.collectorConfigUri ? { OPENTELEMETRY_COLLECTOR_CONFIG_URI: tracing.collectorConfigUri } : {}),
   };

@@ -13,6 +13,12 @@ export interface EngineTracer {
    * them re-sent by the next one, never lost.
    */
   flush(): Promise<void>;
+  /**
+   * The spans of one round of a step, once its head write covers their events (spans are recorded
+   * before it, for a dead worker's successor to re-send): from here on no worker projects these
+   * events again, so what is counted here (the GenAI metrics) is counted once. Optional.
+   */
+  committed?(spans: readonly TraceSpan[]): void;
   /** Put prompt and tool payloads on spans (as the log holds them: redacted). Off by default. */
   payloads?: boolean;
 }

@@ -1,8 +1,8 @@
 import { inlineText, type Body } from '../../core/body.js';
 import { reservationOf, TERMINAL_EVENTS, type EventOf, type RunEvent } from '../../core/events.js';
 import type { CallState } from '../../core/state.js';
-import type { RunRef } from '../../ports/run-ref.js';
-import { TRACE_PAYLOAD_MAX_CHARS } from '../limits.js';
+import { idempotencyKey, type RunRef } from '../../core/run-ref.js';
+import { TRACE_PAYLOAD_MAX_CHARS } from '../../core/limits.js';
 import { GEN_AI, rootSpanIdOf, spanIdOf, stepSpanIdOf, traceIdOf, type TraceSpan } from './trace-span.js';
 
 /** What a tool call's span says happened to its attempt. */
@@ -209,7 +209,7 @@ export class SpanProjector {
       [GEN_AI.toolType]: 'function',
       'logbook.tool.policy': pinned?.policy ?? 'unknown',
       'logbook.tool.attempt': open.attempt,
-      'logbook.tool.idempotency_key': `${this.o.run.tenant}:${this.o.run.runId}:${callId}`,
+      'logbook.tool.idempotency_key': idempotencyKey(this.o.run, callId),
       'logbook.tool.outcome': outcome,
       'logbook.seq': open.seq,
       ...(open.verify ? { 'logbook.tool.verify': open.verify } : {}),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type HrTime, type Link, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type HrTime, type Link, type Meter, type Span, type Tracer } from '@opentelemetry/api';
 import type { EngineTracer } from './engine-tracer.js';
+import { GenAiMetrics } from './gen-ai-metrics.js';
 import type { TraceSpan } from './trace-span.js';
 
 /** The ids the next span started through `otelTracer` must get (set and cleared around one synchronous startSpan). */
@@ -30,6 +31,13 @@ export interface OtelTracerOptions {
   payloads?: boolean;
   /** Told once when the provider's ids are not Logbook's (its IdGenerator is not LogbookIdGenerator). */
   warn?: (message: string) => void;
+  /**
+   * Record the GenAI client metrics (gen_ai.client.token.usage, gen_ai.client.operation.duration)
+   * on this meter, e.g. `metrics.getMeter('logbook')` of your MeterProvider. Default: none.
+   */
+  meter?: Meter;
+  /** Spans off, metrics only (otlpTracing with OTEL_TRACES_EXPORTER=none and metrics on). */
+  spans?: false;
 }
 
 /**
@@ -45,9 +53,12 @@ export function otelTracer(options: OtelTracerOptions = {}): EngineTracer {
     unstitched = true;
     options.warn?.('the tracer provider does not use LogbookIdGenerator: its spans will not join their run trace');
   };
+  const metrics = options.meter ? new GenAiMetrics(options.meter) : undefined;
   return {
     ...(options.payloads ? { payloads: true } : {}),
+    ...(metrics ? { committed: (spans: readonly TraceSpan[]) => void metrics.record(spans) } : {}),
     record(spans) {
+      if (options.spans === false) return;
       for (const s of spans) {
         const parent = s.parentSpanId
           ? trace.setSpanContext(ROOT_CONTEXT, { traceId: s.traceId, spanId: s.parentSpanId, traceFlags: TraceFlags.SAMPLED, isRemote: true })

@@ -1,9 +1,9 @@
 import { parseEvent, type RunEvent } from '../../core/events.js';
 import type { RunState } from '../../core/state.js';
 import type { RunHead } from '../../ports/run-heads.js';
-import type { RunRef } from '../../ports/run-ref.js';
+import type { RunRef } from '../../core/run-ref.js';
 import type { EngineDeps } from '../engine.js';
-import { TRACE_FLUSH_MS } from '../limits.js';
+import { TRACE_FLUSH_MS } from '../../core/limits.js';
 import type { EngineTracer } from './engine-tracer.js';
 import { SpanProjector } from './log-spans.js';
 import { rootSpanIdOf, spanIdOf, stepSpanIdOf, traceIdOf, type TraceSpan } from './trace-span.js';
@@ -35,6 +35,8 @@ export class StepTrace {
   private projector?: SpanProjector;
   private loadedRun?: Loaded;
   private pending: RunEvent[] = [];
+  /** The spans of the current round, held for `committed` (only when the tracer counts anything there). */
+  private uncommitted: TraceSpan[] = [];
   private phases: { name: StepPhase; start: number; end: number; round: number }[] = [];
   private stepSent = false;
   private round = 0;
@@ -98,7 +100,26 @@ export class StepTrace {
       spans.push(...this.phases.map((p) => this.phaseSpan(p)));
       this.phases = [];
       this.tracer.record(spans);
+      if (this.tracer.committed) this.uncommitted.push(...spans);
       if (flush) await this.flush();
+    } catch (error) {
+      this.warn(error);
+    }
+  }
+
+  /**
+   * The round's head write landed: its events are covered by the head, so no worker projects them
+   * again. Hand the spans emitted since the last call to the tracer's `committed` (the GenAI
+   * metrics): each model call is counted by the one step whose head write covered it. A worker that
+   * dies before its head write never gets here, and its successor projects (and counts) those events;
+   * one that dies after it and before its metrics are sent loses them: counted at most once.
+   */
+  committed(): void {
+    const spans = this.uncommitted;
+    this.uncommitted = [];
+    if (spans.length === 0 || !this.tracer.committed) return;
+    try {
+      this.tracer.committed(spans);
     } catch (error) {
       this.warn(error);
     }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RunRef } from '../../ports/run-ref.js';
+import type { RunRef } from '../../core/run-ref.js';
 
 /**
  * A finished span as Logbook derives it from a run's log: ids, times and attributes are all

@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ConfigError } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
-import { DEFAULT_TOOL_TIMEOUT_MS } from '../../engine/limits.js';
+import { DEFAULT_TOOL_TIMEOUT_MS } from '../../core/limits.js';
 import { defineTool } from '../../authoring/define-tool.js';
 import type { ApprovalRule, ToolContext, ToolDefinition } from '../../authoring/types.js';
 import { jsonSchemaInput } from '../json-schema.js';

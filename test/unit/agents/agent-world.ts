@@ -4,7 +4,7 @@ import type { AgentDefinition, AppContextLoader } from '../../../lib/authoring/t
 import type { ModelClient } from '../../../lib/ports/model-client.js';
 import { StaticModelResolver } from '../../../lib/models/scripted-model.js';
 import { memoryStorage, spawnWorker, type World } from '../../../lib/testing/world.js';
-import type { RunRef } from '../../../lib/ports/run-ref.js';
+import type { RunRef } from '../../../lib/core/run-ref.js';
 
 /** A memory world over defineAgents (so its appContext reaches the engine), one model per id. */
 export function agentWorld(agents: AgentDefinition[], models: Record<string, ModelClient>, appContext?: AppContextLoader) {

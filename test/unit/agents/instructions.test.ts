@@ -4,7 +4,7 @@ import { defineAgent } from '../../../lib/authoring/define-agent.js';
 import { agentTool } from '../../../lib/authoring/agent-tool.js';
 import { InstructionsError } from '../../../lib/authoring/instructions.js';
 import type { InstructionsContext } from '../../../lib/authoring/types.js';
-import { sha256Hex } from '../../../lib/adapters/system/crypto.js';
+import { sha256Hex } from '../../../lib/support/hash.js';
 import type { ModelRequest } from '../../../lib/core/messages.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { forkRun } from '../../../lib/engine/fork.js';

@@ -5,7 +5,7 @@ import { agentTool } from '../../../lib/authoring/agent-tool.js';
 import { ValidationError } from '../../../lib/core/errors.js';
 import { parseEvent } from '../../../lib/core/events.js';
 import { foldLog } from '../../../lib/core/fold.js';
-import { hashJson } from '../../../lib/adapters/system/crypto.js';
+import { hashJson } from '../../../lib/support/hash.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { forkRun } from '../../../lib/engine/fork.js';
 import { requestMessage } from '../../../lib/engine/control-requests.js';

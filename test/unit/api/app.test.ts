@@ -208,6 +208,7 @@ describe('GET /openapi.json', () => {
       '/runs/{runId}/approve',
       '/runs/{runId}/blobs/{sha256}',
       '/runs/{runId}/cancel',
+      '/runs/{runId}/chat',
       '/runs/{runId}/events',
       '/runs/{runId}/fork',
       '/runs/{runId}/messages',

@@ -71,6 +71,7 @@ describe('the OpenAPI document', () => {
       'GET /runs listRuns',
       'GET /runs/{runId} getRun',
       'GET /runs/{runId}/blobs/{sha256} getRunBlob',
+      'GET /runs/{runId}/chat chatRun',
       'GET /runs/{runId}/events listRunEvents',
       'GET /runs/{runId}/stream streamRun',
       'POST /attachments uploadAttachment',

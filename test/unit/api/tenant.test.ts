@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { callerFromAuthorizer } from '../../../lib/api/tenant.js';
-import { TENANT_PATTERN } from '../../../lib/ports/run-ref.js';
+import { TENANT_PATTERN } from '../../../lib/core/run-ref.js';
 
 describe('callerFromAuthorizer', () => {
   it('uses the account id of an IAM caller as is (the namespace EventBridge-started runs share), and its ARN as the principal', () => {

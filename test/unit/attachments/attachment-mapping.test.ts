@@ -15,7 +15,7 @@ import { pdfBytes, pngBytes, textBytes } from './fixtures.js';
  * OpenAI the bytes as the real clients put them on the wire (recorded by the fixture server).
  */
 
-const png = pngBytes(48);
+const png = pngBytes(96);
 const pdf = pdfBytes();
 const csv = textBytes('order,amount\n1001,45.00\n');
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');

@@ -6,8 +6,8 @@ import type { Runtime } from '../../../lib/lambda/wiring.js';
 import { createApiApp } from '../../../lib/api/app.js';
 import { engineRunService } from '../../../lib/api/engine-service.js';
 import type { Caller } from '../../../lib/api/tenant.js';
-import { sha256Hex } from '../../../lib/adapters/system/crypto.js';
-import { MAX_ATTACHMENT_BYTES } from '../../../lib/engine/limits.js';
+import { sha256Hex } from '../../../lib/support/hash.js';
+import { MAX_ATTACHMENT_BYTES } from '../../../lib/core/limits.js';
 import { IMAGE_TOKENS_ESTIMATE } from '../../../lib/core/attachments.js';
 import type { MemoryBlobStore } from '../../../lib/adapters/memory/memory-blob-store.js';
 import { ScriptedModel } from '../../../lib/models/scripted-model.js';
@@ -141,7 +141,7 @@ describe('POST /attachments', () => {
 
 describe('GET /attachments/{sha256}', () => {
   it("gives the caller's own upload back byte for byte, text as text/plain, and 404 to another tenant", async () => {
-    const png = pngBytes(80);
+    const png = pngBytes(100);
     const { ref } = (await upload(png, 'image/png')).body;
     const res = await app().request(`/attachments/${ref.sha256}`, { headers: { 'x-test-tenant': 't' } });
     expect(res.status).toBe(200);

@@ -323,7 +323,7 @@ describe('two child calls in one turn', () => {
 
 describe('childRunId', () => {
   it('is readable for short parents, a short hash for long ones (nested children), valid and deterministic', async () => {
-    const { RUN_ID_PATTERN } = await import('../../../lib/ports/run-ref.js');
+    const { RUN_ID_PATTERN } = await import('../../../lib/core/run-ref.js');
     expect(childRunId('order-7', '7-0')).toBe('order-7-c7-0');
     const long = 'p'.repeat(80);
     expect(childRunId(long, '12345-6')).toMatch(/^c-[0-9a-f]{40}$/);

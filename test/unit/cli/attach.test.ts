@@ -11,7 +11,7 @@ import type { Output } from '../../../dev/cli/output.js';
 import { runsCommand } from '../../../dev/cli/runs-command.js';
 import { createApiApp } from '../../../lib/api/app.js';
 import { engineRunService } from '../../../lib/api/engine-service.js';
-import { sha256Hex } from '../../../lib/adapters/system/crypto.js';
+import { sha256Hex } from '../../../lib/support/hash.js';
 import { ScriptedModel } from '../../../lib/models/scripted-model.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { drain } from '../control/helpers.js';
@@ -86,7 +86,7 @@ describe('logbook runs start|message --attach', () => {
     expect(Object.keys(started.input.value)).toEqual(['task', 'photo', 'attachments']);
 
     // A text message with a file becomes { text, attachments }.
-    const second = pngBytes(60, 8);
+    const second = pngBytes(100, 8);
     writeFileSync(join(dir, 'crack.png'), second);
     const msg = capture();
     expect(await controlCommand(['message', 'cli-1', '--input', 'and this one?', '--attach', join(dir, 'crack.png')], msg, makeClient)).toBe(0);

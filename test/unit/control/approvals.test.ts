@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { foldLog } from '../../../lib/core/fold.js';
 import type { ModelRequest } from '../../../lib/core/messages.js';
 import { requestApproval } from '../../../lib/engine/control-requests.js';
-import { hashJson } from '../../../lib/adapters/system/crypto.js';
+import { hashJson } from '../../../lib/support/hash.js';
 import { requestCancel, requestResolution } from '../../../lib/engine/requests.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { defineTool } from '../../../lib/authoring/define-tool.js';

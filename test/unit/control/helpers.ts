@@ -1,4 +1,4 @@
-import type { RunRef } from '../../../lib/ports/run-ref.js';
+import type { RunRef } from '../../../lib/core/run-ref.js';
 import { runStep, type StepResult } from '../../../lib/engine/step-runner.js';
 import type { WorkerProcess, World } from '../../../lib/testing/world.js';
 import { sweep } from '../../../lib/engine/sweep.js';

@@ -21,8 +21,11 @@ function sources(dir: string): string[] {
 
 /** Nouns Logbook counts in what it writes. A count before one of them must say 1 in the singular. */
 const NOUNS = ['repair', 'attempt', 'point', 'part', 'chunk', 'event', 'line', 'step', 'turn', 'item', 'character', 'char', 'wait', 'call', 'token', 'run', 'file'];
-/** `${n} repairs`, `${n} output tokens`; not a verb (`${name} waits for`, `${tool} runs it`). */
-const BARE_COUNT = new RegExp(`\\$\\{[^}]*\\} (?:[a-z]+ )?(?:${NOUNS.join('|')})s\\b(?! (?:for|it|a)\\b)`);
+/**
+ * `${n} repairs`, `${n} output tokens`; not a verb (`${name} waits for`, `${chunk} runs past`) or a
+ * unit (`runs/s`).
+ */
+const BARE_COUNT = new RegExp(`\\$\\{[^}]*\\} (?:(?:model|tool|output|input|more|unfinished|failed) )?(?:${NOUNS.join('|')})s\\b(?!/| (?:for|it|a|past|into)\\b)`);
 /** A line that chooses the form itself (`n === 1 ? ... : ...`) is handled. */
 const CHOOSES = /=== 1 \?/;
 

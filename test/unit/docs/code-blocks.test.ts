@@ -8,6 +8,8 @@
  * A block whose first line is a path comment (`// src/agents.ts`, `// functions/worker.ts: ...`)
  * is written at that path, so blocks of one page can import each other (`../src/agents.js`). A
  * page that imports an agents module without showing one gets a stub `src/agents.ts`.
+ * ```tsx blocks (a React page using logbook/chat) compile the same way, as .tsx with the DOM
+ * library and React's JSX.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -36,30 +38,32 @@ interface Block {
   /** 1-based line of the block's first code line in its page. */
   line: number;
   code: string;
+  tsx?: boolean;
 }
 
 function tsBlocks(page: string, text: string): Block[] {
   const blocks: Block[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    if (lines[i]!.trim() !== '```ts') continue;
+    const fence = lines[i]!.trim();
+    if (fence !== '```ts' && fence !== '```tsx') continue;
     const start = i + 1;
     let end = start;
     while (end < lines.length && lines[end]!.trim() !== '```') end++;
-    blocks.push({ page, line: start + 1, code: lines.slice(start, end).join('\n') + '\n' });
+    blocks.push({ page, line: start + 1, code: lines.slice(start, end).join('\n') + '\n', ...(fence === '```tsx' ? { tsx: true } : {}) });
     i = end;
   }
   return blocks;
 }
 
-const PATH_COMMENT = /^\/\/ ((?:[\w.-]+\/)*[\w.-]+\.ts)\b/;
+const PATH_COMMENT = /^\/\/ ((?:[\w.-]+\/)*[\w.-]+\.tsx?)\b/;
 
 /** Write each page's blocks into a directory of its own; returns file → block. */
 function writeBlocks(blocks: Block[], root: string): Map<string, Block> {
   const files = new Map<string, Block>();
   blocks.forEach((block, n) => {
     const dir = join(root, block.page.replace(/[/.]/g, '_'));
-    const file = join(dir, PATH_COMMENT.exec(block.code)?.[1] ?? `block-${n}.ts`);
+    const file = join(dir, PATH_COMMENT.exec(block.code)?.[1] ?? `block-${n}.${block.tsx ? 'tsx' : 'ts'}`);
     if (files.has(file)) throw new Error(`${block.page}:${block.line}: a second block at ${relative(dir, file)}`);
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, block.code);
@@ -80,9 +84,23 @@ function compilerOptions(): ts.CompilerOptions {
   return { ...options, noEmit: true };
 }
 
-/** Compiler errors of `files` (only theirs), as `page:line: message`. */
+/** Compiler errors of `files` (only theirs), as `page:line: message`; .tsx files as a browser page. */
 function typecheck(files: Map<string, Block>): string[] {
-  const program = ts.createProgram([...files.keys()], compilerOptions());
+  const errors: string[] = [];
+  const base = compilerOptions();
+  const browser = { ...base, jsx: ts.JsxEmit.ReactJSX, lib: [...(base.lib ?? []), 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'] };
+  for (const [tsx, options] of [
+    [false, base],
+    [true, browser],
+  ] as const) {
+    const group = new Map([...files].filter(([file]) => file.endsWith('.tsx') === tsx));
+    if (group.size > 0) errors.push(...typecheckGroup(group, options));
+  }
+  return errors;
+}
+
+function typecheckGroup(files: Map<string, Block>, options: ts.CompilerOptions): string[] {
+  const program = ts.createProgram([...files.keys()], options);
   const errors: string[] = [];
   for (const [file, block] of files) {
     const source = program.getSourceFile(file);
@@ -101,10 +119,13 @@ describe('code blocks in the README and docs/', () => {
     expect(blocks.filter((b) => b.page === 'README.md').length).toBeGreaterThanOrEqual(3);
     // The check itself: a block importing an export that does not exist must fail.
     const canary: Block = { page: 'canary.md', line: 1, code: "import { defineToool } from 'logbook';\nexport const t = defineToool;\n" };
-    const files = writeBlocks([...blocks, canary], WORK);
+    // And a ```tsx block is checked as a React page: a handler that is no function fails.
+    const tsxCanary: Block = { page: 'canary-tsx.md', line: 1, code: 'export const b = <button onClick={1}>x</button>;\n', tsx: true };
+    const files = writeBlocks([...blocks, canary, tsxCanary], WORK);
     const errors = typecheck(files);
-    const [canaryErrors, pageErrors] = [errors.filter((e) => e.startsWith('canary.md')), errors.filter((e) => !e.startsWith('canary.md'))];
+    const [canaryErrors, pageErrors] = [errors.filter((e) => e.startsWith('canary')), errors.filter((e) => !e.startsWith('canary'))];
     expect(canaryErrors.join('\n')).toMatch(/has no exported member named 'defineToool'/);
+    expect(canaryErrors.join('\n')).toMatch(/canary-tsx\.md:1: Type 'number' is not assignable/);
     expect(pageErrors).toEqual([]);
   });
 });

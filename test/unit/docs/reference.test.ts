@@ -13,6 +13,7 @@ const ENTRY_POINTS = [
   { specifier: 'logbook/lambda', source: 'lib/lambda/index.ts', page: 'docs/reference/lambda.md' },
   { specifier: 'logbook/cdk', source: 'lib/cdk/index.ts', page: 'docs/reference/cdk.md' },
   { specifier: 'logbook/testing', source: 'lib/testing/index.ts', page: 'docs/reference/testing.md' },
+  { specifier: 'logbook/chat', source: 'lib/chat/index.ts', page: 'docs/reference/chat.md' },
   { specifier: 'logbook/local', source: 'dev/index.ts', page: 'docs/reference/local.md' },
 ];
 

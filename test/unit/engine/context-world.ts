@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ManualClock } from '../../../lib/adapters/memory/manual-clock.js';
-import { sha256Hex } from '../../../lib/adapters/system/crypto.js';
+import { sha256Hex } from '../../../lib/support/hash.js';
 import { AgentRegistry } from '../../../lib/authoring/registry.js';
 import { defineAgent } from '../../../lib/authoring/define-agent.js';
 import { defineTool } from '../../../lib/authoring/define-tool.js';

@@ -1,7 +1,7 @@
 import { WorkerHalt, type Checkpoints } from '../../../lib/engine/checkpoints.js';
 import { foldLog } from '../../../lib/core/fold.js';
 import type { World } from '../../../lib/testing/world.js';
-import type { RunRef } from '../../../lib/ports/run-ref.js';
+import type { RunRef } from '../../../lib/core/run-ref.js';
 
 /** Checkpoints that halt the worker the first time a label starting with `prefix` is passed. */
 export function haltAt(prefix: string): Checkpoints & { fired: boolean } {

@@ -12,7 +12,7 @@ import { StaticModelResolver } from '../../../lib/models/scripted-model.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
-import { MAX_JSON_DEPTH } from '../../../lib/engine/limits.js';
+import { MAX_JSON_DEPTH } from '../../../lib/core/limits.js';
 import { logOf } from './helpers.js';
 
 const v1Input = z.object({ city: z.string() });

@@ -3,7 +3,7 @@
 // workers are killed at varying places (a kill storm) is never taken for poison.
 import { describe, expect, it } from 'vitest';
 import { WorkerHalt } from '../../../lib/engine/checkpoints.js';
-import { MAX_RECEIVE_COUNT } from '../../../lib/engine/limits.js';
+import { MAX_RECEIVE_COUNT } from '../../../lib/core/limits.js';
 import { runStep, type StepResult } from '../../../lib/engine/step-runner.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import type { EventLog } from '../../../lib/ports/event-log.js';
@@ -90,7 +90,7 @@ describe('poison versus chaos', () => {
 
 describe('poison limits against the dead-letter queue (limits.ts)', () => {
   it('both poison parks land on a delivery SQS still makes', async () => {
-    const { MAX_CLAIM_ATTEMPTS, MAX_CLAIM_ATTEMPTS_LIMIT, MAX_STALLED_CLAIMS, MAX_CRASHED_TOOL_ATTEMPTS } = await import('../../../lib/engine/limits.js');
+    const { MAX_CLAIM_ATTEMPTS, MAX_CLAIM_ATTEMPTS_LIMIT, MAX_STALLED_CLAIMS, MAX_CRASHED_TOOL_ATTEMPTS } = await import('../../../lib/core/limits.js');
     // A load that kills: parked by claim attempts + 1; the configurable limit included.
     expect(MAX_CLAIM_ATTEMPTS + 1).toBeLessThanOrEqual(MAX_RECEIVE_COUNT);
     expect(MAX_CLAIM_ATTEMPTS_LIMIT + 1).toBeLessThanOrEqual(MAX_RECEIVE_COUNT);

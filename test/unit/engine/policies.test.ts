@@ -9,7 +9,7 @@ import { type ToolDefinition } from '../../../lib/authoring/types.js';
 import { driveRun } from '../../../lib/testing/driver.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
-import { MAX_CRASHED_TOOL_ATTEMPTS } from '../../../lib/engine/limits.js';
+import { MAX_CRASHED_TOOL_ATTEMPTS } from '../../../lib/core/limits.js';
 import { haltAt, logOf } from './helpers.js';
 
 type Policy = 'rerun' | 'idempotency_key' | 'verify' | 'escalate';

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { ManualClock } from '../../../lib/adapters/memory/manual-clock.js';
 import type { RunEvent } from '../../../lib/core/events.js';
+import { idempotencyKey } from '../../../lib/core/run-ref.js';
 import { AgentRegistry } from '../../../lib/authoring/registry.js';
 import { defineAgent } from '../../../lib/authoring/define-agent.js';
 import { requestApproval } from '../../../lib/engine/control-requests.js';
@@ -145,7 +146,7 @@ export function policyTraceProblems(policy: Policy, events: readonly RunEvent[],
   let done = false;
   for (const e of events) {
     if (!('callId' in e) || typeof e.callId !== 'string') continue;
-    const key = `${RUN.tenant}:${RUN.runId}:${e.callId}`;
+    const key = idempotencyKey(RUN, e.callId);
     const at = `seq ${e.seq} (${e.type})`;
     switch (e.type) {
       case 'tool_started':

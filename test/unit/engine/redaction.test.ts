@@ -8,7 +8,7 @@ import { PayloadCodec } from '../../../lib/engine/payload-codec.js';
 import { FIELD_PLACEHOLDER, Redactor } from '../../../lib/core/redaction.js';
 import { createRuntime } from '../../../lib/lambda/wiring.js';
 import { ScriptedModel } from '../../../lib/models/scripted-model.js';
-import { hashJson } from '../../../lib/adapters/system/crypto.js';
+import { hashJson } from '../../../lib/support/hash.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { agentsWorld, spawnWorker } from '../../../lib/testing/world.js';

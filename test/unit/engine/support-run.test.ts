@@ -5,7 +5,7 @@ import { driveRun } from '../../../lib/testing/driver.js';
 import { supportWorld, ledgerResolver } from '../../../examples/support-agent/support-world.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
 import { duplicateEffects } from '../../../examples/support-agent/ledger.js';
-import { MAX_CRASHED_TOOL_ATTEMPTS } from '../../../lib/engine/limits.js';
+import { MAX_CRASHED_TOOL_ATTEMPTS } from '../../../lib/core/limits.js';
 import { runStep } from '../../../lib/engine/step-runner.js';
 import { haltAt } from './helpers.js';
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../lib/api/app.js';
 import { engineRunService } from '../../../lib/api/engine-service.js';
 import type { RunService } from '../../../lib/api/service.js';
-import { SystemClock } from '../../../lib/adapters/system/system-clock.js';
+import { SystemClock } from '../../../lib/support/system-clock.js';
 import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { startRun } from '../../../lib/engine/start-run.js';
 import { createEngine } from '../../../lib/engine/engine.js';

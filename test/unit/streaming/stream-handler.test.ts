@@ -86,3 +86,44 @@ describe('the streaming function URL handler', () => {
     expect((await call(event('/runs/r-1/events'))).status).toBe(404);
   });
 });
+
+describe('GET /runs/{id}/chat on the function URL', () => {
+  const call = async (deps: Awaited<ReturnType<typeof finishedRun>>['deps'], e: FunctionUrlEvent) => {
+    const r = recorder();
+    await streamHandlerFor(async () => ({ deps }), r.runtime)(e, r.stream, { getRemainingTimeInMillis: () => 300_000 });
+    return r.out;
+  };
+
+  it("serves the run as the AI SDK's UI message stream, which the ai package's reader assembles", async () => {
+    const { deps } = await finishedRun();
+    const out = await call(deps, event('/runs/r-1/chat', { from: '0' }));
+    expect(out.status).toBe(200);
+    expect(out.headers['x-vercel-ai-ui-message-stream']).toBe('v1');
+    expect(out.headers['content-type']).toMatch(/^text\/event-stream/);
+    const chunks = out.body
+      .split('\n\n')
+      .filter((b) => b.includes('data: {'))
+      .map((b) => JSON.parse(b.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as { type: string });
+    expect(chunks.map((c) => c.type)).toEqual(['start', 'start-step', 'text-start', 'text-delta', 'text-end', 'finish-step', 'finish']);
+    expect(out.body.trim().endsWith('data: [DONE]')).toBe(true);
+    const { readUIMessageStream } = await import('ai');
+    const stream = new ReadableStream({
+      start(c) {
+        for (const chunk of chunks) c.enqueue(chunk);
+        c.close();
+      },
+    });
+    let message;
+    for await (const m of readUIMessageStream({ stream: stream as never, terminateOnError: true })) message = m;
+    expect(message).toMatchObject({ id: 'r-1:1', role: 'assistant', parts: [{ type: 'step-start' }, { type: 'text', text: 'All done.', state: 'done' }] });
+  });
+
+  it('answers 204 when nothing streams (the run is finished), 400 for a bad query, 404 for another account', async () => {
+    const { deps } = await finishedRun();
+    expect((await call(deps, event('/runs/r-1/chat'))).status).toBe(204);
+    const bad = await call(deps, event('/runs/r-1/chat', { after: '1.2' }));
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body).error.issues[0].path).toBe('query.after');
+    expect((await call(deps, event('/runs/r-1/chat', { from: '0' }, {}, '210987654321'))).status).toBe(404);
+  });
+});

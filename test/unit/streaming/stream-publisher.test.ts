@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../lib/adapters/memory/manual-clock.js';
 import { MemoryRunStream } from '../../../lib/adapters/memory/memory-run-stream.js';
 import { StreamChunkConflictError, TransientStoreError } from '../../../lib/core/errors.js';
-import { STREAM_FLUSH_CHARS, STREAM_FLUSH_MS, STREAM_MAX_CHUNK_CHARS, STREAM_RETENTION_MS } from '../../../lib/engine/limits.js';
+import { STREAM_FLUSH_CHARS, STREAM_FLUSH_MS, STREAM_MAX_CHUNK_CHARS, STREAM_RETENTION_MS } from '../../../lib/core/limits.js';
 import { StreamPublisher } from '../../../lib/engine/stream-publisher.js';
 import type { RunStream, StreamChunk } from '../../../lib/ports/run-stream.js';
 
@@ -149,7 +149,7 @@ describe('StreamPublisher', () => {
     await feed(t, 20, 3, 100);
     expect(await stream.read(run, {})).toHaveLength(1);
     expect(t.warnings).toEqual(['stream chunk held by another worker; streaming stopped']);
-    expect(new StreamChunkConflictError('k', 12, 0).code).toBe('stream_chunk_conflict');
+    expect(new StreamChunkConflictError({ tenant: 't', runId: 'r' }, 12, 0).code).toBe('stream_chunk_conflict');
   });
 
   it('a stale lease writes nothing, and stop() drops what is buffered', async () => {

@@ -1,5 +1,5 @@
 import { reservationOf, parseEvent, type RunEvent } from '../../../lib/core/events.js';
-import type { RunRef } from '../../../lib/ports/run-ref.js';
+import type { RunRef } from '../../../lib/core/run-ref.js';
 import { rootSpanIdOf, spanIdOf, stepSpanIdOf, traceIdOf } from '../../../lib/engine/tracing/trace-span.js';
 import type { World } from 'logbook/testing';
 

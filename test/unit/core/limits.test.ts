@@ -25,7 +25,7 @@ import {
   MAX_STALLED_CLAIMS,
   SQS_MAX_VISIBILITY_S,
   STEP_QUEUE_RETENTION_S,
-} from '../../../lib/engine/limits.js';
+} from '../../../lib/core/limits.js';
 import { initialHead } from '../../../lib/engine/start-run.js';
 import { defineTool } from '../../../lib/authoring/define-tool.js';
 import { envSchema } from '../../../lib/lambda/env.js';

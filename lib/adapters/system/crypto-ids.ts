@@ -1,5 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { canonicalJson } from '../../core/json.js';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Ids } from '../../ports/ids.js';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -51,14 +50,4 @@ function encodeRandom(bytes: Uint8Array): string {
     bits >>= 5n;
   }
   return out;
-}
-
-/** Content hashes: what run_started pins, blob keys, request fingerprints. */
-
-export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
-}
-
-export function hashJson(value: unknown): string {
-  return sha256Hex(canonicalJson(value));
 }

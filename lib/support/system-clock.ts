@@ -1,5 +1,6 @@
-import type { Clock } from '../../ports/clock.js';
+import type { Clock } from '../ports/clock.js';
 
+/** The wall clock and real timers: the default Clock of the model clients, the Lambda wiring and the local stack. */
 export class SystemClock implements Clock {
   now(): number {
     return Date.now();

@@ -2,7 +2,7 @@
  * Every number that the engine, the adapters, the Lambda environment and the CDK constructs must
  * agree on, in one place. Numbers that follow from others are computed here, never restated:
  * change the worker timeout and the longest tool, the queue's visibility and the checks in
- * test/unit/engine/limits.test.ts follow.
+ * test/unit/core/limits.test.ts follow.
  */
 
 /**
@@ -64,7 +64,7 @@ export const MAX_RECEIVE_COUNT = 5;
  *   parked by claim MAX_STALLED_CLAIMS + 2 = 5 <= MAX_RECEIVE_COUNT: still before the DLQ.
  * A kill storm resets `attempts` whenever one claim gets past its load, and needs
  * MAX_STALLED_CLAIMS consecutive kills inside the few milliseconds between a load and the first
- * append (or a waiting step's release) to look like poison. test/unit/engine/limits.test.ts
+ * append (or a waiting step's release) to look like poison. test/unit/core/limits.test.ts
  * checks both sums.
  */
 export const MAX_CLAIM_ATTEMPTS = 3;
@@ -81,7 +81,7 @@ export const MAX_STALLED_CLAIMS = MAX_RECEIVE_COUNT - 2;
  * would change because of a kill storm. A person who answers rerun gives it as many again.
  * When every delivery of one tick reruns the call and dies (the call's deadline and grace have
  * passed by the time the tick comes back), delivery MAX_CRASHED_TOOL_ATTEMPTS + 1 parks the run:
- * still a delivery SQS makes before the DLQ (test/unit/engine/limits.test.ts).
+ * still a delivery SQS makes before the DLQ (test/unit/core/limits.test.ts).
  */
 export const MAX_CRASHED_TOOL_ATTEMPTS = MAX_RECEIVE_COUNT - 1;
 
@@ -164,6 +164,18 @@ export const STREAM_RETENTION_MS = 3_600_000;
  * model_response is appended) may hold the append up: a preview never delays the log by more.
  */
 export const STREAM_FINAL_FLUSH_MS = 2_000;
+
+/**
+ * Reads that wait which one tenant may hold open at once on one API server: long polls of
+ * GET /runs/{id}/events and /stream (waitSeconds > 0) and SSE connections. Each polls the store
+ * while it waits, so without a cap a few hundred open readers slow every other request of the
+ * server (200 of them made GET /runs ten times slower on the local stack). A reader over the cap
+ * gets 429 with Retry-After OPEN_STREAMS_RETRY_AFTER_S; reads that do not wait are never capped.
+ * On Lambda each API instance serves one request at a time, so there the cap is the function's
+ * concurrency and the stage's throttling.
+ */
+export const MAX_OPEN_STREAMS_PER_TENANT = 32;
+export const OPEN_STREAMS_RETRY_AFTER_S = 5;
 
 /**
  * Largest attachment (image or document) an upload may carry, in bytes. Bedrock Converse takes
