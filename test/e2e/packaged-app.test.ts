@@ -144,7 +144,9 @@ afterAll(() => {
   if (dev) killGroup(dev);
   console.info(`packaged app e2e (${work}):\n${timings.map(([p, ms]) => `  ${p.padEnd(34)} ${(ms / 1000).toFixed(1).padStart(6)} s`).join('\n')}`);
   if (process.env.LOGBOOK_KEEP_E2E_DIR !== '1') rmSync(work, { recursive: true, force: true });
-});
+  // Removing the project's node_modules (tens of thousands of files) outlasted the default 2 min
+  // hook timeout on a busy machine.
+}, 5 * MINUTE);
 
 describe('the packaged library, used by a new project', () => {
   it('packs compiled JavaScript with types, the CLI, the templates and the docs, and nothing else', () => {
