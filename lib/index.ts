@@ -10,7 +10,32 @@ export { defineAgent, toolSchemaHash } from './authoring/define-agent.js';
 export { defineAgents, type Agents, type AgentsSource } from './authoring/define-agents.js';
 export { waitForSignal, sleepTool, type WaitForSignalSpec, type SleepToolSpec } from './authoring/waits.js';
 export { agentTool, type AgentToolSpec } from './authoring/agent-tool.js';
+// Workflows: code around agents, its every operation recorded in the run's log and replayed from it.
+export { defineWorkflow } from './authoring/define-workflow.js';
+export type {
+  WorkflowSpec,
+  WorkflowDefinition,
+  WorkflowContext,
+  StepContext,
+  StepOptions,
+  StepRetry,
+  StepVerifyOutcome,
+  SignalResult,
+  WaitForSignalOptions,
+  ApprovalOptions,
+  ApprovalOutcome,
+  ChildRunOptions,
+  MapOptions,
+  Settled,
+  WorkflowReturn,
+  WorkflowInputOf,
+  WorkflowOutputOf,
+  AgentInputOf,
+  AgentOutputOf,
+} from './authoring/workflow-types.js';
+export { StepFailedError, ChildRunFailedError, PartialFailureError, NonRetryableError, WorkflowUsageError } from './core/workflow-errors.js';
 export type { ContextSpec } from './authoring/context-spec.js';
+export type { AgentsSpec } from './authoring/agents-spec.js';
 export type {
   ToolContext,
   ToolDefinition,
@@ -21,7 +46,6 @@ export type {
   JsonSchemaInput,
   AgentDefinition,
   AgentSpec,
-  AgentsSpec,
   OutputSpec,
 } from './authoring/types.js';
 // Typed input, instructions built per run, model settings.
@@ -77,5 +101,7 @@ export * from './core/errors.js';
 export type { RunEvent, EventType, EventOf, Policy, Budgets, Price, PinnedTool, AttentionReason } from './core/events.js';
 export type { BudgetRequest } from './core/budgets.js';
 export type { RunState, CallState, RunStatusState } from './core/state.js';
+export type { OpState, OpResult, WorkflowState } from './core/workflow-state.js';
+export type { OpKind, OpWait } from './core/workflow-events.js';
 export type { JsonValue } from './core/json.js';
 export { idempotencyKey, type RunRef } from './core/run-ref.js';

@@ -81,7 +81,7 @@ export function runView(head: RunHead, started: EventOf<'run_started'> | undefin
     }));
   }
   if (started?.forkedFrom) view.forkedFrom = { ...started.forkedFrom };
-  if (started) {
+  if (started?.model && started.prompt) {
     view.pinned = {
       model: started.model.id,
       prompt: { version: started.prompt.version, sha256: started.prompt.sha256 },
@@ -95,8 +95,8 @@ export function runView(head: RunHead, started: EventOf<'run_started'> | undefin
       })),
       ...(started.output ? { output: { schema: started.output.schema, schemaHash: started.output.schemaHash, maxRepairs: started.output.maxRepairs } } : {}),
     };
-    view.budgets = { ...started.budgets, maxCostUsd: roundUsd(started.budgets.maxCostUsd) };
   }
+  if (started) view.budgets = { ...started.budgets, maxCostUsd: roundUsd(started.budgets.maxCostUsd) };
   if (terminal?.type === 'run_completed') view.result = bodyValue(terminal.answer);
   // Inline here; a large output (a blob) is read by withOutput, as JSON either way.
   if (terminal?.type === 'run_completed' && terminal.output?.kind === 'inline') view.output = terminal.output.value;

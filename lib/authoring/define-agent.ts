@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import type { PinnedTool } from '../core/events.js';
 import { hashJson, sha256Hex } from '../support/hash.js';
@@ -5,7 +6,7 @@ import { modelSettingsSchema, type ModelSettings } from '../core/model-settings.
 import { zodIssuesText } from '../core/zod-issues.js';
 import { modelSettingsProblems } from '../models/model-capabilities.js';
 import { inputJsonSchema } from './run-input.js';
-import type { AgentDefinition, AgentSpec, InputSchema, ToolDefinition } from './types.js';
+import type { AgentDefinition, AgentSpec, InputSchema, ToolDefinition, TypedAnswer } from './types.js';
 import { pinnedWait } from './waits.js';
 import { defineOutput } from './define-output.js';
 import { checkContextSpec } from './context-spec.js';
@@ -15,6 +16,15 @@ import { checkContextSpec } from './context-spec.js';
  * so an instructions function (`system.text` as a function) gets it typed; the second type
  * parameter types the application's context (`ctx.app`), e.g. `defineAgent<typeof input, Ctx>`.
  */
+/** With an output schema (inferred): the definition also carries the output's type, for ctx.agent. */
+export function defineAgent<S extends InputSchema | undefined, C, O extends z.ZodType>(
+  spec: AgentSpec<S, C> & { output: O | { schema: O; maxRepairs?: number } },
+): AgentDefinition<S, C> & TypedAnswer<z.output<O>>;
+/** Without one: a run answers text. */
+export function defineAgent<S extends InputSchema | undefined = undefined, C = unknown>(
+  spec: AgentSpec<S, C> & { output?: undefined },
+): AgentDefinition<S, C> & TypedAnswer<string>;
+export function defineAgent<S extends InputSchema | undefined = undefined, C = unknown>(spec: AgentSpec<S, C>): AgentDefinition<S, C>;
 export function defineAgent<S extends InputSchema | undefined = undefined, C = unknown>(spec: AgentSpec<S, C>): AgentDefinition<S, C> {
   const names = new Set<string>();
   for (const t of spec.tools) {

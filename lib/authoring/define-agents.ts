@@ -1,7 +1,9 @@
 import { ConfigError } from '../core/errors.js';
 import type { ModelClient } from '../ports/model-client.js';
 import { AgentRegistry } from './registry.js';
-import type { AgentDefinition, AgentsSpec } from './types.js';
+import type { AgentDefinition } from './types.js';
+import type { AgentsSpec } from './agents-spec.js';
+import { isWorkflowDefinition } from './define-workflow.js';
 import { Redactor, type RedactionOptions } from '../core/redaction.js';
 
 /** A deployment's agents: the registry the engine reads, and the application's own models. */
@@ -25,17 +27,20 @@ export type AgentsSource = Agents | (() => Agents | Promise<Agents>);
 export function defineAgents(spec: AgentsSpec | readonly AgentDefinition[]): Agents {
   const {
     agents,
+    workflows = [],
     models = {},
     redaction,
     appContext,
   } = Array.isArray(spec) ? ({ agents: spec as readonly AgentDefinition[] } as AgentsSpec) : (spec as AgentsSpec);
-  if (agents.length === 0) throw new ConfigError('defineAgents: no agents given');
+  if (agents.length === 0 && workflows.length === 0) throw new ConfigError('defineAgents: no agents or workflows given');
+  for (const w of workflows) if (!isWorkflowDefinition(w)) throw new ConfigError('defineAgents: every entry of workflows must come from defineWorkflow()');
   // Checked now (ConfigError on import), not on the first payload a worker writes.
   if (redaction !== undefined) new Redactor(redaction);
   if (appContext !== undefined && typeof appContext !== 'function') throw new ConfigError('defineAgents: appContext must be a function');
   const registry = new AgentRegistry();
   registry.appContext = appContext;
   for (const agent of agents) registry.register(agent);
+  for (const workflow of workflows) registry.registerWorkflow(workflow);
   const built = new Map<string, ModelClient>();
   return {
     registry,

@@ -1,6 +1,7 @@
 import { ConfigError } from '../core/errors.js';
 import { toolSchemaHash } from './define-agent.js';
 import type { AgentDefinition, AppContextLoader, ToolDefinition } from './types.js';
+import type { WorkflowDefinition } from './workflow-types.js';
 
 /**
  * Agents by name and version, and tool implementations by (agent, name, schema hash). Several
@@ -15,10 +16,13 @@ export class AgentRegistry {
   private readonly agentTools = new Map<string, ToolDefinition>();
   /** Implementations kept available to every agent's pinned runs (registerTool). */
   private readonly sharedTools = new Map<string, ToolDefinition>();
+  /** Workflows by name (defineWorkflow), every version still serving pinned runs. */
+  private readonly workflowsByName = new Map<string, WorkflowDefinition[]>();
   /** The application's context loader for instructions functions (defineAgents' `appContext`). */
   appContext: AppContextLoader | undefined;
 
   register(agent: AgentDefinition): this {
+    if (this.workflowsByName.has(agent.name)) throw new ConfigError(`${agent.name} is the name of a workflow and of an agent: a run names one definition`);
     const list = this.agents.get(agent.name) ?? [];
     const same = list.find((a) => a.version === agent.version);
     // The very same definition again (a child agent also listed on its own) is no conflict.
@@ -42,6 +46,34 @@ export class AgentRegistry {
   registerTool(tool: ToolDefinition): this {
     this.sharedTools.set(toolKey(tool.name, toolSchemaHash(tool)), tool);
     return this;
+  }
+
+  /** Register a workflow version (defineWorkflow). Its name may not also be an agent's. */
+  registerWorkflow(workflow: WorkflowDefinition): this {
+    if (this.agents.has(workflow.name)) throw new ConfigError(`${workflow.name} is the name of an agent and of a workflow: a run names one definition`);
+    const list = this.workflowsByName.get(workflow.name) ?? [];
+    const same = list.find((w) => w.version === workflow.version);
+    if (same === workflow) return this;
+    if (same) throw new ConfigError(`workflow ${workflow.name}@${workflow.version} registered twice`);
+    list.push(workflow);
+    this.workflowsByName.set(workflow.name, list);
+    return this;
+  }
+
+  /** The named workflow version, or the latest registered when none is given. */
+  workflow(name: string, version?: string): WorkflowDefinition | undefined {
+    const list = this.workflowsByName.get(name);
+    if (!list) return undefined;
+    return version === undefined ? list[list.length - 1] : list.find((w) => w.version === version);
+  }
+
+  /** Every registered workflow version, in registration order per name. */
+  workflows(): WorkflowDefinition[] {
+    return [...this.workflowsByName.values()].flat();
+  }
+
+  workflowNames(): string[] {
+    return [...this.workflowsByName.keys()];
   }
 
   /** Every registered agent version, in registration order per name. */

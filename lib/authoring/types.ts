@@ -7,9 +7,7 @@ import type { z } from 'zod';
 import type { BudgetRequest } from '../core/budgets.js';
 import type { PinnedOutput, PinnedTool, Policy, Price } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
-import type { RedactionOptions } from '../core/redaction.js';
 import type { ModelSettings } from '../core/model-settings.js';
-import type { ModelClient } from '../ports/model-client.js';
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
@@ -234,6 +232,15 @@ export interface AgentDefinition<S extends InputSchema | undefined = InputSchema
   inputSchema?: { jsonSchema: Record<string, unknown>; sha256: string };
 }
 
+/**
+ * The type of what a run of an agent answers, carried by the agent's definition for ctx.agent (a
+ * type only: no value has it). An agent with an output schema answers its output; one without, its text.
+ */
+export declare const agentAnswer: unique symbol;
+export interface TypedAnswer<T> {
+  readonly [agentAnswer]?: T;
+}
+
 /** What defineAgents' `appContext` loader is told about the run whose instructions it serves. */
 export interface AppContextRequest {
   tenant: string;
@@ -243,26 +250,3 @@ export interface AppContextRequest {
 
 /** Loads what instructions functions need (a database handle, the tenant's policy), once per run start. */
 export type AppContextLoader<C = unknown> = (request: AppContextRequest) => C | Promise<C>;
-
-/** What an agents module passes to defineAgents(). */
-export interface AgentsSpec {
-  /** Every agent (and every version still serving pinned runs) this deployment runs. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  agents: readonly AgentDefinition<any, any>[];
-  /**
-   * Model clients the application builds itself, by the model id its agents pin: scripted models
-   * for tests and `logbook dev`, or a custom provider. Built once per process, on first use. Ids
-   * not listed here are served by the built-in providers (`bedrock:<id>`, `openai:<model>`).
-   */
-  models?: Record<string, () => ModelClient>;
-  /**
-   * Secrets of this application beyond the built-in ones (patterns, key names) and fields never
-   * to redact. Here, with the agents, so the API, the trigger and the worker redact alike.
-   */
-  redaction?: RedactionOptions;
-  /**
-   * Loads the application's context for instructions functions (`system.text` as a function),
-   * called once per run start of such an agent, never on resume. A throw refuses the start.
-   */
-  appContext?: AppContextLoader;
-}

@@ -1,6 +1,6 @@
 import { attachmentChars } from './attachments.js';
 import { bodySize } from './body.js';
-import type { Budgets, Price } from './events.js';
+import { agentPins, type Budgets, type Price } from './events.js';
 import type { LoggedMessage } from './messages.js';
 import { MessageMemo } from './message-memo.js';
 import { contextPlan, elidedToolMessage, estimateSummaryTokens, messageFate, summaryDue, summaryPreamble, type ContextPlan } from './context-policy.js';
@@ -39,6 +39,27 @@ export const DEFAULT_CEILING: BudgetLimits = {
   maxOutputTokens: 5_000_000,
   maxCostUsd: 500,
   deadlineSeconds: 30 * 24 * 3600,
+};
+
+/**
+ * A workflow's budgets: `maxSteps` counts its operations (AWS Lambda durable functions stop an
+ * execution at 25,000; a workflow here is bounded by its budget, up to a million), its tokens and
+ * cost are what its child agents spend, and its deadline is long (workflows wait days for people).
+ */
+export const WORKFLOW_DEFAULT_BUDGETS: BudgetLimits = {
+  maxSteps: 10_000,
+  maxInputTokens: 20_000_000,
+  maxOutputTokens: 2_000_000,
+  maxCostUsd: 100,
+  deadlineSeconds: 30 * 24 * 3600,
+};
+
+export const WORKFLOW_CEILING: BudgetLimits = {
+  maxSteps: 1_000_000,
+  maxInputTokens: 500_000_000,
+  maxOutputTokens: 50_000_000,
+  maxCostUsd: 5_000,
+  deadlineSeconds: 366 * 24 * 3600,
 };
 
 /** Budgets are mandatory: defaults fill the gaps and the tenant ceiling clamps every field. */
@@ -104,7 +125,7 @@ function startsWith(messages: readonly LoggedMessage[], prefix: readonly LoggedM
  * plus per-message overhead), so the reservation is an upper bound for common tokenizers.
  */
 export function estimateInputTokens(state: RunState): number {
-  let chars = bodySize(state.started.prompt.text);
+  let chars = bodySize(agentPins(state.started).prompt.text);
   for (const tool of state.started.tools) chars += tool.name.length + tool.description.length + JSON.stringify(tool.inputSchema).length;
   const plan = contextPlan(state);
   chars += plan ? plannedChars(state.messages, plan) : conversationChars(state.messages);
@@ -145,9 +166,10 @@ export type BudgetCheck =
 
 /** Whether one more model call fits every budget, and what it reserves if it does. */
 export function checkModelBudget(state: RunState, now: number): BudgetCheck {
+  const { model } = agentPins(state.started);
   return checkCallBudget(state, now, {
-    maxOutputTokens: state.started.model.maxOutputTokens,
-    price: state.started.model.price,
+    maxOutputTokens: model.maxOutputTokens,
+    price: model.price,
     estimate: () => estimateInputTokens(state),
   });
 }

@@ -1,4 +1,6 @@
 import type { CallState, RunState } from './state.js';
+import { opCallId } from './workflow-events.js';
+import type { OpState } from './workflow-state.js';
 
 /**
  * What decide() does with a call that waits for the outside world: an approval (a decided call
@@ -47,8 +49,15 @@ export interface OpenControl {
   argsHash?: string;
 }
 
+/**
+ * A workflow's open waits the head lists (a map of a thousand child runs must not grow the head
+ * past DynamoDB's item limit): approvals and signals first, which the API checks requests against.
+ */
+export const MAX_HEAD_OP_WAITS = 100;
+
 /** Everything the run waits for now, in call order: what the head lists and the API checks. */
 export function openControls(state: RunState): OpenControl[] {
+  if (state.workflow) return openOpWaits(state.workflow.ops);
   const out: OpenControl[] = [];
   for (const callId of state.turnCalls) {
     const call = state.calls[callId];
@@ -75,4 +84,27 @@ export function openControls(state: RunState): OpenControl[] {
     }
   }
   return out;
+}
+
+const WAIT_CONTROL = { timer: 'timer', signal: 'signal', child: 'child', approval: 'approval' } as const;
+
+function openOpWaits(ops: readonly (OpState | null)[]): OpenControl[] {
+  const open: OpenControl[] = [];
+  for (const op of ops) {
+    const wait = op?.status === 'started' ? op.wait : undefined;
+    if (!op || !wait) continue;
+    open.push({
+      callId: opCallId(op.op),
+      tool: op.name,
+      kind: WAIT_CONTROL[wait.kind],
+      seq: op.seq,
+      ...(wait.until !== undefined ? { until: wait.until } : {}),
+      ...(wait.kind === 'signal' ? { signal: wait.signal } : {}),
+      ...(wait.kind === 'child' ? { childRunId: wait.runId } : {}),
+      ...(wait.kind === 'approval' ? { argsHash: wait.argsHash } : {}),
+    });
+  }
+  const asked = open.filter((w) => w.kind === 'approval' || w.kind === 'signal');
+  const rest = open.filter((w) => w.kind !== 'approval' && w.kind !== 'signal');
+  return [...asked, ...rest].slice(0, MAX_HEAD_OP_WAITS);
 }

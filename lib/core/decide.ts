@@ -1,7 +1,7 @@
 import type { Body } from './body.js';
 import { checkModelBudget, checkSummaryBudget } from './budgets.js';
 import { controlStep } from './control.js';
-import type { AttentionReason } from './events.js';
+import { agentPins, type AttentionReason } from './events.js';
 import type { CallState, RunState } from './state.js';
 import { OUTPUT_INVALID } from './output.js';
 import { plural } from './plural.js';
@@ -226,8 +226,9 @@ export function decide(state: RunState, ctx: DecideContext): Action {
       }`,
     };
   }
-  if (!ctx.hasModel(state.started.model.id)) {
-    return { kind: 'attention', reason: 'missing_model', detail: `model ${state.started.model.id} is not available` };
+  const { model } = agentPins(state.started);
+  if (!ctx.hasModel(model.id)) {
+    return { kind: 'attention', reason: 'missing_model', detail: `model ${model.id} is not available` };
   }
   const summary = checkSummaryBudget(state, ctx.now);
   if (summary) {
@@ -241,10 +242,17 @@ export function decide(state: RunState, ctx: DecideContext): Action {
   return { kind: 'call_model', step: state.usage.steps + 1, maxOutputTokens: budget.maxOutputTokens, reserved: budget.reserved };
 }
 
-function decideStarted(
-  call: CallState,
+/** What the policy of a started call (or workflow step) needs to know about it. */
+export type StartedCall = Pick<CallState, 'callId' | 'name' | 'attempt' | 'rerunFrom' | 'verified' | 'landedLooks'>;
+
+/**
+ * The policy of a call that started and has no result, once its notAfter + grace has passed: start
+ * it again, look (verify), or ask a person. Shared by an agent's tool calls and a workflow's steps.
+ */
+export function decideStarted(
+  call: StartedCall,
   policy: string,
-  ctx: DecideContext,
+  ctx: Pick<DecideContext, 'maxToolAttempts' | 'maxCrashedToolAttempts'>,
   out: { starts: { callId: string; attempt: number }[]; attentions: Action[]; verifies: string[]; pinnedOk: boolean },
 ): void {
   const { callId } = call;

@@ -6,9 +6,11 @@ import { approvalDecidedSchema, approvalRequestedSchema, callWaitSchema, pinnedW
 import { EVENT_SCHEMA_VERSION, eventBase as base } from './event-base.js';
 import { pinnedContextSchema } from './context-events.js';
 import { modelSettingsSchema } from './model-settings.js';
+import { pinnedWorkflowSchema, workflowEventSchemas } from './workflow-events.js';
 
 export { EVENT_SCHEMA_VERSION, writerSchema, type Writer } from './event-base.js';
 export * from './control-events.js';
+export * from './workflow-events.js';
 
 export const policySchema = z.enum(['rerun', 'idempotency_key', 'verify', 'escalate']);
 export type Policy = z.infer<typeof policySchema>;
@@ -63,44 +65,76 @@ const usageSchema = z.object({
   outputTokens: z.number().int().nonnegative(),
 });
 
-export const runStartedSchema = z.object({
-  ...base,
-  type: z.literal('run_started'),
-  tenant: z.string().min(1),
-  runId: z.string().min(1),
-  /** sha256 of the canonical create request: the same id with another request is a conflict. */
-  requestHash: z.string(),
-  agent: z.object({ name: z.string(), version: z.string() }),
-  model: z.object({
-    id: z.string(),
-    maxOutputTokens: z.number().int().positive(),
-    price: priceSchema,
-    /** The agent's sampling settings, as every call of this run sends them (absent: the provider's defaults). */
-    settings: modelSettingsSchema.optional(),
-  }),
-  /**
-   * The system prompt as the model reads it. `resolved` marks text an instructions function built
-   * from the run's input when the run started: it is never built again (resume, fork, replay).
-   */
-  prompt: z.object({ version: z.string(), text: bodySchema, sha256: z.string(), resolved: z.literal(true).optional() }),
-  tools: z.array(pinnedToolSchema),
-  input: bodySchema,
-  /** The JSON Schema the input was validated against when the run started, and its hash (agents with `input`). */
-  inputSchema: z.object({ jsonSchema: z.record(z.string(), z.unknown()), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
-  budgets: budgetsSchema,
-  /** How long the engine waits past a call's notAfter before applying its policy. */
-  graceMs: z.number().int().nonnegative(),
-  /** Retention horizon for events and blobs of this run (epoch ms), set at creation. */
-  expiresAt: z.number().int().positive(),
-  /** Set on a fork: the source run and the seq up to which its events were copied. */
-  forkedFrom: z.object({ runId: z.string().min(1), seq: z.number().int().positive() }).optional(),
-  /** Set on a child run (agentTool): the parent run and the call that started it. */
-  parent: z.object({ runId: z.string().min(1), callId: z.string().min(1) }).optional(),
-  /** Set when the agent has an output schema: the answer must be JSON that fits it (output.ts). */
-  output: pinnedOutputSchema.optional(),
-  /** The agent's context policy (core/context-policy.ts); absent: every turn goes to the model. */
-  context: pinnedContextSchema.optional(),
-});
+export const runStartedSchema = z
+  .object({
+    ...base,
+    type: z.literal('run_started'),
+    tenant: z.string().min(1),
+    runId: z.string().min(1),
+    /** sha256 of the canonical create request: the same id with another request is a conflict. */
+    requestHash: z.string(),
+    /** The definition this run runs: an agent, or (with `workflow`) a workflow, by name and version. */
+    agent: z.object({ name: z.string(), version: z.string() }),
+    /**
+     * Present on a workflow run (defineWorkflow): what it pins besides its name and version. A
+     * workflow calls no model itself, so it pins no model, prompt or tools (its child agents do).
+     */
+    workflow: pinnedWorkflowSchema.optional(),
+    /** An agent run's model (absent on a workflow run). */
+    model: z
+      .object({
+        id: z.string(),
+        maxOutputTokens: z.number().int().positive(),
+        price: priceSchema,
+        /** The agent's sampling settings, as every call of this run sends them (absent: the provider's defaults). */
+        settings: modelSettingsSchema.optional(),
+      })
+      .optional(),
+    /**
+     * The system prompt as the model reads it (absent on a workflow run). `resolved` marks text an instructions function built
+     * from the run's input when the run started: it is never built again (resume, fork, replay).
+     */
+    prompt: z.object({ version: z.string(), text: bodySchema, sha256: z.string(), resolved: z.literal(true).optional() }).optional(),
+    tools: z.array(pinnedToolSchema),
+    input: bodySchema,
+    /** The JSON Schema the input was validated against when the run started, and its hash (agents with `input`). */
+    inputSchema: z.object({ jsonSchema: z.record(z.string(), z.unknown()), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+    budgets: budgetsSchema,
+    /** How long the engine waits past a call's notAfter before applying its policy. */
+    graceMs: z.number().int().nonnegative(),
+    /** Retention horizon for events and blobs of this run (epoch ms), set at creation. */
+    expiresAt: z.number().int().positive(),
+    /** Set on a fork: the source run and the seq up to which its events were copied. */
+    forkedFrom: z.object({ runId: z.string().min(1), seq: z.number().int().positive() }).optional(),
+    /** Set on a child run (agentTool): the parent run and the call that started it. */
+    parent: z.object({ runId: z.string().min(1), callId: z.string().min(1) }).optional(),
+    /** Set when the agent has an output schema: the answer must be JSON that fits it (output.ts). */
+    output: pinnedOutputSchema.optional(),
+    /** The agent's context policy (core/context-policy.ts); absent: every turn goes to the model. */
+    context: pinnedContextSchema.optional(),
+  })
+  .refine((e) => e.workflow !== undefined || (e.model !== undefined && e.prompt !== undefined), {
+    message: 'an agent run pins its model and prompt',
+    path: ['model'],
+  });
+
+type RunStartedEvent = z.infer<typeof runStartedSchema>;
+/** What an agent run pins beyond any run: its model and prompt. */
+export interface AgentPins {
+  model: NonNullable<RunStartedEvent['model']>;
+  prompt: NonNullable<RunStartedEvent['prompt']>;
+}
+
+/** An agent run's model and prompt; a workflow run has none, and agent code never reaches one. */
+export function agentPins(started: RunStartedEvent): AgentPins {
+  if (!started.model || !started.prompt) throw new CorruptLogError(`run ${started.runId} is a workflow run: it pins no model or prompt`, started.seq);
+  return { model: started.model, prompt: started.prompt };
+}
+
+/** Whether a run_started is a workflow's (defineWorkflow) rather than an agent's. */
+export function isWorkflowStart(started: Pick<RunStartedEvent, 'workflow'>): boolean {
+  return started.workflow !== undefined;
+}
 
 /** What a model call reserves before it is made: the fields of model_started, also carried by a tool_result. */
 export const modelReservationSchema = z.object({
@@ -212,6 +246,10 @@ export const attentionReasonSchema = z.enum([
   'model_stalled',
   'tool_attempts_exhausted',
   'call_does_not_fit',
+  /** A workflow's code asked for another operation than its log holds at that position (workflow-replay.ts). */
+  'workflow_nondeterministic',
+  /** The workflow version a run pinned is not registered in this deployment. */
+  'missing_workflow_version',
 ]);
 export type AttentionReason = z.infer<typeof attentionReasonSchema>;
 
@@ -286,6 +324,7 @@ export const eventSchema = z.discriminatedUnion('type', [
   approvalRequestedSchema,
   approvalDecidedSchema,
   userMessageSchema,
+  ...workflowEventSchemas,
 ]);
 
 export type RunEvent = z.infer<typeof eventSchema>;

@@ -13,6 +13,7 @@ import {
   settle,
 } from './fold-control.js';
 import { plural } from './plural.js';
+import { applyOpEvent, emptyWorkflow, opOfCall, resolveOp } from './workflow-fold.js';
 
 /** Fold a whole log. Validates every record and the order of events; throws CorruptLogError. */
 export function foldLog(records: readonly unknown[]): RunState {
@@ -49,12 +50,14 @@ export function foldEvent(prev: RunState | undefined, event: RunEvent): RunState
     if (event.type !== 'run_started' || event.seq !== 1) {
       throw new CorruptLogError(`log must begin with run_started at seq 1, found ${event.type}`, event.seq);
     }
+    const workflow = event.workflow !== undefined;
     return {
       foldVersion: FOLD_VERSION,
       lastSeq: 1,
       started: event,
       status: 'running',
-      messages: [{ role: 'user', content: event.input }],
+      // A workflow has no conversation: its code reads the input; its operations are `workflow`.
+      messages: workflow ? [] : [{ role: 'user', content: event.input }],
       calls: {},
       turnCalls: [],
       lastText: null,
@@ -64,6 +67,7 @@ export function foldEvent(prev: RunState | undefined, event: RunEvent): RunState
       attention: [],
       inboxSeen: [],
       pendingMessages: [],
+      ...(workflow ? { workflow: emptyWorkflow() } : {}),
     };
   }
   const s: RunState = structuredClone(prev);
@@ -221,8 +225,8 @@ function apply(s: RunState, e: RunEvent): void {
     }
     case 'attention_required': {
       if (e.callId !== undefined) {
-        const call = callOf(s, e, e.callId);
-        if (call.status === 'done') fail(e, `attention for ${e.callId} which has a result`);
+        const target = opOfCall(s, e, e.callId) ?? callOf(s, e, e.callId);
+        if (target.status === 'done') fail(e, `attention for ${e.callId} which has a result`);
       }
       s.attention.push({ seq: e.seq, reason: e.reason, detail: e.detail, ...(e.callId ? { callId: e.callId } : {}) });
       return;
@@ -257,7 +261,18 @@ function apply(s: RunState, e: RunEvent): void {
     case 'approval_decided':
       return applyApprovalDecided(s, e, callOf(s, e, e.callId));
     case 'user_message':
+      if (s.workflow) fail(e, 'a follow-up message to a workflow run');
       return applyUserMessage(s, e);
+    case 'op_started':
+    case 'op_result':
+    case 'op_retry':
+    case 'op_verified':
+      return applyOpEvent(s, e);
+    default: {
+      // Every event type is folded: a new one that is not fails to compile here.
+      const unhandled: never = e;
+      fail(unhandled, 'unknown event type');
+    }
   }
 }
 
@@ -329,6 +344,8 @@ function startSummary(s: RunState, e: EventOf<'model_started'>): void {
 }
 
 function resolve(s: RunState, e: EventOf<'attention_resolved'>, callId: string | undefined): void {
+  const op = callId === undefined ? undefined : opOfCall(s, e, callId);
+  if (op) return resolveOp(s, e, op, e.outcome);
   const call = callId === undefined ? undefined : s.calls[callId];
   switch (e.outcome) {
     case 'succeeded':

@@ -1,20 +1,11 @@
-import type { EventDraft } from './events.js';
 import type { InboxItem } from './inbox.js';
-import type { JsonValue } from './json.js';
 import type { RunState } from './state.js';
+import { ingestOpItem, opForCallId } from './ingest-ops.js';
+import type { IngestContext, IngestResult } from './ingest-types.js';
 
-/** What ingesting control items needs from the engine: hashing and the tool's own schemas. */
-export interface IngestContext {
-  /** sha256 of the canonical arguments as the log will hold them (after redaction). */
-  argsHash(args: JsonValue): string;
-  /** Why `args` do not fit the pinned tool's input schema, or undefined when they do. */
-  checkArgs(tool: { name: string; schemaHash: string }, args: JsonValue): string | undefined;
-  /** Why `payload` does not fit the pinned signal tool's payload schema, or undefined. */
-  checkPayload(tool: { name: string; schemaHash: string }, payload: JsonValue): string | undefined;
-}
+export type { IngestContext, IngestResult } from './ingest-types.js';
 
 type ControlItem = Extract<InboxItem, { kind: 'approval' | 'complete_call' | 'message' }>;
-export type IngestResult = { event: EventDraft } | { ignored: string };
 
 /**
  * Approvals, call completions and follow-up messages. The first decision for a call wins (a later
@@ -22,6 +13,12 @@ export type IngestResult = { event: EventDraft } | { ignored: string };
  * schema; a completion applies only to a call waiting for exactly that.
  */
 export function ingestControlItem(state: RunState, item: ControlItem, ctx: IngestContext): IngestResult {
+  if (state.workflow) {
+    if (item.kind === 'message') return { ignored: 'a workflow run takes signals, not follow-up messages' };
+    const op = opForCallId(state, item.callId);
+    if (!op) return { ignored: `no operation ${item.callId} in this workflow run` };
+    return ingestOpItem(state, item, op, ctx);
+  }
   switch (item.kind) {
     case 'approval': {
       const call = state.calls[item.callId];

@@ -1,6 +1,7 @@
 import type { InboxItem } from './inbox.js';
 import { ingestControlItem, type IngestContext, type IngestResult } from './ingest-control.js';
 import type { RunState } from './state.js';
+import { opForCallId } from './ingest-ops.js';
 
 export type { IngestContext, IngestResult } from './ingest-control.js';
 
@@ -22,7 +23,7 @@ export function ingestItem(state: RunState, item: InboxItem, now: number, ctx: I
     case 'resolve': {
       const open = state.attention.find((a) => a.callId === item.callId);
       if (!open) return { ignored: `no open attention for call ${item.callId} (the first resolution wins)` };
-      const call = state.calls[item.callId];
+      const call = state.calls[item.callId] ?? opForCallId(state, item.callId);
       if (item.outcome === 'rerun' && call?.notAfter !== undefined && now < call.notAfter + state.started.graceMs) {
         return { ignored: `rerun refused before the call's deadline ${new Date(call.notAfter + state.started.graceMs).toISOString()}` };
       }

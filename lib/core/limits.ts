@@ -32,6 +32,13 @@ export const LEASE_RENEWALS_PER_LEASE = 3;
 /** Kept free before the lease or the invocation ends: no model or tool call starts inside it. */
 export const MARGIN_MS = 5_000;
 
+/**
+ * A workflow's wait shorter than this (a step's retry back-off, a short ctx.sleep) is slept in the
+ * worker, holding its Lambda that long at most, rather than ending the step and waiting for the
+ * sweeper's next pass (a minute on AWS). Longer waits hold nothing.
+ */
+export const IN_PROCESS_WAIT_MS = 5_000;
+
 /** Upper bound of one model call, for the time-left check before it starts. */
 export const MODEL_TIMEOUT_MS = 120_000;
 

@@ -2,9 +2,10 @@ import type { Body } from './body.js';
 import type { AttentionReason, CallWait, EventOf } from './events.js';
 import type { LoggedMessage } from './messages.js';
 import type { ContextSummaryState } from './context-events.js';
+import type { WorkflowState } from './workflow-state.js';
 
 /** Bumped whenever fold's output shape or meaning changes: older snapshots are then ignored. */
-export const FOLD_VERSION = 3;
+export const FOLD_VERSION = 4;
 
 export type CallStatus = 'decided' | 'started' | 'done';
 
@@ -120,4 +121,6 @@ export interface RunState {
    */
   answerOutput?: { ok: true; output: Body } | { ok: false; error: string; seq: number };
   outputRepairs?: number;
+  /** A workflow run's operations (run_started.workflow); absent on an agent run. */
+  workflow?: WorkflowState;
 }

@@ -1,5 +1,5 @@
 import { decide, type DecideContext } from '../core/decide.js';
-import type { ModelReservation } from '../core/events.js';
+import { agentPins, type ModelReservation } from '../core/events.js';
 import type { RunState } from '../core/state.js';
 import type { RunSession } from './run-session.js';
 
@@ -33,7 +33,7 @@ export function carriedReservation(session: RunSession, after: RunState, ctx: De
   } catch {
     return undefined;
   }
-  if (!session.deps.models.resolve(after.started.model.id)) return undefined;
+  if (!session.deps.models.resolve(agentPins(after.started).model.id)) return undefined;
   const next = decide(after, ctx);
   if (next.kind !== 'call_model') return undefined;
   return { step: next.step, maxOutputTokens: next.maxOutputTokens, reserved: next.reserved };

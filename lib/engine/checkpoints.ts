@@ -26,6 +26,9 @@ export const CHECKPOINT_NAMES = [
   'after-tool',
   'before-verify',
   'after-verify',
+  // Around a workflow step's function (workflow/step-execution.ts), between its op_started (none for a rerun step) and its op_result.
+  'before-step',
+  'after-step',
   // Around an inbox put by a control request (approve, signal, message): the API process may die
   // between put and wake-up.
   'before-inbox',
@@ -110,6 +113,17 @@ export const CRASH_POINTS: Readonly<Record<CheckpointName, CrashRule>> = {
   'after-verify': {
     leaves: 'what verify() saw, not recorded',
     recovery: 'as before-verify: verify runs again and its answer is recorded before anything acts on it',
+  },
+  'before-step': {
+    leaves: 'a workflow step with its op_started and no op_result (a rerun step: nothing at all) whose function did not run',
+    recovery:
+      'the workflow is replayed from the top; at this step it finds started, no result, and as for a tool nothing happens before notAfter + grace; ' +
+      "then the step's policy: rerun runs it again (a rerun step without a marker simply runs again), idempotency_key again with the same key, " +
+      'verify calls its verify() first, escalate parks the operation for a person',
+  },
+  'after-step': {
+    leaves: 'a workflow step whose function ran (its side effect may have happened) with no op_result',
+    recovery: 'as before-step: the policy exists for exactly this; the code after the step never ran, so nothing acted on the lost result',
   },
   'before-inbox': {
     leaves: 'a control request (approve, signal, message) not yet in the inbox',

@@ -1,5 +1,6 @@
 import { RunNotFoundError, ValidationError } from '../core/errors.js';
-import { parseEvent, type EventOf } from '../core/events.js';
+import { agentPins, opCallId as opCallIdOf, opOfCallId, parseEvent, type EventOf } from '../core/events.js';
+import { jsonSchemaProblem } from './ingest-context.js';
 import type { InboxItem } from '../core/inbox.js';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { OpenWait, RunHead } from '../ports/run-heads.js';
@@ -77,6 +78,7 @@ async function submitOnce(deps: EngineDeps, run: RunRef, head: RunHead, item: In
 /** approve, reject or edit a call that awaits approval. The first decision wins. */
 export async function requestApproval(deps: EngineDeps, run: RunRef, request: ApprovalRequest, by: string): Promise<{ inboxId: string }> {
   const head = await requireHead(deps, run);
+  if (opOfCallId(request.callId) !== undefined) return requestOpApproval(deps, run, head, request, by);
   const call = await loggedCall(deps, run, request.callId);
   const pending = waitsOf(head).find((w) => w.kind === 'approval' && w.callId === request.callId);
   if (!pending) throw new ApprovalConflictError(`call ${request.callId} (${call.name}) awaits no approval; run ${run.runId} is ${head.status}`);
@@ -107,6 +109,44 @@ export async function requestApproval(deps: EngineDeps, run: RunRef, request: Ap
   return submitOnce(deps, run, head, item, () => new ApprovalConflictError(`call ${request.callId} already has a decision (the first decision wins)`));
 }
 
+/** A workflow's ctx.approval (call id `op-<n>`): the same rules, checked against what the operation pinned. */
+async function requestOpApproval(deps: EngineDeps, run: RunRef, head: RunHead, request: ApprovalRequest, by: string): Promise<{ inboxId: string }> {
+  const pending = waitsOf(head).find((w) => w.kind === 'approval' && w.callId === request.callId);
+  if (!pending) throw new ApprovalConflictError(`operation ${request.callId} awaits no approval; run ${run.runId} is ${head.status}`);
+  if (request.argsHash !== undefined && request.argsHash !== pending.argsHash) {
+    throw new ApprovalConflictError(
+      `${request.callId} asks about arguments ${pending.argsHash?.slice(0, 12)}, not ${request.argsHash.slice(0, 12)}: look again`,
+    );
+  }
+  if (request.decision === 'edit') {
+    if (request.args === undefined) throw new ValidationError('an edit needs args', [{ path: 'args', message: 'required when decision is edit' }]);
+    const wait = await openingWait(deps, run, pending.seq, request.callId);
+    const schema = wait?.kind === 'approval' ? wait.argsSchema : undefined;
+    if (!schema) throw new ApprovalConflictError(`${request.callId} (${pending.tool}) takes no edits: its workflow gave the approval no schema`);
+    const problem = jsonSchemaProblem(schema, request.args);
+    if (problem) throw new ValidationError(`the edited arguments do not fit ${pending.tool}'s schema`, [{ path: 'args', message: problem }]);
+  }
+  const item: InboxItem = {
+    id: `approval-${request.callId}`,
+    kind: 'approval',
+    by,
+    callId: request.callId,
+    decision: request.decision,
+    ...(request.args !== undefined && request.decision === 'edit' ? { args: request.args } : {}),
+    ...(request.argsHash !== undefined ? { argsHash: request.argsHash } : {}),
+    ...(request.comment ? { comment: request.comment } : {}),
+  };
+  return submitOnce(deps, run, head, item, () => new ApprovalConflictError(`${request.callId} already has a decision (the first decision wins)`));
+}
+
+/** The wait an operation's op_started (at `seq`) pinned. */
+async function openingWait(deps: EngineDeps, run: RunRef, seq: number, callId: string): Promise<EventOf<'op_started'>['wait']> {
+  const raw = await deps.log.readOne(run, seq);
+  const event = raw === undefined ? undefined : parseEvent(raw);
+  if (event?.type !== 'op_started' || opCallIdOf(event.op) !== callId) throw new CallNotFoundError(run.runId, callId);
+  return event.wait;
+}
+
 /** Deliver a signal to the oldest call waiting for it; its payload must fit the pinned schema. */
 export async function requestSignal(
   deps: EngineDeps,
@@ -127,13 +167,20 @@ export async function requestSignal(
   if (target.until !== undefined && deps.clock.now() >= target.until) {
     throw new SignalConflictError(`call ${target.callId} stopped waiting for "${request.signal}" at ${new Date(target.until).toISOString()}`);
   }
-  const started = await pinnedContent(deps, run);
-  const pinned = started.tools.find((t) => t.name === target.tool);
-  const wait = pinned && deps.registry.tool(pinned.name, pinned.schemaHash, started.agent.name)?.wait;
-  if (wait?.kind !== 'signal')
-    throw new SignalConflictError(`no implementation of ${target.tool} for its pinned schema is registered here to check the payload against`);
-  const parsed = wait.payload.safeParse(request.payload);
-  if (!parsed.success) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, zodIssues(parsed.error, { prefix: 'payload' }));
+  if (opOfCallId(target.callId) !== undefined) {
+    // A workflow's waitForSignal: the payload's JSON Schema is pinned in the operation's op_started.
+    const wait = await openingWait(deps, run, target.seq, target.callId);
+    const problem = wait?.kind === 'signal' ? jsonSchemaProblem(wait.payloadSchema, request.payload) : 'the operation waits for no signal';
+    if (problem) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, [{ path: 'payload', message: problem }]);
+  } else {
+    const started = await pinnedContent(deps, run);
+    const pinned = started.tools.find((t) => t.name === target.tool);
+    const wait = pinned && deps.registry.tool(pinned.name, pinned.schemaHash, started.agent.name)?.wait;
+    if (wait?.kind !== 'signal')
+      throw new SignalConflictError(`no implementation of ${target.tool} for its pinned schema is registered here to check the payload against`);
+    const parsed = wait.payload.safeParse(request.payload);
+    if (!parsed.success) throw new ValidationError(`the payload does not fit signal "${request.signal}"`, zodIssues(parsed.error, { prefix: 'payload' }));
+  }
   const item: InboxItem = {
     id: `signal-${target.callId}`,
     kind: 'complete_call',
@@ -193,9 +240,14 @@ export async function requestMessage(
     throw new ValidationError('invalid messageId', [{ path: 'messageId', message: `must match ${RUN_ID_PATTERN}` }]);
   }
   const head = await requireHead(deps, run);
+  const workflow =
+    deps.registry.workflow(head.agent.name) !== undefined || (!deps.registry.agent(head.agent.name) && (await pinnedContent(deps, run)).workflow !== undefined);
+  if (workflow) {
+    throw new MessageConflictError(`run ${run.runId} is a workflow run: it takes signals (POST /runs/{id}/signals), not follow-up messages`);
+  }
   await checkMessageInput(deps, run, head, request.input);
   if (attachmentCandidates(request.input, 'input').length > 0) {
-    await checkAttachments(deps.blobs, run.tenant, (await pinnedContent(deps, run)).model.id, request.input, 'input');
+    await checkAttachments(deps.blobs, run.tenant, agentPins(await pinnedContent(deps, run)).model.id, request.input, 'input');
   }
   if (head.status === 'failed' || head.status === 'cancelled') {
     throw new MessageConflictError(`run ${run.runId} is ${head.status}: only a completed or active run takes messages (fork it to continue)`);

@@ -11,7 +11,7 @@ import type { RunStream } from '../ports/run-stream.js';
 import type { StepQueue } from '../ports/step-queue.js';
 import type { AgentRegistry } from '../authoring/registry.js';
 import type { Checkpoints } from './checkpoints.js';
-import { LEASE_MS, MARGIN_MS, MAX_CLAIM_ATTEMPTS, MODEL_TIMEOUT_MS } from '../core/limits.js';
+import { IN_PROCESS_WAIT_MS, LEASE_MS, MARGIN_MS, MAX_CLAIM_ATTEMPTS, MODEL_TIMEOUT_MS } from '../core/limits.js';
 import { PayloadCodec } from './payload-codec.js';
 import { Redactor, type RedactionOptions } from '../core/redaction.js';
 import { RunLoader } from './run-loader.js';
@@ -57,6 +57,11 @@ export interface EngineConfig {
   maxActiveRuns?: number;
   /** The Retry-After a refused start is given (seconds). */
   admissionRetryAfterS?: number;
+  /**
+   * A workflow's wait (a retry back-off, a short sleep) that ends within this many ms is slept in
+   * the worker instead of ending the step and waiting for the sweeper (IN_PROCESS_WAIT_MS). 0: never.
+   */
+  inProcessWaitMs?: number;
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
@@ -67,6 +72,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   modelTimeoutMs: MODEL_TIMEOUT_MS,
   retentionCompletedMs: 30 * 86_400_000,
   retentionFailedMs: 90 * 86_400_000,
+  inProcessWaitMs: IN_PROCESS_WAIT_MS,
 };
 
 export interface EnginePorts {

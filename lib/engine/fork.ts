@@ -1,5 +1,5 @@
 import { RunConflictError, RunNotFoundError, ValidationError } from '../core/errors.js';
-import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
+import { agentPins, parseEvent, type EventOf, type RunEvent } from '../core/events.js';
 import { foldLog } from '../core/fold.js';
 import type { JsonValue } from '../core/json.js';
 import type { RunState } from '../core/state.js';
@@ -78,7 +78,7 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
   const replaceAt = request.input === undefined ? undefined : lastUserMessageSeq(prefix);
   if (request.input !== undefined) {
     checkForkInput(deps, sourceStarted, agent, request.input);
-    await checkAttachments(deps.blobs, request.tenant, agent?.model.id ?? sourceStarted.model.id, request.input, 'input');
+    await checkAttachments(deps.blobs, request.tenant, agent?.model.id ?? agentPins(sourceStarted).model.id, request.input, 'input');
   }
   const replaceInput = replaceAt === 1 ? request.input : undefined;
   const instructions = agent ? await repinnedInstructions(deps, fork, sourceStarted, agent, replaceInput) : undefined;
@@ -264,7 +264,7 @@ async function forkStarted(
           model: {
             id: agent.model.id,
             maxOutputTokens: agent.model.maxOutputTokens,
-            price: agent.model.price ?? source.model.price,
+            price: agent.model.price ?? agentPins(source).model.price,
             ...(agent.model.settings ? { settings: agent.model.settings } : {}),
           },
           prompt: {
@@ -277,7 +277,7 @@ async function forkStarted(
           graceMs: agent.graceMs ?? source.graceMs,
           ...(agent.inputSchema ? { inputSchema: agent.inputSchema } : {}),
           ...(agent.pinnedOutput ? { output: agent.pinnedOutput } : {}),
-          ...contextPin(agent, agent.model.price ?? source.model.price),
+          ...contextPin(agent, agent.model.price ?? agentPins(source).model.price),
         }
       : {
           agent: source.agent,

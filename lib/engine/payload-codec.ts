@@ -84,6 +84,7 @@ export class PayloadCodec {
     if ('message' in d && typeof d.message === 'string') d.message = this.redactText(d.message).slice(0, 4000);
     if ('detail' in d && typeof d.detail === 'string') d.detail = this.redactText(d.detail).slice(0, 4000);
     if (d.type === 'cancel_requested' && d.reason !== undefined) d.reason = this.redactText(d.reason).slice(0, 4000);
+    if (d.type === 'op_retry') d.error = { code: d.error.code, message: this.redactText(d.error.message).slice(0, 4000) };
     // A provider's parse error quotes the arguments it could not read.
     if (d.type === 'model_response') for (const c of d.calls) if (c.argsError !== undefined) c.argsError = this.redactText(c.argsError);
     // Many medium bodies can still add up past DynamoDB's 400 KB: offload the largest first.
@@ -105,7 +106,7 @@ export class PayloadCodec {
     switch (d.type) {
       case 'run_started':
         d.input = await fn(d.input);
-        d.prompt.text = await fn(d.prompt.text);
+        if (d.prompt) d.prompt.text = await fn(d.prompt.text);
         return;
       case 'model_response':
         if (d.text) d.text = await fn(d.text);
@@ -127,6 +128,13 @@ export class PayloadCodec {
       case 'run_completed':
         d.answer = await fn(d.answer);
         if (d.output) d.output = await fn(d.output);
+        return;
+      case 'op_result':
+        d.output = await fn(d.output);
+        return;
+      case 'op_started':
+        if (d.wait?.kind === 'approval') d.wait.args = await fn(d.wait.args);
+        if (d.wait?.kind === 'child') d.wait.input = await fn(d.wait.input);
         return;
       default:
         return;

@@ -1,3 +1,4 @@
+import { agentPins } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { LoggedCall, LoggedMessage, ModelCall, ModelMessage, ModelRequest } from '../core/messages.js';
 import { MessageMemo } from '../core/message-memo.js';
@@ -35,14 +36,15 @@ export async function buildModelRequest(state: RunState, codec: PayloadCodec, ma
 
 /** A request of these messages with what the run pinned: model, prompt, tools, output schema and settings. */
 async function requestWith(state: RunState, codec: PayloadCodec, messages: ModelMessage[], maxOutputTokens: number): Promise<ModelRequest> {
+  const { model, prompt } = agentPins(state.started);
   return {
-    modelId: state.started.model.id,
-    system: codec.textNow(state.started.prompt.text) ?? (await codec.resolveText(state.started.prompt.text)),
+    modelId: model.id,
+    system: codec.textNow(prompt.text) ?? (await codec.resolveText(prompt.text)),
     messages,
     tools: state.started.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
     maxOutputTokens,
     ...(state.started.output ? { output: { name: OUTPUT_FORMAT_NAME, schema: state.started.output.schema } } : {}),
-    ...(state.started.model.settings ? { settings: state.started.model.settings } : {}),
+    ...(model.settings ? { settings: model.settings } : {}),
   };
 }
 

@@ -26,7 +26,7 @@ export interface PreparedCall {
 /** How long a tool that ignores its abort signal may keep running before the process must exit. */
 const ABORT_GRACE_MS = 2_000;
 
-export function toolContext(session: RunSession, call: CallState, attempt: number, signal: AbortSignal, notAfter: number): ToolContext {
+export function toolContext(session: RunSession, call: Pick<CallState, 'callId'>, attempt: number, signal: AbortSignal, notAfter: number): ToolContext {
   const { tenant, runId } = session.run;
   const staleness = (): string | undefined => {
     if (session.fenced) return 'an append of this worker was rejected';

@@ -2,7 +2,7 @@ import { decide, type Action, type DecideContext } from '../core/decide.js';
 import { costOf } from '../core/budgets.js';
 import { CallDoesNotFitError, errorCode, errorMessage, ModelError } from '../core/errors.js';
 import type { Body } from '../core/body.js';
-import type { EventDraft, ModelReservation } from '../core/events.js';
+import { agentPins, type EventDraft, type ModelReservation } from '../core/events.js';
 import { jsonShapeProblem } from '../core/json.js';
 import type { ModelResponse, ModelResponseCall } from '../core/messages.js';
 import { zodIssuesText } from '../core/zod-issues.js';
@@ -18,15 +18,12 @@ import { checkAnswer, outputValidator } from './output-check.js';
 import { carriedCall, carriedReservation } from './carried-reservation.js';
 import { summarizeContext } from './context-summary.js';
 import { streamPublisherFor } from './stream-publisher.js';
+import { runWorkflowTurn } from './workflow/workflow-runner.js';
+import type { TurnOutcome } from './turn-outcome.js';
 import { openBoundedCall } from './bounded-call.js';
 import { modelCallBounds } from './model-bounds.js';
 
-export type TurnOutcome =
-  | { kind: 'continued' }
-  /** Without `until`: waiting for an inbox item only (an approval with no expiry). */
-  | { kind: 'waiting'; until?: number; reason: string }
-  | { kind: 'parked'; reasons: string[] }
-  | { kind: 'ended' };
+export type { TurnOutcome } from './turn-outcome.js';
 
 export function decideContext(session: RunSession): DecideContext {
   const { registry, models, clock, config } = session.deps;
@@ -47,6 +44,8 @@ export function decideContext(session: RunSession): DecideContext {
  * a second model call, so the caller can check its time and enqueue the next step.
  */
 export async function runTurn(session: RunSession): Promise<TurnOutcome> {
+  // A workflow's code decides instead of a model: the same step, its own turn (workflow/).
+  if (session.state.workflow) return runWorkflowTurn(session);
   let modelCalls = 0;
   for (;;) {
     // A cancel seen by the heartbeat must be ingested before any new call is made.
@@ -201,7 +200,7 @@ async function runTools(session: RunSession, action: Extract<Action, { kind: 'ru
 
 async function callModel(session: RunSession, action: Extract<Action, { kind: 'call_model' }>): Promise<void> {
   const { models, config } = session.deps;
-  if (!models.resolve(session.state.started.model.id)) return; // decide checks availability; a model that vanished mid-step is seen next decide
+  if (!models.resolve(agentPins(session.state.started).model.id)) return; // decide checks availability; a model that vanished mid-step is seen next decide
   session.lease.assertFresh(config.modelTimeoutMs, session.deadlineAt);
   // The reservation is written before the call: a crash after it never refunds the budget.
   await session.append({ type: 'model_started', step: action.step, maxOutputTokens: action.maxOutputTokens, reserved: action.reserved });
@@ -212,7 +211,8 @@ async function callModel(session: RunSession, action: Extract<Action, { kind: 'c
 async function invokeModel(session: RunSession, action: ModelReservation): Promise<void> {
   const { models, codec, clock, checkpoints, metrics } = session.deps;
   const state = session.state;
-  const client = models.resolve(state.started.model.id);
+  const { model } = agentPins(state.started);
+  const client = models.resolve(model.id);
   // The reservation stays spent and unanswered: decide treats it as any model_started with no response.
   if (!client) return;
   const request = await buildModelRequest(session.state, codec, action.maxOutputTokens);
@@ -232,13 +232,13 @@ async function invokeModel(session: RunSession, action: ModelReservation): Promi
       text: response.text ? { kind: 'inline', value: response.text } : null,
       calls: response.calls.map((c, i) => ({ callId: `${seq}-${i}`, providerId: c.providerId, name: c.name, ...recordableArgs(c) })),
       usage,
-      costUsd: costOf(state.started.model.price, usage.inputTokens, usage.outputTokens),
+      costUsd: costOf(model.price, usage.inputTokens, usage.outputTokens),
       stopReason: response.stopReason,
       ...answerVerdict(session, response),
     };
     metrics?.count('InputTokens', usage.inputTokens);
     metrics?.count('OutputTokens', usage.outputTokens);
-    metrics?.cost(costOf(state.started.model.price, usage.inputTokens, usage.outputTokens));
+    metrics?.cost(costOf(model.price, usage.inputTokens, usage.outputTokens));
   } catch (error) {
     publisher?.stop(); // a failed or abandoned call's partial text is not flushed
     rethrowHalt(error);

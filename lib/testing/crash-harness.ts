@@ -91,7 +91,16 @@ export async function runCrashHarness<W extends World, E>(scenario: HarnessScena
     push(await crashScenario(scenario, request, run, baseline, [i, j], baseRec.labels, options.mutation));
   }
   // 4. Pause points: freeze a worker mid-call, let its lease lapse, let another take over, resume.
-  for (const kind of options.pausePoints ?? ['before-tool', 'after-tool', 'before-model', 'after-model', 'before-summary', 'after-summary']) {
+  for (const kind of options.pausePoints ?? [
+    'before-tool',
+    'after-tool',
+    'before-model',
+    'after-model',
+    'before-summary',
+    'after-summary',
+    'before-step',
+    'after-step',
+  ]) {
     const indexes = baseRec.labels.map((l, i) => (l.startsWith(`${kind}:`) ? i : -1)).filter((i) => i >= 0);
     for (const index of indexes) push(await pauseScenario(scenario, request, run, baseline, index, baseRec.labels[index] ?? ''));
   }

@@ -147,10 +147,15 @@ export async function checkInvariants(
     failures.push(duplicateFailure(dup, state));
   }
 
-  // 3. Spend: one step per reservation (a model_started, or one carried by a tool_result), usage
-  // equal to what the raw log says was spent.
-  const modelStarts = page.events.filter((e) => reservationOf(e as { type: string }) !== undefined).length;
-  if (state.usage.steps !== modelStarts) failures.push(`steps ${state.usage.steps} != ${modelStarts} model reservations in the log (budget reset)`);
+  // 3. Spend: one step per reservation (a model_started, or one carried by a tool_result) or, for a
+  // workflow, per operation; usage equal to what the raw log says was spent.
+  if (state.workflow) {
+    const ops = new Set(page.events.flatMap((e) => (typeof (e as { op?: unknown }).op === 'number' ? [(e as { op: number }).op] : [])));
+    if (state.usage.steps !== ops.size) failures.push(`steps ${state.usage.steps} != ${ops.size} operations in the log (budget reset)`);
+  } else {
+    const modelStarts = page.events.filter((e) => reservationOf(e as { type: string }) !== undefined).length;
+    if (state.usage.steps !== modelStarts) failures.push(`steps ${state.usage.steps} != ${modelStarts} model reservations in the log (budget reset)`);
+  }
   // Recomputed from the raw log, independently of fold: a model call's actual usage when it
   // answered, its reservation when it did not (a crash never refunds it).
   const expected = usageFromLog(page.events);
@@ -267,6 +272,8 @@ interface LoggedModelEvent {
   usage?: { inputTokens: number; outputTokens: number };
   costUsd?: number;
   callId?: string;
+  /** A workflow operation's number. */
+  op?: number;
   wait?: { kind: string; reserved?: { inputTokens: number; outputTokens: number; costUsd: number } };
   childUsage?: { inputTokens: number; outputTokens: number; costUsd: number };
 }
@@ -285,7 +292,18 @@ function usageFromLog(events: unknown[]): { inputTokens: number; outputTokens: n
   const childReserved = new Map<string, NonNullable<LoggedModelEvent['reserved']>>();
   for (const raw of events as LoggedModelEvent[]) {
     const reservation = reservationOf(raw);
-    if (raw.type === 'tool_started' && raw.wait?.kind === 'child' && raw.wait.reserved && raw.callId) {
+    // A workflow's child operation: the same reservation, keyed by its operation.
+    const opKey = typeof raw.op === 'number' ? `op-${raw.op}` : undefined;
+    if (raw.type === 'op_started' && raw.wait?.kind === 'child' && raw.wait.reserved && opKey) {
+      const r = raw.wait.reserved;
+      childReserved.set(opKey, r);
+      total.inputTokens += r.inputTokens;
+      total.outputTokens += r.outputTokens;
+      total.costUsd += r.costUsd;
+    } else if (raw.type === 'op_result' && raw.childUsage && opKey) {
+      const r = childReserved.get(opKey);
+      if (r) for (const k of ['inputTokens', 'outputTokens', 'costUsd'] as const) total[k] += Math.min(raw.childUsage[k], r[k]) - r[k];
+    } else if (raw.type === 'tool_started' && raw.wait?.kind === 'child' && raw.wait.reserved && raw.callId) {
       const r = raw.wait.reserved;
       childReserved.set(raw.callId, r);
       total.inputTokens += r.inputTokens;
@@ -314,9 +332,13 @@ function usageFromLog(events: unknown[]): { inputTokens: number; outputTokens: n
   return total;
 }
 
-/** The tools' answers in log order, as one comparable string. */
+/** The tools' answers (a workflow's operation results) in log order, as one comparable string. */
 export function toolOutputsOf(events: unknown[]): string {
-  return canonicalJson(events.filter((e) => (e as { type?: string }).type === 'tool_result').map((e) => (e as { output?: unknown }).output));
+  const answers = events.filter((e) => {
+    const type = (e as { type?: string }).type;
+    return type === 'tool_result' || type === 'op_result';
+  });
+  return canonicalJson(answers.map((e) => (e as { output?: unknown }).output));
 }
 
 /**
@@ -325,7 +347,11 @@ export function toolOutputsOf(events: unknown[]): string {
  * from the child and carries what the child ended with.
  */
 async function checkChildren(world: World, run: RunRef, state: RunState, failures: string[]): Promise<void> {
-  const calls = Object.values(state.calls).filter((c) => c.wait?.kind === 'child');
+  // A workflow's child operations, as calls: the same rules (one child each, its end delivered).
+  const opCalls = (state.workflow?.ops ?? []).flatMap((o) =>
+    o?.wait?.kind === 'child' ? [{ callId: `op-${o.op}`, wait: o.wait, ...(o.result ? { result: o.result } : {}) }] : [],
+  );
+  const calls = [...Object.values(state.calls).filter((c) => c.wait?.kind === 'child'), ...opCalls];
   const listed = (await world.storage.heads.listRuns(run.tenant, { parent: run.runId, limit: 100 })).runs.map((h) => h.runId);
   const expected = calls.map((c) => (c.wait?.kind === 'child' ? c.wait.runId : ''));
   const extra = listed.filter((id) => !expected.includes(id));

@@ -77,7 +77,7 @@ export function checkReplay(options: ReplayCheckOptions): ReplayReport {
     const { state } = read;
     const base = { runId: recorded.runId ?? state.started.runId, agent: { ...state.started.agent }, status: state.status };
     if (state.outcome) return { ...base, verdict: 'finished', reasons: [], notes: [] };
-    const model = missingModel(state.started.model.id, serving);
+    const model = state.started.model ? missingModel(state.started.model.id, serving) : undefined;
     const reasons = [...missingTools(state, options.agents), ...(model ? [model] : [])];
     return { ...base, verdict: reasons.length > 0 ? 'stranded' : 'ok', reasons, notes: notesFor(state, options.agents, reasons) };
   });

@@ -169,7 +169,13 @@ export function spawnWorker(
       ...(world.tracer ? { tracer: deadDrops(world.tracer, isDead) } : {}),
       ...ports,
     },
-    { ...(world.redaction ? { redaction: world.redaction } : {}), ...options, ...(checkpoints ? { checkpoints } : {}) },
+    {
+      ...(world.redaction ? { redaction: world.redaction } : {}),
+      ...options,
+      // A manual clock does not move while a step runs: a workflow's short wait ends the step instead.
+      config: { inProcessWaitMs: 0, ...options.config },
+      ...(checkpoints ? { checkpoints } : {}),
+    },
   );
   return {
     deps,

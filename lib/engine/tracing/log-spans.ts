@@ -144,7 +144,7 @@ export class SpanProjector {
     const open = this.model;
     if (!open) return undefined;
     this.model = undefined;
-    const { id } = this.o.started.model;
+    const id = this.o.started.model?.id ?? 'none';
     const span = this.base(
       spanIdOf(this.o.run, 'model', open.seq),
       this.parentOf(open.epoch),
@@ -259,8 +259,7 @@ export class SpanProjector {
         [GEN_AI.agentVersion]: s.agent.version,
         [GEN_AI.agentId]: `${s.agent.name}@${s.agent.version}`,
         [GEN_AI.conversationId]: this.o.run.runId,
-        [GEN_AI.provider]: providerOf(s.model.id),
-        [GEN_AI.requestModel]: modelName(s.model.id),
+        ...(s.model ? { [GEN_AI.provider]: providerOf(s.model.id), [GEN_AI.requestModel]: modelName(s.model.id) } : {}),
         'logbook.tenant': this.o.run.tenant,
         'logbook.run.id': this.o.run.runId,
         'logbook.run.outcome': e.type.replace('run_', ''),

@@ -1,5 +1,5 @@
 import type { Body } from '../../core/body.js';
-import { parseEvent, type EventOf } from '../../core/events.js';
+import { parseEvent, type EventOf, agentPins } from '../../core/events.js';
 import type { JsonValue } from '../../core/json.js';
 import type { RunState } from '../../core/state.js';
 
@@ -54,8 +54,8 @@ export async function sideOf(events: readonly unknown[], state: RunState, resolv
   const side: EvalSide = {
     runId: started.runId,
     agent: { ...started.agent },
-    promptVersion: started.prompt.version,
-    modelId: started.model.id,
+    promptVersion: agentPins(started).prompt.version,
+    modelId: agentPins(started).model.id,
     status: state.status,
     toolCalls,
     usage: { ...state.usage },

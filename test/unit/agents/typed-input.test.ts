@@ -98,8 +98,8 @@ describe('typed run input', () => {
     };
     const state = foldLog([parseEvent(old)]);
     expect(state.started.inputSchema).toBeUndefined();
-    expect(state.started.model.settings).toBeUndefined();
-    expect(state.started.prompt.resolved).toBeUndefined();
+    expect(state.started.model?.settings).toBeUndefined();
+    expect(state.started.prompt?.resolved).toBeUndefined();
     expect(state.messages).toHaveLength(1);
   });
 

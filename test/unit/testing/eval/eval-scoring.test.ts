@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineAgent, type JsonValue } from 'logbook';
+import { defineAgent, type AgentDefinition, type JsonValue } from 'logbook';
 import {
   builtInScorers,
   costDelta,
@@ -43,7 +43,7 @@ function side(overrides: Partial<EvalSide> = {}): EvalSide {
 const agent = defineAgent({ name: 'a', version: '1', model: { id: 'scripted:x', maxOutputTokens: 100 }, system: { version: 'p', text: 'hi' }, tools: [] });
 const withOutput = defineAgent({ ...agent, output: z.object({ total: z.number() }) });
 
-function input(recorded: EvalSide, candidate: EvalSide, def = agent): ScorerInput {
+function input(recorded: EvalSide, candidate: EvalSide, def: AgentDefinition = agent): ScorerInput {
   return { runId: 'r', recorded, candidate, agent: def, wouldCall: [] };
 }
 
