@@ -83,7 +83,7 @@ export { aiSdkModel, aiSdkModelId, AiSdkModelClient, type AiSdkLanguageModel, ty
 export type { ModelClient, ModelResolver } from './ports/model-client.js';
 export type { ModelRequest, ModelResponse, ModelMessage, ModelAttachment, ModelUsage, ModelToolSpec, ModelOutputSpec } from './core/messages.js';
 // Tools from MCP servers (the SDK is loaded on first use, not by importing this module).
-export { mcpTools, connectMcpServer, type McpServerTools } from './tools/mcp/mcp-tools.js';
+export { mcpTools, connectMcpServer, type McpServerTools, type McpTools } from './tools/mcp/mcp-tools.js';
 export {
   MCP_META_KEYS,
   type McpToolsOptions,

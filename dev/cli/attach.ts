@@ -41,7 +41,7 @@ function parseSpec(spec: string): AttachSpec {
 
 export function mediaTypeOfPath(path: string): string {
   const type = TYPES[extname(path).toLowerCase()];
-  if (!type) throw new UsageError(`--attach ${path}: unknown file type; attach ${Object.keys(TYPES).join(', ')} files`);
+  if (!type) throw new UsageError(`--attach ${path}: unknown file type; the types it attaches: ${Object.keys(TYPES).join(', ')}`);
   return type;
 }
 

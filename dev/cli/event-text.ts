@@ -1,4 +1,5 @@
 import { truncate } from './table.js';
+import { plural } from '../../lib/core/plural.js';
 
 type Event = Record<string, unknown>;
 
@@ -21,14 +22,14 @@ export function describeEvent(e: Event): string {
     case 'model_started': {
       // A context policy's summary call (purpose summary) says which turns it will replace.
       const covers = e.purpose === 'summary' ? `, summary of turns 1-${String((e.covers as { turns?: number } | undefined)?.turns)}` : '';
-      return `step ${String(e.step)}${covers}, up to ${String(e.maxOutputTokens)} output tokens reserved`;
+      return `step ${String(e.step)}${covers}, up to ${plural(Number(e.maxOutputTokens), 'output token')} reserved`;
     }
     case 'model_response': {
       const calls = (e.calls as { callId: string; name: string }[] | undefined) ?? [];
       const usage = e.usage as { inputTokens?: number; outputTokens?: number } | undefined;
       const said = e.purpose === 'summary' ? `summary: ${bodyText(e.text)}` : `says ${bodyText(e.text)}`;
       const what = calls.length > 0 ? `calls ${calls.map((c) => `${c.name}(${c.callId})`).join(', ')}` : said;
-      return `${what}; ${usage?.inputTokens ?? 0}+${usage?.outputTokens ?? 0} tokens`;
+      return `${what}; ${usage?.inputTokens ?? 0}+${usage?.outputTokens ?? 0} ${(usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0) === 1 ? 'token' : 'tokens'}`;
     }
     case 'model_failed':
       return `${String(e.code)}${e.retryable ? ' (retryable)' : ''}`;
@@ -48,7 +49,7 @@ export function describeEvent(e: Event): string {
     case 'tool_result': {
       // The turn's last result may carry the next model call's reservation (it stands for a model_started).
       const reservation = e.reservation as { step?: number; maxOutputTokens?: number } | undefined;
-      const reserves = reservation ? `; step ${String(reservation.step)}, up to ${String(reservation.maxOutputTokens)} output tokens reserved` : '';
+      const reserves = reservation ? `; step ${String(reservation.step)}, up to ${plural(Number(reservation.maxOutputTokens), 'output token')} reserved` : '';
       return `${String(e.callId)} ${e.ok ? 'ok' : `error ${String(e.errorCode ?? '')}`} from ${String(e.source)}: ${bodyText(e.output, 40)}${reserves}`;
     }
     case 'tool_verified':

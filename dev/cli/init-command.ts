@@ -2,13 +2,15 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { defaultDependency, logbookOrigin, type LogbookDependency, type LogbookOrigin, type Packer } from './init-dependency.js';
 import { UsageError, type Output } from './output.js';
 
 export const INIT_USAGE = `logbook init DIR [--name NAME] [--logbook SPEC]
   A new project in DIR (absent or empty) that depends on logbook: src/agents.ts with an example
   agent, its Lambda handler entries in functions/, a CDK app in infra/, a crash-harness test and a
-  README. --name sets the package name (default: DIR's name); --logbook the dependency spec
-  (default: this version; a tarball path or a folder until the package is on the npm registry).`;
+  README. --name sets the package name (default: DIR's name). --logbook sets the dependency spec;
+  by default the logbook running init is packed into DIR/vendor/ (from a checkout, npm pack builds
+  it first) and the project depends on that tarball, until the package is on the npm registry.`;
 
 /**
  * Files the package cannot ship under their real names: npm drops or rewrites a .gitignore, and a
@@ -31,15 +33,25 @@ interface PackageJson {
 export interface InitOptions {
   dir: string;
   name?: string;
-  /** The `logbook` dependency spec; default: the version of the package running. */
+  /** The `logbook` dependency spec; default: the running logbook, packed into vendor/ (init-dependency.ts). */
   logbook?: string;
 }
 
 export interface InitResult {
   dir: string;
   name: string;
-  /** Written files, relative to dir, with `/` separators, sorted. */
+  /** Written files, relative to dir, with `/` separators, sorted (a packed logbook included). */
   files: string[];
+  /** The `logbook` dependency written, and how it was chosen. */
+  logbook: LogbookDependency;
+}
+
+/** Where the running logbook comes from, and how to pack it (tests replace the packer). */
+export interface InitSource {
+  origin?: LogbookOrigin;
+  pack?: Packer;
+  /** Told before a checkout is packed, which takes a while. */
+  progress?: (message: string) => void;
 }
 
 /** Logbook's own package root: the nearest package.json named `logbook` above this file. */
@@ -72,17 +84,22 @@ export function defaultName(dir: string): string {
   return PACKAGE_NAME.test(name) ? name : 'my-agents';
 }
 
-/** Every `{{pin}}` in the template's package.json becomes the exact version Logbook itself pins. */
+/**
+ * Every `{{pin}}` in the template's package.json becomes what Logbook itself pins: the exact
+ * version of a dependency, or Logbook's own override (an override may be an object, e.g. a
+ * version for one package's dependency only).
+ */
 function projectManifest(template: string, name: string, logbook: string, own: PackageJson): string {
-  const pins: Record<string, unknown> = { ...own.dependencies, ...own.devDependencies, ...own.overrides };
+  const versions: Record<string, unknown> = { ...own.dependencies, ...own.devDependencies };
   const manifest = JSON.parse(template.replaceAll('{{name}}', name)) as PackageJson;
   for (const field of ['dependencies', 'devDependencies', 'overrides'] as const) {
-    const deps = manifest[field] as Record<string, string> | undefined;
+    const deps = manifest[field] as Record<string, unknown> | undefined;
     for (const [dep, spec] of Object.entries(deps ?? {})) {
       if (dep === 'logbook') deps![dep] = logbook;
       else if (spec === '{{pin}}') {
-        const pinned = pins[dep];
-        if (typeof pinned !== 'string') throw new Error(`logbook init: the template wants ${dep}, which logbook ${own.version} does not pin`);
+        const pinned = field === 'overrides' ? own.overrides?.[dep] : versions[dep];
+        const ok = typeof pinned === 'string' || (field === 'overrides' && typeof pinned === 'object' && pinned !== null);
+        if (!ok) throw new Error(`logbook init: the template wants ${dep}, which logbook ${own.version} does not pin`);
         deps![dep] = pinned;
       }
     }
@@ -101,15 +118,25 @@ function checkTarget(dir: string, shown: string): void {
   }
 }
 
-/** Write a new project into `options.dir` from the template shipped in the package. */
-export function initProject(options: InitOptions, template: string = templateDir(), own: PackageJson = ownPackage()): InitResult {
+/**
+ * Write a new project into `options.dir` from the template shipped in the package. Everything
+ * that can be refused is checked before anything is written or packed.
+ */
+export function initProject(options: InitOptions, source: InitSource = {}, template: string = templateDir(), own: PackageJson = ownPackage()): InitResult {
   const dir = resolve(options.dir);
   checkTarget(dir, options.dir);
   const name = options.name ?? defaultName(dir);
   if (name.length > 214 || !PACKAGE_NAME.test(name)) throw new UsageError(`--name "${name}" is not a valid npm package name (lowercase letters, digits, - . _ ~, optionally @scope/)`);
-  const logbook = options.logbook ?? own.version;
+  let dependency: LogbookDependency;
+  if (options.logbook !== undefined) dependency = { spec: options.logbook, how: `${options.logbook}, as given (--logbook)` };
+  else {
+    const origin = source.origin ?? logbookOrigin(packageRoot());
+    if (origin.kind === 'checkout') source.progress?.(`Packing logbook from the checkout at ${origin.root} (npm pack builds dist/ first: a minute or two)...`);
+    dependency = defaultDependency(origin, own.version, dir, source.pack);
+  }
+  const logbook = dependency.spec;
 
-  const files: string[] = [];
+  const files: string[] = dependency.vendored ? [dependency.vendored] : [];
   for (const source of listFiles(template)) {
     const target = source
       .split(sep)
@@ -122,7 +149,7 @@ export function initProject(options: InitOptions, template: string = templateDir
     writeFileSync(join(dir, target), content, { flag: 'wx' });
     files.push(target.split(sep).join('/'));
   }
-  return { dir, name, files: files.sort() };
+  return { dir, name, files: files.sort(), logbook: dependency };
 }
 
 function ownPackage(): PackageJson {
@@ -144,10 +171,14 @@ export async function initCommand(argv: string[], io: Output): Promise<number> {
   const [dir, ...extra] = positionals;
   if (!dir) throw new UsageError('init needs a directory: logbook init DIR');
   if (extra.length > 0) throw new UsageError(`init takes one directory, got ${positionals.length}`);
-  const result = initProject({ dir, ...(values.name !== undefined ? { name: values.name } : {}), ...(values.logbook !== undefined ? { logbook: values.logbook } : {}) });
+  const result = initProject(
+    { dir, ...(values.name !== undefined ? { name: values.name } : {}), ...(values.logbook !== undefined ? { logbook: values.logbook } : {}) },
+    { progress: (message) => io.err(message) },
+  );
 
   io.out(`Created ${result.name} in ${result.dir}:`);
   for (const file of result.files) io.out(`  ${file}`);
+  io.out(`logbook dependency: ${result.logbook.how}; \`logbook init DIR --logbook SPEC\` chooses another.`);
   const cd = relative(process.cwd(), result.dir) || '.';
   io.out(`
 Next:

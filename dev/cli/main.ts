@@ -17,7 +17,7 @@ export const USAGE = `logbook: durable LLM agent runs on AWS serverless, and loc
 
 usage:
   logbook dev --agents FILE [--port N]           the local stack on your agents (emulators, API, worker, sweeper)
-  logbook init DIR [--name NAME]                 a new project that depends on logbook
+  logbook init DIR [--name NAME] [--logbook SPEC]  a new project that depends on logbook (default: this one, packed into DIR/vendor/)
   logbook inspect --api URL [--token-stdin] [--port N]  the web inspector for a deployed stack, on 127.0.0.1
   logbook runs ...                               runs of the local API (or --api URL)
   logbook replay-check --agents FILE ...         before a deploy: would these agents strand unfinished runs?

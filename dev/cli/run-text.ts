@@ -1,5 +1,6 @@
 import type { RunView } from '../../lib/api/schemas.js';
 import { formatTime, formatUsd, keyValues, table, truncate } from './table.js';
+import { plural } from '../../lib/core/plural.js';
 
 const count = (n: number) => n.toLocaleString('en-US');
 
@@ -25,7 +26,7 @@ export function runText(run: RunView, now: number): string {
       ['model', run.pinned?.model],
       ['prompt', run.pinned ? `${run.pinned.prompt.version} (${run.pinned.prompt.sha256.slice(0, 12)})` : undefined],
       ['tools', run.pinned?.tools.map((t) => `${t.name}@${t.version}:${t.policy}`).join(', ')],
-      ['output schema', run.pinned?.output ? `${run.pinned.output.schemaHash.slice(0, 12)} (at most ${run.pinned.output.maxRepairs} repairs)` : undefined],
+      ['output schema', run.pinned?.output ? `${run.pinned.output.schemaHash.slice(0, 12)} (at most ${plural(run.pinned.output.maxRepairs, 'repair')})` : undefined],
       ['steps', budgetLine(count(run.usage.steps), b && count(b.maxSteps))],
       ['input tokens', budgetLine(count(run.usage.inputTokens), b && count(b.maxInputTokens))],
       ['output tokens', budgetLine(count(run.usage.outputTokens), b && count(b.maxOutputTokens))],

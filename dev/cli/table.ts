@@ -28,9 +28,7 @@ export function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-export function formatUsd(usd: number): string {
-  return `$${usd.toFixed(usd < 1 ? 4 : 2)}`;
-}
+export { formatUsd } from '../../lib/core/money.js';
 
 export function formatTime(iso: string | undefined): string {
   if (!iso) return '';

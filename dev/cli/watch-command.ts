@@ -4,6 +4,7 @@ import type { LogbookClient } from './api-client.js';
 import { describeEvent } from './event-text.js';
 import type { Output } from './output.js';
 import { formatUsd } from './table.js';
+import { plural } from '../../lib/core/plural.js';
 
 /** How a watched run ended, as `runs watch` and `runs start --watch` exit. 1 and 2 stay the CLI's. */
 export const WATCH_EXIT_CODES = { completed: 0, failed: 3, cancelled: 4, parked: 5 } as const;
@@ -180,8 +181,8 @@ function finish(io: Output, view: RunView, progress: RunProgress, json: boolean)
     return code;
   }
   io.err(
-    `\nStatus: ${view.status} after ${progress.turns} turns, ${progress.toolsDone} tool calls, ` +
-      `${view.usage.inputTokens} input + ${view.usage.outputTokens} output tokens (${formatUsd(view.usage.costUsd)})`,
+    `\nStatus: ${view.status} after ${plural(progress.turns, 'turn')}, ${plural(progress.toolsDone, 'tool call')}, ` +
+      `${view.usage.inputTokens} input + ${plural(view.usage.outputTokens, 'output token')} (${formatUsd(view.usage.costUsd)})`,
   );
   if (view.result !== undefined) io.err(`Answer: ${typeof view.result === 'string' ? view.result : JSON.stringify(view.result)}`);
   if (view.output !== undefined) io.err(`Output: ${JSON.stringify(view.output)}`);

@@ -1,4 +1,5 @@
 import type { Body } from '../core/body.js';
+import { roundUsd } from '../core/money.js';
 import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
 import type { EngineDeps } from '../engine/engine.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
@@ -15,7 +16,7 @@ export function runSummary(head: RunHead): RunSummary {
     createdAt: iso(head.createdAt),
     updatedAt: iso(head.updatedAt),
     lastSeq: head.lastSeq,
-    usage: { ...head.usage },
+    usage: { ...head.usage, costUsd: roundUsd(head.usage.costUsd) },
     ...(head.outcome?.summary ? { summary: head.outcome.summary } : head.park ? { summary: `${head.park.reason}: ${head.park.detail}` } : {}),
     ...(head.parent ? { parent: { ...head.parent } } : {}),
   };
@@ -97,7 +98,7 @@ export function runView(head: RunHead, started: EventOf<'run_started'> | undefin
       ...(started.output ? { output: { schema: started.output.schema, schemaHash: started.output.schemaHash, maxRepairs: started.output.maxRepairs } } : {}),
     };
   }
-  if (started) view.budgets = { ...started.budgets };
+  if (started) view.budgets = { ...started.budgets, maxCostUsd: roundUsd(started.budgets.maxCostUsd) };
   if (terminal?.type === 'run_completed') view.result = bodyValue(terminal.answer);
   // Inline here; a large output (a blob) is read by withOutput, as JSON either way.
   if (terminal?.type === 'run_completed' && terminal.output?.kind === 'inline') view.output = terminal.output.value;

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { USD_DECIMALS } from '../core/money.js';
 import { RUN_ID_PATTERN } from '../core/run-ref.js';
 import { BudgetsSchema, RunRequestSchema } from './run-request.js';
 import { WaitViewSchema } from './control-schemas.js';
@@ -47,7 +48,14 @@ export const CancelBodySchema = z
 
 export const AcceptedSchema = z.object({ runId: z.string(), accepted: z.literal(true), inboxId: z.string() }).openapi('Accepted');
 
-export const UsageSchema = z.object({ steps: z.number(), inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }).openapi('Usage');
+export const UsageSchema = z
+  .object({
+    steps: z.number(),
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    costUsd: z.number().openapi({ description: `dollars spent, rounded to ${USD_DECIMALS} decimals (the log keeps each call's exact cost)` }),
+  })
+  .openapi('Usage');
 
 export const AttentionSchema = z
   .object({

@@ -8,14 +8,27 @@ const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 
 /** What the compiler says when execute() returns something JSON would change. */
 type NotJson = { execute: 'execute() must return JSON-compatible data: no Date, Map, Set, function or class instance with methods' };
+/** What the compiler says when verify() reports as landed something JSON would change. */
+type NotJsonVerify = { verify: "verify()'s landed output must be JSON-compatible data: no Date, Map, Set, function or class instance with methods" };
+
+/** unknown when T is JSON-compatible (or `unknown` itself: not checked), else the complaint. */
+type JsonChecked<T, Complaint> = unknown extends T ? unknown : [T] extends [JsonCompatible<T>] ? unknown : Complaint;
+/**
+ * The same for a type behind NoInfer (which keeps V from being inferred from this check), whose
+ * unions a conditional type does not distribute over by itself: JsonValue is fine as it is, and
+ * any other union is checked member by member.
+ */
+type EachJson<T> = T extends unknown ? JsonCompatible<T> : never;
+type JsonCheckedLate<T, Complaint> = unknown extends T ? unknown : [T] extends [JsonValue] ? unknown : [T] extends [EachJson<T>] ? unknown : Complaint;
 
 /**
- * `O` is what execute() returns: checked to be JSON-compatible, so a result typed by an
- * `interface` compiles as well as one typed by a `type` alias (JsonValue needs an index signature).
- * A result typed `unknown` (a promise that never settles, say) is not checked.
+ * `O` is what execute() returns, `V` what verify()'s `landed` outcome carries: each checked to be
+ * JSON-compatible, so a result typed by an `interface` compiles as well as one typed by a `type`
+ * alias (JsonValue needs an index signature). A result typed `unknown` (a promise that never
+ * settles, say) is not checked.
  */
-export function defineTool<I, O = JsonValue>(
-  spec: ToolSpec<I, O> & (unknown extends O ? unknown : [O] extends [JsonCompatible<O>] ? unknown : NotJson),
+export function defineTool<I, O = JsonValue, V = unknown>(
+  spec: ToolSpec<I, O, V> & JsonChecked<O, NotJson> & JsonCheckedLate<NoInfer<V>, NotJsonVerify>,
 ): ToolDefinition<I> {
   if (!NAME.test(spec.name)) throw new ConfigError(`tool name "${spec.name}" must match ${NAME}`);
   const policy = spec.policy ?? 'escalate';
@@ -28,9 +41,10 @@ export function defineTool<I, O = JsonValue>(
   if (t !== undefined && (!Number.isInteger(t) || t <= 0)) throw new ConfigError(`tool ${spec.name}: approvalTimeoutSeconds must be a positive integer`);
   if (t !== undefined && spec.approval === undefined) throw new ConfigError(`tool ${spec.name}: approvalTimeoutSeconds without approval`);
   const { input, inputSchema } = isJsonSchemaInput(spec.input) ? fromJsonSchema(spec.input) : fromZod(spec.input);
-  // The result is JSON-compatible by O's bound; the engine records it as JSON.
+  // The result and a landed verify's output are JSON-compatible by O's and V's bounds; the engine records them as JSON.
   const execute = spec.execute as ToolDefinition<I>['execute'];
-  return { ...spec, execute, input, policy, timeoutMs, inputSchema, verify: spec.verify };
+  const verify = spec.verify as ToolDefinition<I>['verify'];
+  return { ...spec, execute, input, policy, timeoutMs, inputSchema, verify };
 }
 
 function isJsonSchemaInput<I>(input: z.ZodType<I> | JsonSchemaInput<I>): input is JsonSchemaInput<I> {

@@ -4,6 +4,7 @@ import type { JsonValue } from '../core/json.js';
 import { zodIssues } from '../core/zod-issues.js';
 import { hashJson } from '../support/hash.js';
 import type { AgentDefinition, InputSchema } from './types.js';
+import { unknownFields } from './unknown-fields.js';
 
 /**
  * An agent's typed run input: its JSON Schema (what the API publishes and run_started pins) and
@@ -25,15 +26,28 @@ export function inputJsonSchema(agentName: string, schema: InputSchema): { jsonS
 
 /**
  * The parsed input (the schema's output, for instructions functions), or a ValidationError whose
- * issues name each bad field under `path` (`input.customer.email`). Without a schema the input is
- * taken as it is.
+ * issues name each bad field under `path` (`input.customer.email`), a field the schema does not
+ * name included (unknown-fields.ts). Without a schema the input is taken as it is.
  */
 export function parseRunInput(agent: Pick<AgentDefinition, 'name' | 'version' | 'input'>, input: unknown, path = 'input'): unknown {
   if (!agent.input) return input;
   const parsed = agent.input.safeParse(input);
-  if (parsed.success) return parsed.data;
-  throw new ValidationError(`input does not fit the input schema of ${agent.name}@${agent.version}`, zodIssues(parsed.error, { prefix: path }));
+  if (!parsed.success) {
+    throw new ValidationError(`input does not fit the input schema of ${agent.name}@${agent.version}`, zodIssues(parsed.error, { prefix: path }));
+  }
+  // z.object() would drop a field it does not name; a run is never started without what was sent.
+  const unknown = unknownFields(agent.input, input);
+  if (unknown.length > 0) {
+    throw new ValidationError(
+      `input has fields the input schema of ${agent.name}@${agent.version} does not name`,
+      unknown.map((at) => ({ path: [path, ...at].join('.'), message: UNKNOWN_FIELD })),
+    );
+  }
+  return parsed.data;
 }
+
+/** The issue for a field the schema does not name (the same words zod's strict objects get). */
+export const UNKNOWN_FIELD = 'unknown field (the input schema does not name it; z.looseObject() takes extra fields)';
 
 /** Like parseRunInput, for callers that only need to know it fits. */
 export function checkRunInput(agent: Pick<AgentDefinition, 'name' | 'version' | 'input'>, input: JsonValue, path = 'input'): void {

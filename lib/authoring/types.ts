@@ -46,7 +46,13 @@ export interface ToolContext {
   assertLeaseFresh(): void;
 }
 
-export type VerifyOutcome = { status: 'landed'; output: JsonValue } | { status: 'not_landed' } | { status: 'unknown' };
+/**
+ * What verify() saw. `landed`'s output becomes the call's result in place of execute()'s: like
+ * that, any JSON-compatible value (an `interface` type included, see JsonCompatible).
+ */
+// `output?: undefined` on the others: a verify() returning either outcome infers O from `landed` alone.
+export type VerifyOutcome<O = JsonValue> =
+  { status: 'landed'; output: O } | { status: 'not_landed'; output?: undefined } | { status: 'unknown'; output?: undefined };
 
 /**
  * Arguments described by a JSON Schema rather than zod (tools listed from an MCP server): the
@@ -90,7 +96,8 @@ export type JsonCompatible<T> = T extends string | number | boolean | null | und
         ? { [K in keyof T]: JsonCompatible<T[K]> }
         : never;
 
-export interface ToolSpec<I, O = JsonValue> {
+/** `O`: what execute() returns; `V`: what verify() reports as landed (both JSON-compatible). */
+export interface ToolSpec<I, O = JsonValue, V = JsonValue> {
   name: string;
   version: string;
   description: string;
@@ -102,7 +109,7 @@ export interface ToolSpec<I, O = JsonValue> {
   /** Returns the result the model reads: any JSON-compatible value (see JsonCompatible). */
   execute(args: I, ctx: ToolContext): Promise<O>;
   /** Required for policy `verify`: look whether the side effect of this call landed. */
-  verify?(args: I, ctx: ToolContext): Promise<VerifyOutcome>;
+  verify?(args: I, ctx: ToolContext): Promise<VerifyOutcome<V>>;
   /**
    * A person approves each call before it runs (`always`), or each call this predicate returns
    * true for. The approval is bound to the exact arguments and re-checked right before the call.

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:f
 import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errorMessage } from '../core/errors.js';
+import { firstOperand, NODE_LIKE } from '../tools/mcp/server-package.js';
 import { MCP_BUNDLE_DIR, type McpManifest, type McpToolSource } from '../tools/mcp/shipped-servers.js';
 import type { DiscoveredMcp } from './agents-module.js';
 import { LOGBOOK_FROM_SOURCE } from './constructs/logbook-function.js';
@@ -35,12 +36,8 @@ interface Esbuild {
   buildSync(options: Record<string, unknown>): { outputFiles?: EsbuildOutput[] };
 }
 
-/** Launchers that run their first non-flag argument as a script. */
-const NODE_LIKE = /^(node|nodejs|tsx|ts-node|bun|deno)(\.exe)?$/;
 /** Launchers that fetch a package when they run. */
 const FETCHERS = /^(npx|pnpx|bunx|uvx|pipx)(\.exe)?$/;
-/** Node flags whose value is the next argument, not the script. */
-const FLAGS_WITH_VALUE = new Set(['--import', '-r', '--require', '--loader', '--experimental-loader', '-C', '--conditions', '--env-file', '--input-type']);
 
 /**
  * Check every stdio server the agents use and stage what the functions ship; undefined when no
@@ -64,12 +61,18 @@ export function shipMcpServers(mcp: DiscoveredMcp, options: { projectRoot: strin
       );
     }
     if (bundle === false) {
-      servers[source.key] = { server: source.server, listed: listedOf(source) };
+      servers[source.key] = { server: source.server, version: source.version, listed: listedOf(source) };
       continue;
     }
     const script = `servers/${slug(bundle.entry)}.mjs`;
     files.set(script, bundleServer(bundle.entry, agents, options.projectRoot));
-    servers[source.key] = { server: source.server, listed: listedOf(source), script, ...(bundle.args?.length ? { args: [...bundle.args] } : {}) };
+    servers[source.key] = {
+      server: source.server,
+      version: source.version,
+      listed: listedOf(source),
+      script,
+      ...(bundle.args?.length ? { args: [...bundle.args] } : {}),
+    };
   }
   if (Object.keys(servers).length === 0) return undefined;
   const manifest = `${JSON.stringify({ version: 1, servers } satisfies McpManifest, null, 1)}\n`;
@@ -98,20 +101,12 @@ export function shipMcpServers(mcp: DiscoveredMcp, options: { projectRoot: strin
 export function missingOf(command: string, args: readonly string[], projectRoot: string): string {
   const show = (path: string) => (isAbsolute(path) && !relative(projectRoot, path).startsWith('..') ? relative(projectRoot, path).split(sep).join('/') : path);
   const base = basename(command);
-  const firstOperand = () => {
-    for (let i = 0; i < args.length; i++) {
-      const arg = args[i] as string;
-      if (FLAGS_WITH_VALUE.has(arg)) i++;
-      else if (!arg.startsWith('-')) return arg;
-    }
-    return undefined;
-  };
   if (command === process.execPath || NODE_LIKE.test(base)) {
-    const script = firstOperand();
+    const script = firstOperand(args);
     return script === undefined ? `its command ${show(command)}` : `its script ${show(script)}`;
   }
   if (FETCHERS.test(base)) {
-    const pkg = firstOperand();
+    const pkg = firstOperand(args);
     return `the package ${pkg ?? '(none named)'} (${base} fetches it when it runs; a Lambda function has no package manager)`;
   }
   return `its command ${show(command)}`;

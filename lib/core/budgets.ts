@@ -5,6 +5,7 @@ import type { LoggedMessage } from './messages.js';
 import { MessageMemo } from './message-memo.js';
 import { contextPlan, elidedToolMessage, estimateSummaryTokens, messageFate, summaryDue, summaryPreamble, type ContextPlan } from './context-policy.js';
 import type { RunState } from './state.js';
+import { plural } from './plural.js';
 
 /** Budgets a request may set; absent fields take the defaults, and no field may exceed the ceiling. */
 export interface BudgetRequest {
@@ -196,19 +197,19 @@ function checkCallBudget(state: RunState, now: number, call: { maxOutputTokens: 
     return { ok: false, code: 'budget_exceeded:deadline', message: `deadline ${new Date(b.deadlineAt).toISOString()} passed` };
   }
   if (u.steps + 1 > b.maxSteps) {
-    return { ok: false, code: 'budget_exceeded:steps', message: `${u.steps} of ${b.maxSteps} model calls used` };
+    return { ok: false, code: 'budget_exceeded:steps', message: `${u.steps} of ${plural(b.maxSteps, 'model call')} used` };
   }
   const maxOut = Math.min(call.maxOutputTokens, b.maxOutputTokens - u.outputTokens);
   // Clamp the request to what is left, but a call with almost no room to answer is not worth making.
   if (maxOut < Math.min(MIN_USEFUL_OUTPUT_TOKENS, call.maxOutputTokens)) {
-    return { ok: false, code: 'budget_exceeded:output_tokens', message: `${u.outputTokens} of ${b.maxOutputTokens} output tokens used` };
+    return { ok: false, code: 'budget_exceeded:output_tokens', message: `${u.outputTokens} of ${plural(b.maxOutputTokens, 'output token')} used` };
   }
   const estIn = call.estimate();
   if (u.inputTokens + estIn > b.maxInputTokens) {
     return {
       ok: false,
       code: 'budget_exceeded:input_tokens',
-      message: `${u.inputTokens} used + ~${estIn} needed exceeds ${b.maxInputTokens} input tokens`,
+      message: `${u.inputTokens} used + ~${estIn} needed exceeds ${plural(b.maxInputTokens, 'input token')}`,
     };
   }
   const cost = costOf(call.price, estIn, maxOut);

@@ -2,6 +2,7 @@ import { bodySize, inline, inlineText } from './body.js';
 import type { ContextSummaryState, PinnedContext } from './context-events.js';
 import type { LoggedMessage } from './messages.js';
 import type { RunState } from './state.js';
+import { plural } from './plural.js';
 
 /** What becomes of one message of the conversation in the prompt. */
 export type MessageFate = 'keep' | 'elide' | 'drop';
@@ -68,11 +69,11 @@ export function elidedText(m: Extract<LoggedMessage, { role: 'tool' }>, mode: 's
   const size = bodySize(body);
   if (mode === 'reference') {
     const where = body.kind === 'blob' ? `stored as sha256:${body.sha256.slice(0, 16)}` : 'kept in the run log';
-    return `[result of ${m.name} (call ${m.callId}) left out of the prompt: ${size} characters, ${where}]`;
+    return `[result of ${m.name} (call ${m.callId}) left out of the prompt: ${plural(size, 'character')}, ${where}]`;
   }
   if (body.kind === 'blob') return `${body.summary}… [result shortened: ${size} bytes stored as sha256:${body.sha256.slice(0, 16)}]`;
   const text = inlineText(body);
-  return text.length <= ELIDED_TEXT_CHARS ? text : `${text.slice(0, ELIDED_TEXT_CHARS)}… [result shortened from ${text.length} characters]`;
+  return text.length <= ELIDED_TEXT_CHARS ? text : `${text.slice(0, ELIDED_TEXT_CHARS)}… [result shortened from ${plural(text.length, 'character')}]`;
 }
 
 /** The user message that stands in for the turns a summary covers. */

@@ -4,6 +4,7 @@ import { controlStep } from './control.js';
 import { agentPins, type AttentionReason } from './events.js';
 import type { CallState, RunState } from './state.js';
 import { OUTPUT_INVALID } from './output.js';
+import { plural } from './plural.js';
 
 export interface DecideContext {
   now: number;
@@ -206,7 +207,7 @@ export function decide(state: RunState, ctx: DecideContext): Action {
         kind: 'fail',
         code: OUTPUT_INVALID,
         message:
-          `the answer does not match the output schema after ${max} repair${max === 1 ? '' : 's'} (the last answer is the model_response at seq ${checked.seq}): ${checked.error}`.slice(
+          `the answer does not match the output schema after ${plural(max, 'repair')} (the last answer is the model_response at seq ${checked.seq}): ${checked.error}`.slice(
             0,
             1000,
           ),

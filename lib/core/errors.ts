@@ -4,6 +4,7 @@
  * as `{code, message}`, so a resumed run sees exactly what the live one saw. Errors about a run
  * carry its RunRef and name it by runName (`<tenant>/<runId>`): never a storage key.
  */
+import { plural } from './plural.js';
 import { runName, type RunRef } from './run-ref.js';
 
 export abstract class LogbookError extends Error {
@@ -150,7 +151,7 @@ export class TooManyRunsError extends LogbookError {
     readonly limit: number,
     readonly retryAfterSeconds: number,
   ) {
-    super(`this tenant already has ${limit} unfinished runs (its limit); start again after ${retryAfterSeconds} s`);
+    super(`this tenant already has ${plural(limit, 'unfinished run')} (its limit); start again after ${retryAfterSeconds} s`);
   }
 }
 

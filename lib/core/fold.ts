@@ -12,6 +12,7 @@ import {
   reserveChild,
   settle,
 } from './fold-control.js';
+import { plural } from './plural.js';
 import { applyOpEvent, emptyWorkflow, opOfCall, resolveOp } from './workflow-fold.js';
 
 /** Fold a whole log. Validates every record and the order of events; throws CorruptLogError. */
@@ -331,7 +332,8 @@ function startSummary(s: RunState, e: EventOf<'model_started'>): void {
   const covers = e.covers?.turns;
   if (covers === undefined) fail(e, 'a summary call without covers');
   const turns = s.messages.reduce((n, m) => (m.role === 'assistant' ? n + 1 : n), 0);
-  if (covers <= (s.context?.turns ?? 0) || covers > turns) fail(e, `covers ${covers} turns of ${turns} (${s.context?.turns ?? 0} already summarized)`);
+  if (covers <= (s.context?.turns ?? 0) || covers > turns)
+    fail(e, `covers ${plural(covers, 'turn')} of ${turns} (${s.context?.turns ?? 0} already summarized)`);
   const answered = s.answered;
   const pending = s.pendingMessages;
   s.pendingMessages = [];

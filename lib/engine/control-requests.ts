@@ -14,6 +14,7 @@ import { parseRunInput } from '../authoring/run-input.js';
 import { attachmentCandidates } from '../core/attachments.js';
 import { checkAttachments } from './attachments.js';
 import { admitRun } from './admission-gate.js';
+import { plural } from '../core/plural.js';
 
 /**
  * Approvals, signals and follow-up messages, as the API and the CLI send them. Like cancel and
@@ -208,10 +209,10 @@ function budgetLeft(head: RunHead, now: number): string | undefined {
   const u = head.usage;
   if (!b) return undefined;
   if (now >= b.deadlineAt) return `its deadline ${new Date(b.deadlineAt).toISOString()} has passed`;
-  if (u.steps >= b.maxSteps) return `${u.steps} of ${b.maxSteps} model calls are used`;
+  if (u.steps >= b.maxSteps) return `${u.steps} of ${plural(b.maxSteps, 'model call')} are used`;
   if (u.costUsd >= b.maxCostUsd) return `$${u.costUsd.toFixed(4)} of $${b.maxCostUsd} is spent`;
-  if (u.inputTokens >= b.maxInputTokens) return `${u.inputTokens} of ${b.maxInputTokens} input tokens are used`;
-  if (u.outputTokens >= b.maxOutputTokens) return `${u.outputTokens} of ${b.maxOutputTokens} output tokens are used`;
+  if (u.inputTokens >= b.maxInputTokens) return `${u.inputTokens} of ${plural(b.maxInputTokens, 'input token')} are used`;
+  if (u.outputTokens >= b.maxOutputTokens) return `${u.outputTokens} of ${plural(b.maxOutputTokens, 'output token')} are used`;
   return undefined;
 }
 

@@ -3,6 +3,7 @@ import type { ModelResponse } from '../core/messages.js';
 import { fromAiSdkResult } from './ai-sdk-mapping.js';
 import { MODEL_ERROR, TransientModelFailure, modelError } from './model-errors.js';
 import { brokenStream, streamIterable, untilAborted, type TextSink } from './model-stream.js';
+import { plural } from '../core/plural.js';
 
 /** A part of a `doStream` result's stream, duck-typed: only `type` is known before it is read. */
 type StreamPart = { type?: unknown } & Record<string, unknown>;
@@ -81,15 +82,15 @@ export async function readAiSdkStream(
   } catch (error) {
     if (signal.aborted || error instanceof ModelError || error instanceof TransientModelFailure) throw error;
     // The stream itself failed: the connection dropped mid-answer.
-    throw brokenStream(provider, `after ${parts} parts`, error);
+    throw brokenStream(provider, `after ${plural(parts, 'part')}`, error);
   }
-  if (!finish) throw brokenStream(provider, `after ${parts} parts: no finish part`);
+  if (!finish) throw brokenStream(provider, `after ${plural(parts, 'part')}: no finish part`);
   // A provider that saw its HTTP stream end early still finishes: V2 packages with reason
   // `unknown` and no usage (V3 ones add an error part, handled above).
   const reason =
     typeof finish.finishReason === 'object' && finish.finishReason !== null ? (finish.finishReason as { unified?: unknown }).unified : finish.finishReason;
   if ((reason === 'unknown' || reason === 'error') && !hasUsage(finish.usage)) {
-    throw brokenStream(provider, `after ${parts} parts: finished (${String(reason)}) without usage`);
+    throw brokenStream(provider, `after ${plural(parts, 'part')}: finished (${String(reason)}) without usage`);
   }
   // The specification follows every tool-input-end with a tool-call; a provider that does not
   // still had its input streamed, so it is assembled here rather than lost.
@@ -120,7 +121,7 @@ function partError(error: unknown, provider: string, parts: number, classify: (e
       : typeof (error as { message?: unknown } | null)?.message === 'string'
         ? (error as { message: string }).message
         : JSON.stringify(error ?? null).slice(0, 500);
-  return brokenStream(provider, `after ${parts} parts`, message);
+  return brokenStream(provider, `after ${plural(parts, 'part')}`, message);
 }
 
 /** Whether a finish part's usage has both totals (V2: numbers; V3: `{ total }`). */

@@ -3,6 +3,7 @@ import type { ModelResponse } from '../core/messages.js';
 import { fromConverseOutput } from './bedrock-mapping.js';
 import { brokenStream, untilAborted, type TextSink } from './model-stream.js';
 import { parseArguments } from './openai-wire.js';
+import { plural } from '../core/plural.js';
 
 type Block = { kind: 'text'; text: string } | { kind: 'toolUse'; toolUseId: string; name: string; input: string } | { kind: 'other' };
 
@@ -68,7 +69,7 @@ export async function readConverseStream(stream: AsyncIterable<ConverseStreamOut
       usage = event.metadata.usage;
     }
   }
-  if (!stopped || usage === undefined) throw brokenStream('bedrock', `after ${events} events: no ${stopped ? 'metadata' : 'messageStop'}`);
+  if (!stopped || usage === undefined) throw brokenStream('bedrock', `after ${plural(events, 'event')}: no ${stopped ? 'metadata' : 'messageStop'}`);
 
   const content: ContentBlock[] = [];
   const argsErrors: (string | undefined)[] = [];

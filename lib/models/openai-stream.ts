@@ -4,6 +4,7 @@ import type { ModelResponse } from '../core/messages.js';
 import { MODEL_ERROR, TransientModelFailure, modelError } from './model-errors.js';
 import { brokenStream, untilAborted, type TextSink } from './model-stream.js';
 import { fromChatCompletion } from './openai-wire.js';
+import { plural } from '../core/plural.js';
 
 /**
  * Longest Server-Sent Event accepted (its lines together, in characters). One chunk of a stream
@@ -30,7 +31,7 @@ export async function* sseData(bytes: AsyncIterable<Uint8Array>, limits = { even
   let total = 0;
   let skipLf = false; // the previous chunk ended in CR: an LF first in this one is the same line break
   const tooLong = (what: string, limit: number) =>
-    modelError(MODEL_ERROR.invalidResponse, `${PROVIDER}: the stream's ${what} is longer than ${limit} characters`);
+    modelError(MODEL_ERROR.invalidResponse, `${PROVIDER}: the stream's ${what} is longer than ${plural(limit, 'character')}`);
 
   function* lines(text: string): Generator<string> {
     let start = 0;
@@ -184,10 +185,10 @@ export async function readChatCompletionStream(body: AsyncIterable<Uint8Array>, 
   } catch (error) {
     if (error instanceof TransientModelFailure || signal.aborted || error instanceof ModelError) throw error;
     // The body failed to read: the connection was reset or closed mid-answer.
-    throw brokenStream(PROVIDER, `after ${chunks} chunks`, error);
+    throw brokenStream(PROVIDER, `after ${plural(chunks, 'chunk')}`, error);
   }
   // Without `[DONE]` the answer is whole only if its end (finish reason) and usage both came.
-  if (!done && (finishReason === null || usage === undefined)) throw brokenStream(PROVIDER, `after ${chunks} chunks: no [DONE]`);
+  if (!done && (finishReason === null || usage === undefined)) throw brokenStream(PROVIDER, `after ${plural(chunks, 'chunk')}: no [DONE]`);
   // Only a refusal: the answer's text is the refusal, as fromChatCompletion reads it.
   if (content === null && refusal !== null) sink.emit(refusal);
   const ordered = [...calls].sort((a, b) => indexOf(a, byIndex) - indexOf(b, byIndex));

@@ -1,5 +1,6 @@
 import type { Clock } from '../ports/clock.js';
 import { MODEL_ERROR, TransientModelFailure, abortReason, modelError } from './model-errors.js';
+import { plural } from '../core/plural.js';
 
 export interface RetryOptions {
   /** Attempts in all, the first one included. */
@@ -58,13 +59,13 @@ export async function withRetry<T>(
       const elapsed = deps.clock.now() - start;
       const code = error.kind === 'rate_limited' ? MODEL_ERROR.rateLimited : MODEL_ERROR.unavailable;
       if (n >= options.maxAttempts) {
-        throw modelError(code, `${provider}: ${error.message} (gave up after ${n} attempts in ${elapsed} ms)`, error);
+        throw modelError(code, `${provider}: ${error.message} (gave up after ${plural(n, 'attempt')} in ${elapsed} ms)`, error);
       }
       if (elapsed + delay > options.maxTotalMs) {
         const wait = error.retryAfterMs === undefined ? `backoff of ${delay} ms` : `Retry-After of ${delay} ms`;
         throw modelError(
           code,
-          `${provider}: ${error.message} (gave up after ${n} attempts: a ${wait} would pass the ${options.maxTotalMs} ms retry budget)`,
+          `${provider}: ${error.message} (gave up after ${plural(n, 'attempt')}: a ${wait} would pass the ${options.maxTotalMs} ms retry budget)`,
           error,
         );
       }

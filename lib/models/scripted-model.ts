@@ -5,6 +5,7 @@ import { SystemClock } from '../support/system-clock.js';
 import type { Clock } from '../ports/clock.js';
 import type { ModelCallOptions, ModelClient, ModelResolver } from '../ports/model-client.js';
 import { TextSink } from './model-stream.js';
+import { plural } from '../core/plural.js';
 
 export interface ScriptedTurn {
   text?: string;
@@ -159,7 +160,7 @@ function withoutAttachmentData(m: ModelRequest['messages'][number]): unknown {
 function scriptedSummary(request: ModelRequest): string {
   const first = request.messages[0];
   const lines = first && first.role === 'user' ? first.content.split('\n') : [];
-  return `scripted summary of ${lines.length} lines; last: ${(lines.at(-1) ?? '').slice(0, 80)}`;
+  return `scripted summary of ${plural(lines.length, 'line')}; last: ${(lines.at(-1) ?? '').slice(0, 80)}`;
 }
 
 /** Resolves a fixed set of model ids; any other id is "gone" and the run parks. */

@@ -8,6 +8,7 @@ import type { HarnessScenario, PointReport } from './harness-types.js';
 import type { WriteMutation } from './write-points.js';
 import { lateCallScenario, type LateCallPoint, type LateWake } from './late-calls.js';
 import { spawnWorker, type World } from './world.js';
+import { plural } from '../core/plural.js';
 
 export type { HarnessScenario, PointReport } from './harness-types.js';
 export type { LateWake } from './late-calls.js';
@@ -148,13 +149,13 @@ function lateCallPoints(labels: readonly string[], wakes: readonly LateWake[]): 
 export function formatHarnessReport(report: HarnessReport, limit = 10): string {
   const kinds = (k: PointReport['kind']) => report.points.filter((p) => p.kind === k).length;
   const lines = [
-    `crash harness "${report.scenario}": ${report.points.length} points (${kinds('crash')} single, ${kinds('double-crash')} double, ` +
+    `crash harness "${report.scenario}": ${plural(report.points.length, 'point')} (${kinds('crash')} single, ${kinds('double-crash')} double, ` +
       `${kinds('pause')} pause, ${kinds('late-call')} late call): ${report.held} held, ${report.failed} failed`,
   ];
   for (const p of report.points.filter((x) => !x.held).slice(0, limit)) {
     lines.push(`- ${p.kind} at ${p.at.map((a) => `#${a.index}${a.label ? ` ${a.label}` : ''}`).join(' then ')} (ended ${p.finalStatus}):`);
     for (const f of p.failures) lines.push(`    ${f}`);
   }
-  if (report.failed > limit) lines.push(`... and ${report.failed - limit} more failed point${report.failed - limit === 1 ? '' : 's'}`);
+  if (report.failed > limit) lines.push(`... and ${report.failed - limit} more failed ${report.failed - limit === 1 ? 'point' : 'points'}`);
   return lines.join('\n');
 }

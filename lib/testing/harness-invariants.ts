@@ -10,6 +10,7 @@ import type { DriveResult } from './driver.js';
 import { ResolverAnswerRefusedError } from './harness-errors.js';
 import { repeatedEffects } from './side-effects.js';
 import type { World } from './world.js';
+import { plural } from '../core/plural.js';
 
 /** How a driven run ended: what the invariants are judged against. */
 export type Ending =
@@ -242,7 +243,7 @@ function duplicateFailure(dup: { key: string; count: number }, state: RunState):
     verify: 'its verify() said not_landed for a write that had landed',
     escalate: 'the resolver approved a rerun of a write that had landed',
   };
-  return `${base}: call ${callId} of tool ${call.name} (policy ${policy}, ${call.attempt} attempts); ${why[policy] ?? 'repeated'}`;
+  return `${base}: call ${callId} of tool ${call.name} (policy ${policy}, ${plural(call.attempt, 'attempt')}); ${why[policy] ?? 'repeated'}`;
 }
 
 /** Whether a stale worker's late append after `lastSeq` is rejected (it must be). */

@@ -1,6 +1,7 @@
 import type { RunState } from '../core/state.js';
 import type { Agents } from '../authoring/define-agents.js';
 import { missingModel, missingTools, readLog, type StrandReason } from './replay-reasons.js';
+import { plural } from '../core/plural.js';
 export type { StrandReason } from './replay-reasons.js';
 
 /** One recorded run: its events as GET /runs/{id}/events returns them (all pages, in order). */
@@ -110,7 +111,7 @@ function rawAgent(first: unknown): { name: string; version: string } | undefined
 
 /** The report as text, one block per run that is not finished (for a test's failure message). */
 export function formatReplayReport(report: ReplayReport): string {
-  const lines = [`${report.runs.length} runs: ${report.ok} ok, ${report.stranded} stranded, ${report.finished} finished (skipped)`];
+  const lines = [`${plural(report.runs.length, 'run')}: ${report.ok} ok, ${report.stranded} stranded, ${report.finished} finished (skipped)`];
   for (const r of report.runs.filter((x) => x.verdict !== 'finished')) {
     lines.push(`${r.runId} ${r.agent ? `${r.agent.name}@${r.agent.version}` : '?'} ${r.status}: ${r.verdict}`);
     for (const reason of r.reasons) lines.push(`  - ${reason.code}: ${reason.message}`);

@@ -1,21 +1,27 @@
 /**
- * Logbook as a new user gets it: `npm pack` this repository, `logbook init` a project in a temporary
- * directory outside it, install the tarball there, add an agent that uses every part of
- * defineAgent (packaged-app-files/trips.ts.txt: typed input, instructions from the input and an
- * app context, model settings, structured output, a context policy, an AI SDK model) with its own
- * crash-harness test, then in that project typecheck, run both crash-harness tests, `cdk synth`
- * offline (checking what the worker bundle holds) and `logbook dev` on both agents: a 400 for a
- * bad input, an upload (POST /attachments) the planner's run refers to and a 400 for a reference
- * never uploaded, a run of each to completion through the API, then `runs export` and `logbook eval` of it. Every step is bounded; timings are printed.
+ * Logbook as a new user gets it, by the README's own "Your own agent" commands (parsed from
+ * README.md, so a README that drifts from what works fails here): in this checkout (a clone, as
+ * the README's user has it; its `npm install` is done) `npx logbook init DIR` with DIR moved into
+ * a temporary directory outside the repository, which packs the checkout (`npm pack`, building
+ * dist/) into the project's vendor/; then in the project `npm install`, an added agent that uses
+ * every part of defineAgent (packaged-app-files/trips.ts.txt: typed input, instructions from the
+ * input and an app context, model settings, structured output, a context policy, an AI SDK model)
+ * with its own crash-harness test, `npm test` (typecheck, both crash harnesses), `cdk synth`
+ * offline in place of `cdk deploy` (checking what the worker bundle holds) and `logbook dev` on
+ * both agents: a 400 for a bad input, an upload (POST /attachments) the planner's run refers to and
+ * a 400 for a reference never uploaded, the README's `npx logbook runs start ops ...` and a planner
+ * run to completion, then `runs export` and `logbook eval` of the ops run. Every step is bounded;
+ * timings are printed.
  * LOGBOOK_KEEP_E2E_DIR=1 keeps the temporary directory for a look afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ownAgentCommands, type Command } from '../fixtures/readme-commands.js';
 import { eventually } from '../integration/runtime-helpers.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -39,6 +45,10 @@ function userEnv(): NodeJS.ProcessEnv {
     AWS_CONFIG_FILE: '/dev/null',
     AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
     CDK_DISABLE_CLI_TELEMETRY: 'true',
+    // As --prefer-offline --no-audit --no-fund, without changing the README's commands.
+    npm_config_prefer_offline: 'true',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
   };
 }
 
@@ -98,20 +108,35 @@ function listFiles(dir: string, skip: ReadonlySet<string>, prefix = ''): string[
 const packageOf = (source: string) => /.*node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(source)?.[1];
 
 const work = mkdtempSync(join(realpathSync(tmpdir()), 'logbook-e2e-'));
-const project = join(work, 'ops-app');
+/** What the README tells a new user to type. */
+const readme = ownAgentCommands(readFileSync(join(REPO, 'README.md'), 'utf8'));
+/** The README's project directory (`../my-agents`), moved from beside the checkout into `work`. */
+const project = join(work, basename(readme.dir));
+const inProject = (first: string, second?: string): Command => {
+  const found = readme.inProject.find((c) => c[0] === first && (second === undefined || c[1] === second));
+  if (!found) throw new Error(`the README's own-agent block has no \`${first}${second ? ` ${second}` : ''}\` in the project`);
+  return found;
+};
 let tarball = '';
 let packed: string[] = [];
 let dev: ChildProcess | undefined;
 
 beforeAll(async () => {
   expect(work.startsWith(REPO), 'the project must live outside the repository').toBe(false);
-  // prepack builds dist/ first.
-  const pack = await run('npm pack (build + pack)', 'npm', ['pack', '--json', '--pack-destination', work], REPO, 5 * MINUTE);
-  const [info] = JSON.parse(pack.stdout) as [{ filename: string; files: { path: string }[] }];
-  tarball = join(work, info.filename);
-  packed = info.files.map((f) => f.path);
-  await run('logbook init', process.execPath, [join(REPO, 'bin/logbook.js'), 'init', project, '--logbook', `file:${tarball}`], work, MINUTE);
-  await run('npm install', 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], project, 8 * MINUTE);
+  // The README's commands before init (`npm install`) are this checkout's own install, already done.
+  expect(readme.inClone).toEqual([['npm', 'install']]);
+  const init = readme.init.map((word) => (word === readme.dir ? project : word));
+  const initOut = await run('logbook init (npm pack: build + pack)', init[0]!, init.slice(1), REPO, 6 * MINUTE);
+  // init says what it depends on: the checkout, packed into the project.
+  expect(initOut.stdout).toMatch(/logbook dependency: file:vendor\/logbook-[\d.]+\.tgz, packed from the checkout at /);
+  const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  tarball = join(project, manifest.dependencies.logbook!.replace(/^file:/, ''));
+  packed = (await run('tar -tzf', 'tar', ['-tzf', tarball], work, MINUTE)).stdout
+    .split('\n')
+    .filter((line) => line.startsWith('package/') && !line.endsWith('/'))
+    .map((line) => line.slice('package/'.length));
+  const install = inProject('npm', 'install');
+  await run('npm install', install[0]!, install.slice(1), project, 8 * MINUTE);
   for (const [to, from] of Object.entries(ADDED)) copyFileSync(fileURLToPath(new URL(`./packaged-app-files/${from}`, import.meta.url)), join(project, to));
 }, 15 * MINUTE);
 
@@ -119,7 +144,9 @@ afterAll(() => {
   if (dev) killGroup(dev);
   console.info(`packaged app e2e (${work}):\n${timings.map(([p, ms]) => `  ${p.padEnd(34)} ${(ms / 1000).toFixed(1).padStart(6)} s`).join('\n')}`);
   if (process.env.LOGBOOK_KEEP_E2E_DIR !== '1') rmSync(work, { recursive: true, force: true });
-});
+  // Removing the project's node_modules (tens of thousands of files) outlasted the default 2 min
+  // hook timeout on a busy machine.
+}, 5 * MINUTE);
 
 describe('the packaged library, used by a new project', () => {
   it('packs compiled JavaScript with types, the CLI, the templates and the docs, and nothing else', () => {
@@ -201,12 +228,9 @@ describe('the packaged library, used by a new project', () => {
     expect(readdirSync(project).sort()).toEqual(filesBefore);
   });
 
-  it('typechecks against the published .d.ts (the template, and the planner with every part of defineAgent)', { timeout: 5 * MINUTE }, async () => {
-    await run('tsc --noEmit', 'npx', ['tsc', '--noEmit'], project, 4 * MINUTE);
-  });
-
-  it("runs the project's crash-harness tests, every point holding: the template's and the planner's", { timeout: 5 * MINUTE }, async () => {
-    const { stdout } = await run('vitest run (crash harnesses)', 'npx', ['vitest', 'run'], project, 4 * MINUTE);
+  it("`npm test` (the README's): typechecks against the published .d.ts, then runs both crash harnesses, every point holding", { timeout: 8 * MINUTE }, async () => {
+    const test = inProject('npm', 'test');
+    const { stdout } = await run('npm test (tsc + crash harnesses)', test[0]!, test.slice(1), project, 7 * MINUTE);
     const [, points, held, failed] = /crash harness: (\d+) points, (\d+) held, (\d+) failed/.exec(stdout) ?? [];
     console.info(`project crash harness: ${points} points, ${held} held, ${failed} failed`);
     expect(Number(points)).toBeGreaterThan(20);
@@ -220,6 +244,8 @@ describe('the packaged library, used by a new project', () => {
   });
 
   it("synthesizes offline; the worker bundle holds the user's tools and none of the demo, the dev kit or the CDK", { timeout: 7 * MINUTE }, async () => {
+    // What the README's `npx cdk deploy` would upload, without an AWS account.
+    expect(inProject('npx', 'cdk')).toEqual(['npx', 'cdk', 'deploy']);
     await run('cdk synth (4 bundles)', 'npx', ['cdk', 'synth', '--quiet', '--no-notices', '--no-version-reporting'], project, 6 * MINUTE);
     const template = JSON.parse(readFileSync(join(project, 'cdk.out/Logbook.template.json'), 'utf8')) as {
       Resources: Record<string, { Type: string; Metadata?: Record<string, string> }>;
@@ -278,6 +304,11 @@ describe('the packaged library, used by a new project', () => {
     "`logbook dev` refuses a misfit input (400), takes an upload a run refers to (and refuses one never made), runs the user's agents to completion through the API, and SIGTERM stops all of it",
     { timeout: 7 * MINUTE },
     async () => {
+      // The README's `npm run dev` is the project's `logbook dev --agents src/agents.ts`; here the
+      // same CLI serves src/trips.ts, which holds the planner and the template's ops agent.
+      expect(inProject('npm', 'run')).toEqual(['npm', 'run', 'dev']);
+      const scripts = (JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+      expect(scripts.dev).toBe('logbook dev --agents src/agents.ts');
       const t0 = performance.now();
       // node_modules/.bin/logbook is what `npx logbook` runs; started directly so the signal reaches
       // the CLI itself (npm's exec wrapper does not forward SIGTERM to it). src/trips.ts serves the
@@ -350,14 +381,12 @@ describe('the packaged library, used by a new project', () => {
       expect(logged).not.toContain(Buffer.from(notes).toString('base64').slice(0, 24));
       timings.push(['logbook dev: upload + planner run', performance.now() - tUpload]);
 
+      // The README's second terminal, as written, pointed at this stack's port (the README's is the default 8787).
       const t1 = performance.now();
-      const created = await fetch(`${apiUrl}/runs`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ agent: 'ops', input: 'checkout is returning 500s' }),
-      });
-      expect(created.status).toBe(201);
-      const { runId } = (await created.json()) as { runId: string };
+      const startOps = inProject('npx', 'logbook');
+      const started = await run('npx logbook runs start ops', startOps[0]!, [...startOps.slice(1), '--api', apiUrl], project, MINUTE);
+      const runId = /^run\s+(\S+)$/m.exec(started.stdout)?.[1];
+      expect(runId, started.stdout).toBeDefined();
       const done = await eventually(
         `run ${runId} to complete`,
         async () => {
@@ -422,13 +451,17 @@ describe('the packaged library, used by a new project', () => {
     },
   );
 
-  it('the installed CLI writes the same project', { timeout: 2 * MINUTE }, async () => {
+  it('the installed CLI writes the same project, packing the installed package into it byte for byte', { timeout: 2 * MINUTE }, async () => {
     const second = join(work, 'second');
-    // From inside the project, where npx finds the installed package's bin.
-    await run('npx logbook init (installed)', 'npx', ['logbook', 'init', second, '--name', 'ops-app', '--logbook', `file:${tarball}`], project, MINUTE);
-    const skip = new Set(['node_modules', 'package-lock.json', 'cdk.out', '.logbook', 'dynamodb-local-metadata.json', 'trips.ts', 'trips.test.ts']);
+    // From inside the project, where npx finds the installed package's bin; no --logbook: the
+    // default packs node_modules/logbook as it is (no build), which is the tarball it came from.
+    const { stdout } = await run('npx logbook init (installed)', 'npx', ['logbook', 'init', second, '--name', basename(project)], project, MINUTE);
+    expect(stdout).toContain(`logbook dependency: file:vendor/${basename(tarball)}, packed from the installed package at ${join(project, 'node_modules/logbook')}`);
+    // What the earlier tests made in the project (installs, synth, the dev stack, the eval export) and the added planner.
+    const skip = new Set(['node_modules', 'package-lock.json', 'cdk.out', '.logbook', 'dynamodb-local-metadata.json', 'runs.jsonl', 'trips.ts', 'trips.test.ts']);
     const files = listFiles(second, skip);
     expect(files).toEqual(listFiles(project, skip));
-    for (const file of files) expect(readFileSync(join(second, file), 'utf8'), file).toBe(readFileSync(join(project, file), 'utf8'));
+    expect(files).toContain(`vendor/${basename(tarball)}`);
+    for (const file of files) expect(readFileSync(join(second, file)).equals(readFileSync(join(project, file))), file).toBe(true);
   });
 });

@@ -91,6 +91,7 @@ describe('a stdio MCP server the worker would not have', () => {
       key: bundle ? `bundle:${bundle.entry}` : 'stdio:["/opt/bin/s"]',
       label: 'stdio:node',
       server: 's@1',
+      version: 's@1',
       transport: { kind: 'stdio', command: 'node', args: [], bundle },
       listed: [{ name: 't', inputSchema: { type: 'object' } }],
     });
@@ -100,11 +101,11 @@ describe('a stdio MCP server the worker would not have', () => {
     expect(() => shipMcpServers({ sources: [stdio({ entry: 'src/no-such-server.ts' })], uses }, { projectRoot: ROOT, stagingRoot })).toThrow(
       /bundle\.entry src\/no-such-server\.ts \(used by agent a@1\) could not be bundled: Could not resolve/,
     );
-    const http: McpToolSource = { key: undefined, label: 'https://mcp.example/mcp', server: 'h@1', transport: { kind: 'http' }, listed: [] };
+    const http: McpToolSource = { key: undefined, label: 'https://mcp.example/mcp', server: 'h@1', version: 'h@1', transport: { kind: 'http' }, listed: [] };
     expect(shipMcpServers({ sources: [http], uses }, { projectRoot: ROOT, stagingRoot })).toBeUndefined();
     const provided = shipMcpServers({ sources: [stdio(false)], uses }, { projectRoot: ROOT, stagingRoot });
     const manifest = JSON.parse(readFileSync(provided?.manifest as string, 'utf8')) as McpManifest;
-    expect(manifest.servers['stdio:["/opt/bin/s"]']).toEqual({ server: 's@1', listed: [{ name: 't', inputSchema: { type: 'object' } }] });
+    expect(manifest.servers['stdio:["/opt/bin/s"]']).toEqual({ server: 's@1', version: 's@1', listed: [{ name: 't', inputSchema: { type: 'object' } }] });
     expect(existsSync(join(provided?.dir as string, 'servers'))).toBe(true);
   });
 });

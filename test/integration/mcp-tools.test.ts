@@ -4,6 +4,7 @@
  * fakes. A "cold start" after a crash is a new connectMcpServer() (a new connection, as a new process
  * would make) and a new registry, exactly what resolveAgents builds on a fresh container.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ToolOutcomeUnknownError } from '../../lib/core/errors.js';
 import { startRun } from '../../lib/engine/start-run.js';
@@ -11,6 +12,8 @@ import type { ScriptStep } from '../../lib/models/scripted-model.js';
 import { scriptedWorld } from '../../lib/testing/scripted-world.js';
 import { toolTestContext } from '../../lib/testing/tool-context.js';
 import { spawnWorker } from '../../lib/testing/world.js';
+import { McpConnectionClosedError } from '../../lib/tools/mcp/errors.js';
+import { mcpTools } from '../../lib/tools/mcp/mcp-tools.js';
 import type { McpToolsOptions } from '../../lib/tools/mcp/options.js';
 import { killPid } from '../fixtures/mcp/fixture.js';
 import { cleanUpAfterEach, coldStart, connect, crashFirstStep, drive, fixture, mcpRun } from '../fixtures/mcp/mcp-world.js';
@@ -43,6 +46,23 @@ describe('MCP tools are pinned by the server schema, with policies from annotati
       policy: 'rerun',
       inputSchema: { type: 'object', properties: { id: { type: 'string', minLength: 1 } }, required: ['id'] },
     });
+  });
+
+  it("a server run from an installed package pins its tools under the package's name@version, not the version it reports", async () => {
+    // The MCP SDK's own example server: it says `1.0.0` in every SDK release.
+    const example = 'node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/mcpServerOutputSchema.js';
+    const sdk = (JSON.parse(readFileSync('node_modules/@modelcontextprotocol/sdk/package.json', 'utf8')) as { version: string }).version;
+    const server = await connect({ command: process.execPath, args: [example], stderr: 'ignore' }, { prefix: 'ex_' });
+    expect(server.server).toBe('mcp-output-schema-high-level-example@1.0.0');
+    expect(server.version).toBe(`@modelcontextprotocol/sdk@${sdk}`);
+    expect(server.tools.map((t) => [t.name, t.version])).toEqual([['ex_get_weather', `@modelcontextprotocol/sdk@${sdk}`]]);
+    // The description still names the server as it names itself.
+    expect(server.tools[0]!.description).toContain('Tool of MCP server mcp-output-schema-high-level-example@1.0.0.');
+    const t = await mcpRun(server, [{ text: 'hi' }]);
+    const { events } = await logOf(t.world, t.run);
+    expect((events[0] as unknown as { tools: { name: string; version: string }[] }).tools).toEqual([expect.objectContaining({ name: 'ex_get_weather', version: `@modelcontextprotocol/sdk@${sdk}` })]);
+    // The fixture runs from this repository (a bundle in node_modules/.cache, in no package): its own word.
+    expect((await connect(fixture().stdio())).version).toBe('fixture@1.0.0');
   });
 
   it('the agent overrides policies and timeouts, picks tools with include, or distrusts annotations', async () => {
@@ -299,5 +319,26 @@ describe('aborts and timeouts', () => {
     dir.hang(true);
     const payment = server.tools.find((t) => t.name === 'fx_send_payment')!;
     await expect(payment.execute({ amountCents: 1 }, toolTestContext())).rejects.toBeInstanceOf(ToolOutcomeUnknownError);
+  });
+});
+
+describe('closing what mcpTools() returns', () => {
+  it('close() ends the stdio server: its process is gone when it resolves, later calls are never sent, and the tools stay a plain array', async () => {
+    const dir = fixture();
+    const tools = await mcpTools({ transport: dir.stdio(), prefix: 'fx_', include: ['lookup'], timeoutMs: 5_000, trustAnnotations: true });
+    // What an agent's `tools: [...tools]` and a deep comparison see: the tools, no close().
+    expect([...tools].map((t) => t.name)).toEqual(['fx_lookup']);
+    expect(Object.keys(tools)).toEqual(['0']);
+    expect(JSON.stringify(tools.map((t) => t.name))).toBe('["fx_lookup"]');
+    await expect(tools[0]!.execute({ id: 'a1' }, toolTestContext())).resolves.toBe('item a1');
+    const pid = dir.initializes()[0]!.pid;
+    expect(() => process.kill(pid, 0)).not.toThrow();
+
+    await tools.close();
+    expect(() => process.kill(pid, 0)).toThrow(); // gone, not just asked to go
+    await expect(tools[0]!.execute({ id: 'a2' }, toolTestContext())).rejects.toBeInstanceOf(McpConnectionClosedError);
+    expect(dir.calls('lookup')).toHaveLength(1);
+    await tools.close(); // idempotent
+    expect(dir.initializes()).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 import { h } from './dom.js';
-import { clock } from './format.js';
+import { when } from './format.js';
 import type { RunModel } from './run-model.js';
 
 interface Entry {
@@ -53,7 +53,7 @@ export class ActionLog {
         entry.done = true;
         entry.item.className = 'recorded';
         const outcome = typeof event.outcome === 'string' ? ` ${event.outcome}` : '';
-        this.show(entry, `${entry.what}: recorded by the worker at seq ${event.seq} (${event.type}${outcome}, ${clock(event.at)}).`);
+        this.show(entry, `${entry.what}: recorded by the worker at seq ${event.seq} (${event.type}${outcome}, ${when(event.at)}).`);
       } else if (model.terminal) {
         entry.done = true;
         entry.item.className = 'refused';

@@ -2,7 +2,7 @@ import type { ActionLog } from './action-log.js';
 import { allowedActions } from './allowed-actions.js';
 import { cancel, errorText, resolve, type ResolveBody } from './api.js';
 import { h } from './dom.js';
-import { clock, pretty, relative } from './format.js';
+import { pretty, relative, when } from './format.js';
 import type { RunModel } from './run-model.js';
 import type { Attention, RunView } from './types.js';
 
@@ -200,7 +200,7 @@ export class AttentionPanel {
         const early = notBefore !== undefined && now < notBefore;
         rerun.button.disabled = early;
         rerunWhy.textContent = early
-          ? `Rerun is possible ${relative(notBefore, now)} (from ${clock(notBefore)}): until the call's deadline plus grace has passed, its first attempt may still be running.`
+          ? `Rerun is possible ${relative(notBefore, now)} (from ${when(notBefore, now)}): until the call's deadline plus grace has passed, its first attempt may still be running.`
           : 'Rerun is possible now: the call is past its deadline plus grace.';
       },
     };

@@ -1,5 +1,5 @@
 import { h, s } from './dom.js';
-import { duration, int, usd } from './format.js';
+import { duration, int, plural, usd } from './format.js';
 import { spans, type RunModel } from './run-model.js';
 
 const W = 640;
@@ -28,7 +28,7 @@ export function tokensChart(m: RunModel): HTMLElement {
     viewBox: `0 0 ${W} ${H}`,
     class: 'chart-svg',
     role: 'img',
-    'aria-label': `${steps.length} model steps, at most ${int(max)} tokens in one step, ${usd(total)} in all`,
+    'aria-label': `${plural(steps.length, 'model step')}, at most ${int(max)} ${max === 1 ? 'token' : 'tokens'} in one step, ${usd(total)} in all`,
   });
   svg.append(
     s('line', { x1: left, x2: W, y1: y(0), y2: y(0), class: 'axis' }),
@@ -39,7 +39,7 @@ export function tokensChart(m: RunModel): HTMLElement {
     const x = left + i * slot + (slot - bar) / 2;
     const inTop = y(st.inputTokens);
     const outTop = y(st.inputTokens + st.outputTokens);
-    const label = `step ${st.step}: ${int(st.inputTokens)} input + ${int(st.outputTokens)} output tokens, ${usd(st.costUsd)}${st.failed ? `, failed (${st.failed})` : ''}`;
+    const label = `step ${st.step}: ${int(st.inputTokens)} input + ${int(st.outputTokens)} output ${st.outputTokens === 1 ? 'token' : 'tokens'}, ${usd(st.costUsd)}${st.failed ? `, failed (${st.failed})` : ''}`;
     svg.append(
       s('rect', { x, y: inTop, width: bar, height: Math.max(0, y(0) - inTop), class: 'bar-in' }, s('title', {}, label)),
       s('rect', { x, y: outTop, width: bar, height: Math.max(0, inTop - outTop), class: 'bar-out' }, s('title', {}, label)),
@@ -75,7 +75,7 @@ export function durationStrip(m: RunModel, now: number): HTMLElement {
     viewBox: `0 0 ${W} ${H}`,
     class: 'chart-svg',
     role: 'img',
-    'aria-label': `${all.filter((sp) => sp.kind === 'model').length} model calls and ${all.filter((sp) => sp.kind === 'tool').length} tool attempts over ${duration(end - start)}`,
+    'aria-label': `${plural(all.filter((sp) => sp.kind === 'model').length, 'model call')} and ${plural(all.filter((sp) => sp.kind === 'tool').length, 'tool attempt')} over ${duration(end - start)}`,
   });
   svg.append(
     s('text', { x: 0, y: 8 + lane / 2 + 4, class: 'tick' }, 'model'),

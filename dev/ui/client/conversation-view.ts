@@ -1,8 +1,8 @@
 import { attachmentLink } from './attachments.js';
 import { blob, errorText } from './api.js';
-import { partialText, type Attachment, type Conversation, type Entry, type ToolEntry, type TurnEntry } from './conversation.js';
+import { approvalAsked, partialText, type Attachment, type Conversation, type Entry, type ToolEntry, type TurnEntry } from './conversation.js';
 import { h, type Child } from './dom.js';
-import { bytes, clock, duration, int, pretty, short, usd } from './format.js';
+import { bytes, duration, int, pretty, short, usd, when } from './format.js';
 import { sha256Hex } from './digest.js';
 import type { Body } from './types.js';
 
@@ -104,7 +104,7 @@ function turnSlots(runId: string, t: TurnEntry): Slot[] {
     ? ['text', a, () => (a.text ? payload(runId, '', a.text, { prose: true }) : null)]
     : ['text', t.chunks, () => (t.chunks.length > 0 ? h('p', { class: 'say streaming', 'aria-live': 'polite' }, partialText(t)) : null)];
   const status = a
-    ? `${int(a.inputTokens)} in / ${int(a.outputTokens)} out tokens · ${usd(a.costUsd)}${a.stopReason ? ` · ${a.stopReason}` : ''}`
+    ? `${int(a.inputTokens)} in / ${int(a.outputTokens)} out ${a.inputTokens + a.outputTokens === 1 ? 'token' : 'tokens'} · ${usd(a.costUsd)}${a.stopReason ? ` · ${a.stopReason}` : ''}`
     : t.state === 'failed'
       ? `failed: ${t.failure?.code ?? '?'}: ${t.failure?.message ?? ''}${t.failure?.retryable ? ' (retryable: tried again)' : ''}`
       : t.state === 'abandoned'
@@ -113,7 +113,7 @@ function turnSlots(runId: string, t: TurnEntry): Slot[] {
           ? 'writing…'
           : 'thinking…';
   return [
-    ['head', title, () => h('h3', {}, title, h('span', { class: 'when' }, clock(t.at)))],
+    ['head', title, () => h('h3', {}, title, h('span', { class: 'when' }, when(t.at)))],
     text,
     ['status', status, () => h('p', { class: `meta${t.state === 'failed' ? ' error' : ''}${t.state === 'abandoned' ? ' muted' : ''}` }, status)],
     ['output', a?.output, () => (a?.output ? payload(runId, 'Structured output', a.output) : null)],
@@ -151,7 +151,7 @@ function toolSlots(runId: string, t: ToolEntry): Slot[] {
           ` (${t.callId})`,
           t.policy ? h('span', { class: 'policy' }, t.policy) : null,
           h('span', { class: `badge ${cls}` }, state),
-          h('span', { class: 'when' }, clock(t.at)),
+          h('span', { class: 'when' }, when(t.at)),
         ),
     ],
     [
@@ -168,7 +168,7 @@ function toolSlots(runId: string, t: ToolEntry): Slot[] {
 function approvalView(runId: string, t: ToolEntry): Child {
   const a = t.approval;
   if (!a) return null;
-  const asked = `Approval asked at ${clock(a.asked)}${a.expiresAt ? `, rejected if unanswered by ${clock(a.expiresAt)}` : ''}.`;
+  const asked = approvalAsked(a);
   if (!a.decision) return h('div', { class: 'approval open' }, h('p', {}, asked));
   const verb = { approve: 'Approved', reject: 'Rejected', edit: 'Approved with edited arguments', expire: 'Expired (rejected)' }[a.decision] ?? a.decision;
   return h(
@@ -181,7 +181,7 @@ function approvalView(runId: string, t: ToolEntry): Child {
       ' ',
       h('strong', {}, verb),
       a.decision === 'expire' ? '' : ` by ${a.decidedBy ?? '?'}`,
-      a.decidedAt ? ` at ${clock(a.decidedAt)}` : '',
+      a.decidedAt ? ` at ${when(a.decidedAt)}` : '',
       a.comment ? `: “${a.comment}”` : '.',
     ),
     a.editedArgs ? payload(runId, 'Edited arguments (these ran)', a.editedArgs) : null,
@@ -194,10 +194,10 @@ function runView(t: ToolEntry): Child {
   const last = t.attempts.at(-1);
   if (last)
     parts.push(
-      `Started at ${clock(last.at)}${t.attempts.length > 1 ? ` (attempt ${last.attempt}; ${t.attempts.length - 1} earlier attempt${t.attempts.length > 2 ? 's' : ''} cut off)` : ''}.`,
+      `Started at ${when(last.at)}${t.attempts.length > 1 ? ` (attempt ${last.attempt}; ${t.attempts.length - 1} earlier attempt${t.attempts.length > 2 ? 's' : ''} cut off)` : ''}.`,
     );
-  if (t.wait?.kind === 'signal') parts.push(` Waits for signal `, h('code', {}, t.wait.signal), ` until ${clock(t.wait.until)}.`);
-  if (t.wait?.kind === 'timer') parts.push(` Sleeps until ${clock(t.wait.until)}.`);
+  if (t.wait?.kind === 'signal') parts.push(` Waits for signal `, h('code', {}, t.wait.signal), ` until ${when(t.wait.until)}.`);
+  if (t.wait?.kind === 'timer') parts.push(` Sleeps until ${when(t.wait.until)}.`);
   if (t.wait?.kind === 'child') parts.push(' Child run: ', runLink(t.wait.runId), '.');
   if (t.verified) parts.push(` verify(): ${t.verified}.`);
   return h('p', { class: 'meta' }, ...parts);
@@ -228,7 +228,7 @@ function slotsOf(runId: string, e: Entry): Slot[] {
   switch (e.kind) {
     case 'input':
       return [
-        ['head', e.agent, () => h('h3', {}, 'Input', h('span', { class: 'muted' }, ` to ${e.agent}`), h('span', { class: 'when' }, clock(e.at)))],
+        ['head', e.agent, () => h('h3', {}, 'Input', h('span', { class: 'muted' }, ` to ${e.agent}`), h('span', { class: 'when' }, when(e.at)))],
         [
           'origin',
           e.seq,
@@ -254,7 +254,7 @@ function slotsOf(runId: string, e: Entry): Slot[] {
         [
           'head',
           e.sentBy,
-          () => h('h3', {}, 'Follow-up message', h('span', { class: 'muted' }, ` from ${e.sentBy}`), h('span', { class: 'when' }, clock(e.at))),
+          () => h('h3', {}, 'Follow-up message', h('span', { class: 'muted' }, ` from ${e.sentBy}`), h('span', { class: 'when' }, when(e.at))),
         ],
         ['input', e.input, () => payload(runId, '', e.input, { prose: true })],
         ['attachments', e.attachments, () => attachments(e.attachments)],
@@ -264,7 +264,7 @@ function slotsOf(runId: string, e: Entry): Slot[] {
         [
           'head',
           e.resolved,
-          () => h('h3', {}, e.callId ? `Needs a person: call ${e.callId}` : 'Parked: needs a person', h('span', { class: 'when' }, clock(e.at))),
+          () => h('h3', {}, e.callId ? `Needs a person: call ${e.callId}` : 'Parked: needs a person', h('span', { class: 'when' }, when(e.at))),
         ],
         ['detail', e.seq, () => h('p', {}, h('strong', {}, e.reason), `: ${e.detail}`)],
         [
@@ -275,7 +275,7 @@ function slotsOf(runId: string, e: Entry): Slot[] {
               ? h(
                   'div',
                   { class: 'meta' },
-                  `Resolved: ${e.resolved.outcome}, by ${e.resolved.by} at ${clock(e.resolved.at)}.`,
+                  `Resolved: ${e.resolved.outcome}, by ${e.resolved.by} at ${when(e.resolved.at)}.`,
                   e.resolved.result ? payload(runId, 'Result given', e.resolved.result) : null,
                 )
               : h('p', { class: 'meta' }, 'Open.'),
@@ -292,24 +292,24 @@ function slotsOf(runId: string, e: Entry): Slot[] {
               {},
               `Cancel requested by ${e.by}`,
               e.reason ? h('span', { class: 'muted' }, `: ${e.reason}`) : null,
-              h('span', { class: 'when' }, clock(e.at)),
+              h('span', { class: 'when' }, when(e.at)),
             ),
         ],
       ];
     case 'end':
       if (e.status === 'completed')
         return [
-          ['head', e.seq, () => h('h3', {}, 'Answer', h('span', { class: 'badge ok' }, 'completed'), h('span', { class: 'when' }, clock(e.at)))],
+          ['head', e.seq, () => h('h3', {}, 'Answer', h('span', { class: 'badge ok' }, 'completed'), h('span', { class: 'when' }, when(e.at)))],
           ['answer', e.answer, () => (e.answer ? payload(runId, '', e.answer, { prose: true }) : null)],
           ['output', e.output, () => (e.output ? payload(runId, 'Structured output', e.output) : null)],
         ];
       if (e.status === 'failed')
         return [
-          ['head', e.seq, () => h('h3', {}, 'Run failed', h('span', { class: 'badge error' }, e.code ?? 'failed'), h('span', { class: 'when' }, clock(e.at)))],
+          ['head', e.seq, () => h('h3', {}, 'Run failed', h('span', { class: 'badge error' }, e.code ?? 'failed'), h('span', { class: 'when' }, when(e.at)))],
           ['message', e.seq, () => h('p', { class: 'error' }, e.message ?? '')],
         ];
       return [
-        ['head', e.seq, () => h('h3', {}, 'Run cancelled', h('span', { class: 'when' }, clock(e.at)))],
+        ['head', e.seq, () => h('h3', {}, 'Run cancelled', h('span', { class: 'when' }, when(e.at)))],
         [
           'unresolved',
           e.seq,

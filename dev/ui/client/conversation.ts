@@ -1,4 +1,5 @@
 import { attachmentRefsIn, type AttachmentRefView } from './attachment-refs.js';
+import { when } from './format.js';
 import { isBody, type Body, type LogEvent } from './types.js';
 
 /**
@@ -463,4 +464,9 @@ export class Conversation {
     if (turn.state === 'streaming') turn.state = turn === this.open ? 'waiting' : 'abandoned';
     return turn.id;
   }
+}
+
+/** When an approval was asked and until when it may be answered, with dates unless today (the approval card's first line). */
+export function approvalAsked(a: { asked: number; expiresAt?: number }, now: number = Date.now()): string {
+  return `Approval asked at ${when(a.asked, now)}${a.expiresAt ? `, rejected if unanswered by ${when(a.expiresAt, now)}` : ''}.`;
 }

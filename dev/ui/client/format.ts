@@ -1,7 +1,21 @@
 /** Numbers, times and sizes as people read them. No DOM here: unit tests import it. */
 
+/**
+ * Dollars as lib/core/money.ts's formatUsd shows them (rounded to micro-dollars, then four
+ * decimals under a dollar, else cents). The inspector's modules cannot import lib/ (they are
+ * served as they are, from their own root): test/unit/ui/money.test.ts holds the two together.
+ */
+export const USD_DECIMALS = 6;
+
 export function usd(value: number): string {
-  return `$${value.toFixed(value < 1 ? 4 : 2)}`;
+  const scale = 10 ** USD_DECIMALS;
+  const rounded = Number.isFinite(value) ? Math.round(value * scale) / scale : value;
+  return `$${rounded.toFixed(Math.abs(rounded) < 1 ? 4 : 2)}`;
+}
+
+/** "1 event", "3 events": lib/core/plural.ts's plural, for the inspector (which cannot import lib/). */
+export function plural(n: number, noun: string, nouns = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : nouns}`;
 }
 
 export function int(value: number): string {
@@ -28,6 +42,18 @@ export function duration(ms: number): string {
 export function clock(at: number | string): string {
   const d = new Date(at);
   return Number.isNaN(d.getTime()) ? '' : d.toISOString().slice(11, 23);
+}
+
+/**
+ * A moment a person can place: its time (as clock()) when it falls on the same UTC day as `now`,
+ * else with its date first. An approval asked today and due in three days reads "10:00:00.000",
+ * "2026-03-07 10:00:00.000", never two times that look a moment apart.
+ */
+export function when(at: number | string, now: number = Date.now()): string {
+  const d = new Date(at);
+  if (Number.isNaN(d.getTime())) return '';
+  const day = d.toISOString().slice(0, 10);
+  return day === new Date(now).toISOString().slice(0, 10) ? clock(at) : `${day} ${clock(at)}`;
 }
 
 export function dateTime(at: number | string): string {

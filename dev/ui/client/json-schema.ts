@@ -7,6 +7,8 @@
  * 400 is shown when a keyword this checker does not know (a format, a refinement) refuses it.
  * No DOM here: unit tests import it.
  */
+import { plural } from './format.js';
+
 export type JsonSchema = Record<string, unknown>;
 
 export interface SchemaIssue {
@@ -48,8 +50,8 @@ export function checkSchema(schema: JsonSchema, value: unknown, path = ''): Sche
 
   if (typeof value === 'string') {
     const length = [...value].length;
-    if (typeof schema.minLength === 'number' && length < schema.minLength) at(`at least ${schema.minLength} characters`);
-    if (typeof schema.maxLength === 'number' && length > schema.maxLength) at(`at most ${schema.maxLength} characters`);
+    if (typeof schema.minLength === 'number' && length < schema.minLength) at(`at least ${plural(schema.minLength, 'character')}`);
+    if (typeof schema.maxLength === 'number' && length > schema.maxLength) at(`at most ${plural(schema.maxLength, 'character')}`);
     if (typeof schema.pattern === 'string') {
       let re: RegExp | undefined;
       try {
@@ -69,8 +71,8 @@ export function checkSchema(schema: JsonSchema, value: unknown, path = ''): Sche
       at(`a multiple of ${schema.multipleOf}`);
   }
   if (Array.isArray(value)) {
-    if (typeof schema.minItems === 'number' && value.length < schema.minItems) at(`at least ${schema.minItems} items`);
-    if (typeof schema.maxItems === 'number' && value.length > schema.maxItems) at(`at most ${schema.maxItems} items`);
+    if (typeof schema.minItems === 'number' && value.length < schema.minItems) at(`at least ${plural(schema.minItems, 'item')}`);
+    if (typeof schema.maxItems === 'number' && value.length > schema.maxItems) at(`at most ${plural(schema.maxItems, 'item')}`);
     const prefix = Array.isArray(schema.prefixItems) ? (schema.prefixItems as JsonSchema[]) : [];
     value.forEach((item, i) => {
       const itemSchema = prefix[i] ?? (isSchema(schema.items) ? schema.items : undefined);

@@ -1,7 +1,7 @@
 import { blob, errorText } from './api.js';
 import { sha256Hex } from './digest.js';
 import { h } from './dom.js';
-import { bytes, pretty, short } from './format.js';
+import { bytes, plural, pretty, short } from './format.js';
 import { isBody, type Body, type LogEvent } from './types.js';
 import { attachmentList } from './attachments.js';
 
@@ -43,7 +43,7 @@ function inlineView(label: string, value: unknown): HTMLElement {
   return h(
     'details',
     { class: 'payload' },
-    h('summary', {}, `${label} `, h('span', { class: 'muted' }, `inline, ${text.length} chars`)),
+    h('summary', {}, `${label} `, h('span', { class: 'muted' }, `inline, ${plural(text.length, 'char')}`)),
     h('pre', { class: 'json', tabindex: '0' }, text),
     attachmentList(value),
   );

@@ -1,5 +1,5 @@
 import { h } from './dom.js';
-import { clock, duration, relative } from './format.js';
+import { duration, relative, when } from './format.js';
 import { pendingCalls, type RunModel } from './run-model.js';
 
 /** What each policy does to a call started with no result, once notAfter + grace has passed. */
@@ -25,20 +25,20 @@ export function pendingView(m: RunModel, now: number, finished: boolean): HTMLEl
   for (const c of calls) {
     const policy = c.policy ?? 'escalate';
     const due = c.appliesAt - now;
-    const when = finished
+    const state = finished
       ? 'the run has ended; the call stays unresolved'
       : due > 0
-        ? `its policy applies ${relative(c.appliesAt, now)} (at ${clock(c.appliesAt)}: notAfter + grace ${duration(m.graceMs)})`
-        : `its policy could apply since ${clock(c.appliesAt)}; the run applies it on its next step`;
+        ? `its policy applies ${relative(c.appliesAt, now)} (at ${when(c.appliesAt, now)}: notAfter + grace ${duration(m.graceMs)})`
+        : `its policy could apply since ${when(c.appliesAt, now)}; the run applies it on its next step`;
     list.append(
       h(
         'li',
         { class: due > 0 ? 'waiting' : 'due' },
         h('strong', {}, `${c.name} (${c.callId})`),
-        ` attempt ${c.last.attempt}, started ${clock(c.last.startedAt)}, not after ${clock(c.last.notAfter)}. `,
+        ` attempt ${c.last.attempt}, started ${when(c.last.startedAt, now)}, not after ${when(c.last.notAfter, now)}. `,
         h('span', { class: 'policy' }, `Policy ${policy}: ${POLICY_EFFECT[policy] ?? policy}`),
         '; ',
-        when,
+        state,
         '.',
       ),
     );

@@ -5,7 +5,7 @@ import { AttentionPanel } from './attention.js';
 import { budgetsView } from './budgets.js';
 import { durationStrip, tokensChart } from './charts.js';
 import { fill, h } from './dom.js';
-import { dateTime, pretty, short, truncate } from './format.js';
+import { dateTime, plural, pretty, short, truncate } from './format.js';
 import { pendingView } from './pending.js';
 import { emptyModel } from './run-model.js';
 import { RunViews } from './run-views.js';
@@ -133,5 +133,5 @@ export async function runPage(root: HTMLElement, runId: string): Promise<void> {
   await refresh();
   clearInterval(timer);
   render();
-  live.textContent = `Finished: ${view.status}. The log is complete (${model.lastSeq} events).`;
+  live.textContent = `Finished: ${view.status}. The log is complete (${plural(model.lastSeq, 'event')}).`;
 }

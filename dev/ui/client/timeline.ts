@@ -1,5 +1,5 @@
 import { h } from './dom.js';
-import { clock, duration, truncate, usd } from './format.js';
+import { duration, plural, truncate, usd, when } from './format.js';
 import { bodiesOf, bodyView, rawEventView } from './payload.js';
 import { facts, foldEvent, type RunModel } from './run-model.js';
 import type { LogEvent } from './types.js';
@@ -80,14 +80,14 @@ export class Timeline {
       foldEvent(this.model, e);
       this.body.append(this.row(e));
     }
-    this.count.textContent = `${this.model.lastSeq} events`;
+    this.count.textContent = plural(this.model.lastSeq, 'event');
   }
 
   private row(e: LogEvent): HTMLTableRowElement {
     const f = facts(this.model, e);
     const previous = this.model.previousAt.get(e.seq);
     const result = f.ok === undefined ? '' : f.ok ? 'ok' : 'error';
-    const call = [f.policy, f.attempt ? `attempt ${f.attempt}` : '', f.notAfter ? `not after ${clock(f.notAfter)}` : ''].filter(Boolean).join(' · ');
+    const call = [f.policy, f.attempt ? `attempt ${f.attempt}` : '', f.notAfter ? `not after ${when(f.notAfter)}` : ''].filter(Boolean).join(' · ');
     const details = h('td', { class: 'details' }, h('span', { class: 'what' }, describe(e)));
     for (const [label, body] of bodiesOf(e)) details.append(bodyView(this.runId, label, body));
     details.append(rawEventView(e));
@@ -95,7 +95,7 @@ export class Timeline {
       'tr',
       { id: `seq-${e.seq}`, class: `event type-${e.type.replace(/[^a-z_]/g, '')}` },
       h('td', { class: 'num' }, e.seq),
-      h('td', { class: 'time' }, clock(e.at), previous === undefined ? '' : h('span', { class: 'sub' }, `+${duration(e.at - previous)}`)),
+      h('td', { class: 'time' }, when(e.at), previous === undefined ? '' : h('span', { class: 'sub' }, `+${duration(e.at - previous)}`)),
       h('td', {}, h('code', {}, e.type)),
       h('td', {}, f.tool ?? '', call ? h('span', { class: 'sub' }, call) : ''),
       h('td', {}, f.tokens ?? '', f.costUsd === undefined ? '' : h('span', { class: 'sub' }, usd(f.costUsd))),

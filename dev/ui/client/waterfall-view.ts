@@ -1,5 +1,5 @@
 import { h, s } from './dom.js';
-import { duration, int, usd } from './format.js';
+import { duration, int, plural, usd } from './format.js';
 import type { LogEvent } from './types.js';
 import { layoutWaterfall, type Bar, type WaterfallLayout } from './waterfall.js';
 
@@ -35,7 +35,7 @@ export function waterfallFigure(layout: WaterfallLayout): HTMLElement {
     viewBox: `0 0 ${W} ${H}`,
     class: 'chart-svg waterfall-svg',
     role: 'img',
-    'aria-label': `${bars.filter((b) => b.kind === 'step').length} steps, ${models.length} model calls (${usd(cost)}), ${bars.filter((b) => b.kind === 'tool').length} tool attempts over ${duration(layout.end - layout.start)}; ${gaps.length} waits`,
+    'aria-label': `${plural(bars.filter((b) => b.kind === 'step').length, 'step')}, ${plural(models.length, 'model call')} (${usd(cost)}), ${plural(bars.filter((b) => b.kind === 'tool').length, 'tool attempt')} over ${duration(layout.end - layout.start)}; ${plural(gaps.length, 'wait')}`,
   });
   svg.append(
     s('line', { x1: x(0), x2: x(1), y1: H - 22, y2: H - 22, class: 'axis' }),

@@ -11,14 +11,21 @@ import { DEFAULT_CONNECT_TIMEOUT_MS, describeTransport, MCP_META_KEYS, type McpC
 import { mayDestroy, policyFor } from './policy.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './result-cap.js';
 import { toolOutput } from './result.js';
+import { serverPackage } from './server-package.js';
 import { MCP_SOURCE, toolSource, type ShippedServer } from './shipped-servers.js';
 import { cleanSchemaText, DEFAULT_MAX_DESCRIPTION_CHARS, stripInvisible, wrapServerDescription } from './untrusted-text.js';
 
 /** What `connectMcpServer()` returns: the server's tools as Logbook tools, over one kept connection. */
 export interface McpServerTools {
   tools: ToolDefinition<Record<string, unknown>>[];
-  /** `name@version` from the server's `initialize`; the version of every tool it lists. */
+  /** `name@version` from the server's `initialize` (in its tools' descriptions and in errors). */
   server: string;
+  /**
+   * The version every tool of it is pinned under: the installed package's `name@version` when the
+   * server runs from one (a stdio `bundle.entry` or script inside node_modules), else `server`
+   * (server-package.ts says why).
+   */
+  version: string;
   /** Connections made so far: 1 for a warm container whose server stayed up. */
   readonly connects: number;
   /**
@@ -42,9 +49,10 @@ export async function openMcpServer(options: McpToolsOptions): Promise<McpServer
   try {
     const listed = await connection.listTools();
     const info = connection.serverInfo();
-    // Self-reported, so without invisible characters: it is the tools' pinned version and shows in errors.
+    // Self-reported, so without invisible characters: it shows in descriptions and errors.
     const server = info ? stripInvisible(`${info.name}@${info.version}`) : label;
-    return serverTools(buildTools(listed, options, connection, server, label), server, connection);
+    const version = serverPackage(options.transport) ?? server;
+    return serverTools(buildTools(listed, options, connection, { server, version, label }), { server, version }, connection);
   } catch (error) {
     await connection.close();
     throw error;
@@ -59,7 +67,8 @@ export async function openMcpServer(options: McpToolsOptions): Promise<McpServer
 export function shippedMcpServer(options: McpToolsOptions, shipped: ShippedServer): McpServerTools {
   const label = describeTransport(options.transport);
   const connection = connectionFor(options, shipped.transport, label);
-  return serverTools(buildTools(shipped.listed as Tool[], options, connection, shipped.server, label), shipped.server, connection);
+  const names = { server: shipped.server, version: shipped.version };
+  return serverTools(buildTools(shipped.listed as Tool[], options, connection, { ...names, label }), names, connection);
 }
 
 function connectionFor(options: McpToolsOptions, transport: McpTransport, label: string): McpConnection {
@@ -72,10 +81,10 @@ function connectionFor(options: McpToolsOptions, transport: McpTransport, label:
   });
 }
 
-function serverTools(tools: ToolDefinition<Record<string, unknown>>[], server: string, connection: McpConnection): McpServerTools {
+function serverTools(tools: ToolDefinition<Record<string, unknown>>[], names: { server: string; version: string }, connection: McpConnection): McpServerTools {
   return {
     tools,
-    server,
+    ...names,
     get connects() {
       return connection.connects;
     },
@@ -87,11 +96,11 @@ function buildTools(
   listed: Tool[],
   options: McpToolsOptions,
   connection: McpConnection,
-  server: string,
-  label: string,
+  identity: { server: string; version: string; label: string },
 ): ToolDefinition<Record<string, unknown>>[] {
+  const { server, version, label } = identity;
   // What the CDK construct reads of each tool at synth time, to ship the server with the worker.
-  const source = toolSource(options.transport, label, server, listed);
+  const source = toolSource(options.transport, label, { server, version }, listed);
   // Phase 1: choose. Tools that demand task-based execution cannot be called with a plain tools/call.
   const byName = new Map(listed.map((t) => [t.name, t]));
   const include = options.include;
@@ -130,7 +139,7 @@ function buildTools(
     const approval = approvalFor(tool, options);
     const defined = defineTool<Record<string, unknown>>({
       name,
-      version: server,
+      version,
       description:
         options.descriptions?.[tool.name] ?? wrapServerDescription(tool.description ?? tool.title ?? tool.annotations?.title ?? tool.name, server, maxChars),
       input: jsonSchemaInput(cleanSchemaText(tool.inputSchema, maxChars) as Record<string, unknown>, `MCP server ${server}: tool ${tool.name}`),

@@ -31,8 +31,10 @@ export interface McpToolSource {
   key: string | undefined;
   /** `stdio:<command>` or the URL without credentials (describeTransport). */
   label: string;
-  /** `name@version` from `initialize`: the version every tool of it is pinned with. */
+  /** `name@version` from `initialize`. */
   server: string;
+  /** What every tool of it is pinned under (server-package.ts). */
+  version: string;
   transport: { kind: 'http' } | { kind: 'stdio'; command: string; args: string[]; bundle?: { entry: string; args?: string[] } | false };
   /** The tools as the server listed them (before Logbook's cleaning, which runs again from these). */
   listed: unknown[];
@@ -44,6 +46,8 @@ const manifestSchema = z.object({
     z.string(),
     z.object({
       server: z.string(),
+      /** The tools' pinned version (absent: `server`). */
+      version: z.string().optional(),
       listed: z.array(z.record(z.string(), z.unknown())),
       /** The bundled server, relative to the manifest (worker only; a `bundle: false` server has none). */
       script: z.string().optional(),
@@ -61,14 +65,15 @@ export function shippedKey(transport: McpTransport): string | undefined {
   return `stdio:${JSON.stringify([transport.command, ...(transport.args ?? [])])}`;
 }
 
-export function toolSource(transport: McpTransport, label: string, server: string, listed: unknown[]): McpToolSource {
+export function toolSource(transport: McpTransport, label: string, names: { server: string; version: string }, listed: unknown[]): McpToolSource {
   const key = shippedKey(transport);
-  if (isHttpTransport(transport)) return { key, label, server, transport: { kind: 'http' }, listed };
+  const { server, version } = names;
+  if (isHttpTransport(transport)) return { key, label, server, version, transport: { kind: 'http' }, listed };
   const bundle =
     transport.bundle === undefined
       ? {}
       : { bundle: transport.bundle ? { entry: transport.bundle.entry, args: [...(transport.bundle.args ?? [])] } : (false as const) };
-  return { key, label, server, transport: { kind: 'stdio', command: transport.command, args: [...(transport.args ?? [])], ...bundle }, listed };
+  return { key, label, server, version, transport: { kind: 'stdio', command: transport.command, args: [...(transport.args ?? [])], ...bundle }, listed };
 }
 
 let loaded: { path: string; manifest: McpManifest } | undefined;
@@ -95,6 +100,7 @@ function manifest(env: Record<string, string | undefined>): { path: string; mani
 /** A server shipped with this function: its tools as listed at synth time, and how to start it here. */
 export interface ShippedServer {
   server: string;
+  version: string;
   listed: unknown[];
   transport: McpStdioTransport;
 }
@@ -120,8 +126,9 @@ export function shippedServer(transport: McpTransport, env: Record<string, strin
   }
   const { env: childEnv, cwd, stderr } = transport;
   const rest = { ...(childEnv ? { env: childEnv } : {}), ...(cwd && !transport.bundle ? { cwd } : {}), ...(stderr ? { stderr } : {}) };
-  if (entry.script === undefined) return { server: entry.server, listed: entry.listed, transport: { ...transport } };
+  const names = { server: entry.server, version: entry.version ?? entry.server };
+  if (entry.script === undefined) return { ...names, listed: entry.listed, transport: { ...transport } };
   // `node` in Lambda is the runtime's own binary, which is running this code.
   const script = resolve(dirname(found.path), entry.script);
-  return { server: entry.server, listed: entry.listed, transport: { command: process.execPath, args: [script, ...(entry.args ?? [])], ...rest } };
+  return { ...names, listed: entry.listed, transport: { command: process.execPath, args: [script, ...(entry.args ?? [])], ...rest } };
 }

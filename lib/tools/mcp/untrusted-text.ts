@@ -7,6 +7,7 @@
  * and labelled: invisible and control characters removed, a length cap, and every description
  * wrapped in markers the server cannot forge, saying whose text it is and that it is data.
  */
+import { plural } from '../../core/plural.js';
 
 export const DEFAULT_MAX_DESCRIPTION_CHARS = 2_000;
 
@@ -43,7 +44,7 @@ export function cleanServerText(text: string, maxChars: number): string {
 function capped(text: string, maxChars: number): string {
   const chars = [...text];
   if (chars.length <= maxChars) return text;
-  return `${chars.slice(0, maxChars).join('')} [cut: ${chars.length - maxChars} more characters]`;
+  return `${chars.slice(0, maxChars).join('')} [cut: ${plural(chars.length - maxChars, 'more character')}]`;
 }
 
 /** A server's self-reported `name@version`, reduced to characters that cannot carry words of instruction. */

@@ -22,10 +22,19 @@ const booker = defineAgent({
   },
   tools: [],
 });
+// Takes extra fields on purpose: z.looseObject keeps them.
+const loose = defineAgent({
+  name: 'loose',
+  version: '1',
+  model: { id: 'scripted:test', maxOutputTokens: 64 },
+  input: z.looseObject({ ticket: z.string() }),
+  system: { version: 's', text: (i) => `Ticket ${i.ticket}.` },
+  tools: [],
+});
 const plain = defineAgent({ name: 'plain', version: '1', model: { id: 'scripted:test', maxOutputTokens: 64 }, system: { version: 's', text: 'hi' }, tools: [] });
 
 function setup() {
-  const w = agentWorld([booker, plain], { 'scripted:test': new ScriptedModel([{ text: 'ok' }]) });
+  const w = agentWorld([booker, loose, plain], { 'scripted:test': new ScriptedModel([{ text: 'ok' }]) });
   const app = createApiApp({ service: engineRunService(w.worker.deps), caller: () => ({ tenant: 'acme', principal: 'me' }) });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await app.request(path, { method, ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}) });
@@ -45,6 +54,22 @@ describe('typed input over HTTP', () => {
     expect(await nothingWritten(world, { tenant: 'acme', runId: 'r1' })).toBe(true);
     const ok = await call('POST', '/runs', { agent: 'booker', runId: 'r1', input: { customer: { email: 'a@b.co' }, nights: 1 } });
     expect(ok.status).toBe(201);
+  });
+
+  it('POST /runs with a field the z.object schema does not name: 400 naming it (zod would drop it), nothing written; z.looseObject takes it', async () => {
+    const { world, call } = setup();
+    const res = await call('POST', '/runs', { agent: 'booker', runId: 'r-extra', input: { customer: { email: 'a@b.co', emial: 'typo' }, nights: 1, dryRun: true } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('validation_error');
+    expect(res.body.error.issues).toEqual([
+      { path: 'body.input.customer.emial', message: expect.stringMatching(/^unknown field/) },
+      { path: 'body.input.dryRun', message: expect.stringMatching(/^unknown field/) },
+    ]);
+    expect(await nothingWritten(world, { tenant: 'acme', runId: 'r-extra' })).toBe(true);
+    const kept = await call('POST', '/runs', { agent: 'loose', runId: 'r-loose', input: { ticket: 'T-1', priority: 'high' } });
+    expect(kept.status).toBe(201);
+    const started = (await world.storage.log.readOne({ tenant: 'acme', runId: 'r-loose' }, 1)) as { input: { value: unknown } };
+    expect(started.input.value).toEqual({ ticket: 'T-1', priority: 'high' });
   });
 
   it('instructions that throw: 400 instructions_failed, nothing written', async () => {
