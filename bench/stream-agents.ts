@@ -7,9 +7,13 @@ import { defineAgents } from '../lib/index.js';
 import type { ModelClient } from '../lib/ports/model-client.js';
 import { BENCH_MODEL_ID, benchAgent, benchModel } from './bench-agent.js';
 
-/** One piece: `|<epoch ms>|` padded to a fixed width, so the text length is known up front. */
+/**
+ * One piece: `|<epoch ms>|` padded to a fixed width, so the text length is known up front, and
+ * ending in a space like a word: the stream's redaction holds back the last word of the text so far
+ * (it could still grow into a secret), so text with no space in it would be held to the end.
+ */
 export const PIECE_CHARS = 16;
-export const piece = (at: number) => `|${at}|`.padEnd(PIECE_CHARS, '.');
+export const piece = (at: number) => `${`|${at}|`.padEnd(PIECE_CHARS - 1, '.')} `;
 
 export function streamingModel(turns: number, chars: number, charsPerSecond: number): ModelClient {
   const inner = benchModel(turns);

@@ -107,7 +107,7 @@ describe.skipIf(!endpoints)('the AI SDK chat client on the local stack', () => {
   };
 
   it('starts a run, stops at the approval, goes on once approved, answers a follow-up: the messages equal the log', async () => {
-    const net = breakingFetch(900);
+    const net = breakingFetch(400);
     const { chat } = newChat(`chat-${Date.now()}`, net.fetch);
     await chat.sendMessage({ text: 'Order 1001 arrived broken.' });
     expect(chat.error).toBeUndefined();
