@@ -6,6 +6,7 @@ import { telemetryLines } from '../local/telemetry-text.js';
 import { parseCommandArgs } from './args.js';
 import { UsageError, type Output } from './output.js';
 import { startRunHint } from './example-input.js';
+import { plural } from '../../lib/core/plural.js';
 export { DEV_USAGE } from './usage.js';
 
 export function parsePort(value: string | undefined): number | undefined {
@@ -92,7 +93,7 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     io.err(`Agents:   ${agents.join(', ')}`);
     io.err(`Worker:   ${stack.runner.stats.starts} local Lambda sandbox(es); logs in ${stack.workerLog}`);
     const limit = Number(stack.env.LOGBOOK_MAX_ACTIVE_RUNS);
-    io.err(`Limit:    ${limit > 0 ? `${limit} unfinished runs per tenant (--max-active-runs N; 0: none)` : 'none (--max-active-runs 0)'}`);
+    io.err(`Limit:    ${limit > 0 ? `${plural(limit, 'unfinished run')} per tenant (--max-active-runs N; 0: none)` : 'none (--max-active-runs 0)'}`);
     io.err(`Inspector: ${stack.uiUrl}`);
     for (const line of telemetryLines(stack.telemetry)) io.err(line);
     const first = stack.runtime.engine.registry.list()[0];

@@ -1,3 +1,4 @@
+import { plural } from './plural.js';
 /**
  * How an error repeats what a client sent: only a short, name-shaped value that holds no secret
  * (`unknown agent "suport"` helps with a typo); anything else is described, not repeated, so a
@@ -8,5 +9,5 @@ const NAME_SHAPED = /^[A-Za-z0-9_.:@+-]+$/;
 
 export function echoValue(value: string, redact: (text: string) => string): string {
   if (value.length <= MAX_ECHO_CHARS && NAME_SHAPED.test(value) && redact(value) === value) return JSON.stringify(value);
-  return `(${value.length} characters, not repeated)`;
+  return `(${plural(value.length, 'character')}, not repeated)`;
 }

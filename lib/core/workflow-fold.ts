@@ -3,6 +3,7 @@ import type { EventOf, ResolutionOutcome, RunEvent } from './events.js';
 import type { RunState } from './state.js';
 import { opCallId, opOfCallId, type OpKind } from './workflow-events.js';
 import type { OpResult, OpState, WorkflowState } from './workflow-state.js';
+import { plural } from './plural.js';
 
 /**
  * Fold rules of a workflow run's operation events (workflow-events.ts). Pure, like fold.ts, which
@@ -30,7 +31,7 @@ function workflowOf(s: RunState, e: RunEvent): WorkflowState {
 /** The operation an event names, or undefined when it has none yet; kind and name must match. */
 function existing(s: RunState, e: OpEvent): OpState | undefined {
   const wf = workflowOf(s, e);
-  if (e.op > s.started.budgets.maxSteps) fail(e, `operation ${e.op} is past the run's ${s.started.budgets.maxSteps} steps`);
+  if (e.op > s.started.budgets.maxSteps) fail(e, `operation ${e.op} is past the run's ${plural(s.started.budgets.maxSteps, 'step')}`);
   const op = wf.ops[e.op - 1] ?? undefined;
   if (op && (op.kind !== e.kind || op.name !== e.name)) fail(e, `operation ${e.op} is ${op.kind} "${op.name}", not ${e.kind} "${e.name}"`);
   if (op?.status === 'done') fail(e, `operation ${e.op} already has a result`);

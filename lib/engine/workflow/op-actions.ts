@@ -12,6 +12,7 @@ import type { OpRequest } from './op-specs.js';
 import { bounded, notJson, startStep, stepTimeoutMs } from './step-execution.js';
 import { cancelChildRun, ensureChild, startChildOp } from './op-children.js';
 import { toolContext } from '../tool-runner.js';
+import { plural } from '../../core/plural.js';
 
 /** 'stop': the driver stopped acting (time, lease, a failure); 'ok': go on with the next operation. */
 export type ActResult = 'ok' | 'stop';
@@ -74,7 +75,7 @@ async function startOperation(driver: Driver, request: OpRequest): Promise<ActRe
   const now = deps.clock.now();
   const budgets = state.started.budgets;
   if (request.op > budgets.maxSteps) {
-    driver.stop({ kind: 'fail', code: 'budget_exceeded:steps', message: `operation ${request.op} would pass the run's ${budgets.maxSteps} steps` });
+    driver.stop({ kind: 'fail', code: 'budget_exceeded:steps', message: `operation ${request.op} would pass the run's ${plural(budgets.maxSteps, 'step')}` });
     return 'stop';
   }
   if (now >= budgets.deadlineAt) {

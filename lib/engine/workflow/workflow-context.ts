@@ -3,6 +3,7 @@ import { SIGNAL_NAME, type OpKind } from '../../core/workflow-events.js';
 import { PartialFailureError, WorkflowUsageError } from '../../core/workflow-errors.js';
 import type { WorkflowContext, WorkflowDefinition } from '../../authoring/workflow-types.js';
 import type { OpSpec } from './op-specs.js';
+import { plural } from '../../core/plural.js';
 
 /** Set while a step's function runs: an operation asked for inside it is a bug, refused at once. */
 export const insideStep = new AsyncLocalStorage<string>();
@@ -30,7 +31,7 @@ export function workflowContext(driver: OpRequester, run: { tenant: string; runI
     const within = insideStep.getStore();
     if (within !== undefined)
       return usage(`ctx.${kind === 'child' ? 'agent/workflow' : kind}("${name}") inside step "${within}": operations cannot nest in a step`);
-    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME) return usage(`an operation name must be 1-${MAX_NAME} characters`);
+    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME) return usage(`an operation name must be 1 to ${plural(MAX_NAME, 'character')}`);
     return driver.request(kind, name, spec);
   };
   const ctx: WorkflowContext = {
