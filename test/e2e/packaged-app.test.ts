@@ -21,7 +21,9 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { traceIdOf } from '../../lib/engine/tracing/trace-span.js';
 import { ownAgentCommands, type Command } from '../fixtures/readme-commands.js';
+import { startOtlpReceiver } from '../integration/otlp-receiver.js';
 import { eventually } from '../integration/runtime-helpers.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -55,8 +57,8 @@ function userEnv(): NodeJS.ProcessEnv {
 const tail = (text: string, lines = 25) => text.trimEnd().split('\n').slice(-lines).join('\n');
 
 /** A process group of its own, so a timeout or the cleanup can stop everything it started. */
-function start(cmd: string, args: string[], cwd: string): ChildProcess {
-  return spawn(cmd, args, { cwd, env: userEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
+  return spawn(cmd, args, { cwd, env: { ...userEnv(), ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
@@ -313,7 +315,11 @@ describe('the packaged library, used by a new project', () => {
       // node_modules/.bin/logbook is what `npx logbook` runs; started directly so the signal reaches
       // the CLI itself (npm's exec wrapper does not forward SIGTERM to it). src/trips.ts serves the
       // planner and the template's ops agent.
-      dev = start(join(project, 'node_modules/.bin/logbook'), ['dev', '--agents', 'src/trips.ts', '--port', '0', '--json'], project);
+      // Tracing by the standard variable alone (issue 31): the installed CLI exports to this receiver.
+      const receiver = await startOtlpReceiver();
+      dev = start(join(project, 'node_modules/.bin/logbook'), ['dev', '--agents', 'src/trips.ts', '--port', '0', '--json'], project, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      });
       let stdout = '';
       let stderr = '';
       dev.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -409,6 +415,25 @@ describe('the packaged library, used by a new project', () => {
       };
       expect(streamed.done).toBe(true);
       expect(streamed.items.filter((i) => i.type === 'event').map((i) => i.event?.seq)).toEqual(events.map((_, i) => i + 1));
+      // The AI SDK's UI message stream of the same run (issue 31): its header, the answer's text, the end
+      // (an event's last chunk carries an `id:` line before its `data:` line, the client's resume cursor).
+      const chat = await fetch(`${apiUrl}/runs/${runId}/chat?from=0`);
+      expect(chat.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(chat.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+      const parts = (await chat.text())
+        .split('\n')
+        .filter((line) => line.startsWith('data: {'))
+        .map((line) => (JSON.parse(line.slice(6)) as { type: string }).type);
+      expect(parts[0]).toBe('start');
+      expect(parts).toContain('text-delta');
+      expect(parts).toContain('tool-output-available');
+      expect(parts.at(-1)).toBe('finish');
+      // Each step sent its spans before its head moved: the finished run's trace is at the receiver.
+      const trace = traceIdOf({ tenant: 'local', runId: runId! });
+      const spans = receiver.spans.filter((sp) => sp.traceId === trace);
+      expect(spans.filter((sp) => sp.name === 'invoke_agent ops')).toHaveLength(1);
+      expect(spans.filter((sp) => sp.name.startsWith('execute_tool '))).toHaveLength(2);
+      await receiver.close();
       const ui = await fetch(`${apiUrl}/ui/runs/${runId}`);
       expect(ui.status).toBe(200);
       expect(await ui.text()).toContain('<script');
