@@ -27,6 +27,9 @@ export interface WorkflowBenchReport {
   replayLateMs: number;
   replayCpuPerOpUs: number;
   perStepEarlyMs: number;
+  /** The snapshot a cold invocation loads, first → last tenth of the invocations (bytes). */
+  snapshotEarlyBytes: number;
+  snapshotLateBytes: number;
   perStepLateMs: number;
   invocations: number;
   completed: boolean;
@@ -93,6 +96,8 @@ export async function measureWorkflows(
     replayLateMs: replayLate,
     replayCpuPerOpUs,
     perStepEarlyMs: perStep(early),
+    snapshotEarlyBytes: avg(early.map((i) => i.s3Bytes)),
+    snapshotLateBytes: avg(late.map((i) => i.s3Bytes)),
     perStepLateMs: perStep(late),
     invocations: seq.invocations.length,
     completed: seq.outcome === 'ended',
@@ -119,6 +124,7 @@ function format(
     `| sequential steps per second (cold container per invocation) | ${f(r.stepsPerSecond, 0)} | |`,
     `| overhead between two steps, at step 10 → at step ${o.steps - 20} (median of 20 gaps) | ${f(r.gapEarlyMs)} → ${f(r.gapLateMs)} ms (ratio ${f(ratio(r.gapLateMs, r.gapEarlyMs))}) | not growing |`,
     `| an invocation's claim to its first live step (snapshot, tail, replay), first → last tenth of ${plural(r.invocations, 'invocation')} | ${f(r.replayEarlyMs)} → ${f(r.replayLateMs)} ms | |`,
+    `| snapshot bytes a cold invocation loads (S3), first → last tenth | ${f(r.snapshotEarlyBytes / 1024, 1)} → ${f(r.snapshotLateBytes / 1024, 1)} KB | |`,
     `| CPU per replayed op (claim to first live step, last tenth less first, per op between) | ${f(r.replayCpuPerOpUs, 1)} µs | |`,
     `| ms per step with its invocation's share of the replay, first → last tenth | ${f(r.perStepEarlyMs)} → ${f(r.perStepLateMs)} (ratio ${f(ratio(r.perStepLateMs, r.perStepEarlyMs))}) | |`,
     `| ctx.map of ${r.fan.fanout} child workflows | ${r.fan.completed ? 'completed' : 'NOT completed'} in ${f(r.fan.ms / 1000, 1)} s, max queue depth ${r.fan.maxQueueDepth}, ${f(r.fan.ticks / r.fan.steps)} ticks per step (${r.fan.ticks} ticks, ${r.fan.steps} steps) | completes |`,

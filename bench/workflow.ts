@@ -151,12 +151,35 @@ async function nextTick(receiver: SqsTickReceiver) {
   }
 }
 
+/** Bytes of every S3 object read through these clients (the snapshots a cold invocation loads). */
+const s3Read = new WeakMap<object, { bytes: number }>();
+function s3BytesRead(env: BenchEnv): { bytes: number } {
+  let got = s3Read.get(env.clients.s3);
+  if (!got) {
+    const counter = { bytes: 0 };
+    got = counter;
+    s3Read.set(env.clients.s3, counter);
+    type Mw = (next: (a: unknown) => Promise<{ output: { ContentLength?: number } }>) => (a: unknown) => Promise<{ output: { ContentLength?: number } }>;
+    (env.clients.s3 as unknown as { middlewareStack: { add(mw: Mw, o: { step: 'initialize'; name: string }): void } }).middlewareStack.add(
+      (next) => async (args) => {
+        const result = await next(args);
+        counter.bytes += result.output.ContentLength ?? 0;
+        return result;
+      },
+      { step: 'initialize', name: 'workflowBenchS3Bytes' },
+    );
+  }
+  return got;
+}
+
 /** One invocation of a sequential run: what it did and what it cost. */
 export interface Invocation {
   /** Index of its first live step. */
   from: number;
   steps: number;
   itemsRead: number;
+  /** Bytes it read from S3 (the snapshot). */
+  s3Bytes: number;
   ms: number;
   cpuMs: number;
   /** Claim to its first live step: the snapshot, the tail, and the code replayed over them. */
@@ -197,6 +220,7 @@ export async function sequential(env: BenchEnv, opts: { steps: number; slice: nu
   });
   const before = snapshot(env.counters);
   const invocations: Invocation[] = [];
+  const s3 = s3BytesRead(env);
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   let outcome = '';
@@ -205,6 +229,7 @@ export async function sequential(env: BenchEnv, opts: { steps: number; slice: nu
     const c = container(env, probe, maxSteps);
     probe.inInvocation = 0;
     probe.firstCpu = undefined;
+    const bytes0 = s3.bytes;
     const t = performance.now();
     const cpu = process.cpuUsage();
     const result = await runStep(c.engine, msg.tick, { owner: 'wf-bench', deadlineAt: clock.now() + INVOCATION_MS, minTurnMs: 1 });
@@ -217,6 +242,7 @@ export async function sequential(env: BenchEnv, opts: { steps: number; slice: nu
       from: done,
       steps: probe.inInvocation,
       itemsRead: c.store.stats.itemsRead,
+      s3Bytes: s3.bytes - bytes0,
       ms: performance.now() - t,
       cpuMs: (used.user + used.system) / 1000,
       replayMs: first !== undefined && probe.inInvocation > 0 ? first - t : 0,
