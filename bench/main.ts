@@ -18,6 +18,8 @@
  *                                          #   (--max-open-streams 1000: the poll back-off alone, no cap)
  *   npm run bench -- --stream --chat       # the same, each run read by the AI SDK's client (logbook/chat + readUIMessageStream)
  *   npm run bench -- --tracing --turns 200  # CPU per turn with OpenTelemetry tracing on vs off (memory, then emulators)
+ *   npm run bench -- --workflow            # workflow steps: writes per policy, reads per decile, replay, a 1,000-way ctx.map, $/M steps
+ *   npm run bench -- --workflow --steps 2000 --fanout 200 --slice 500  # smaller
  *   npm run bench -- --eval 200            # logbook eval over 200 recorded booking runs: runs/s, side effects (0), a planted prompt change
  */
 import { COST_DOC, writeCostSection } from './cost-section.js';
@@ -57,6 +59,11 @@ const { values } = parseArgs({
     tracing: { type: 'boolean', default: false },
     workers: { type: 'string' },
     eval: { type: 'string' },
+    workflow: { type: 'boolean', default: false },
+    steps: { type: 'string', default: '10000' },
+    fanout: { type: 'string', default: '1000' },
+    slice: { type: 'string', default: '500' },
+    pollers: { type: 'string', default: '8' },
   },
 });
 
@@ -71,6 +78,21 @@ if (values.flood !== undefined) {
     dynamo: values.dynamo as 'auto',
   });
   process.exit(report.completed === report.runs && report.otherCompleted ? 0 : 1);
+}
+if (values.workflow) {
+  const { runWorkflowBench } = await import('./workflow-bench.js');
+  const steps = Number(values.steps);
+  const report = await runWorkflowBench({
+    steps,
+    fanout: Number(values.fanout),
+    slice: Number(values.slice),
+    pollers: Number(values.pollers),
+    dynamo: values.dynamo as 'auto',
+    snapshotEvery: Number(values['snapshot-every']),
+  });
+  console.log(`npm run bench -- --workflow --steps ${steps} --fanout ${values.fanout} --slice ${values.slice} (${cpus().length} cores, ${values.dynamo})\n`);
+  console.log(report.text);
+  process.exit(report.completed && report.fan.completed ? 0 : 1);
 }
 if (values.eval !== undefined) {
   const { runEvalBench } = await import('./eval.js');
