@@ -77,3 +77,11 @@ export {
   type WorkflowRunVerdict,
   type OpName,
 } from './workflow-replay.js';
+export {
+  checkWorkflowDeterminism,
+  formatDeterminismReport,
+  type DeterminismOptions,
+  type DeterminismReport,
+  type DeterminismDivergence,
+} from './workflow-determinism.js';
+export { answerWaits, type WaitAnswers } from './workflow-outside.js';

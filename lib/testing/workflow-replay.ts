@@ -36,6 +36,8 @@ export type WorkflowReplayResult =
       replayed: number;
       ends: 'completed' | 'threw' | 'would_run' | 'waits' | 'awaits_outside';
       wouldRun?: OpName & { op: number };
+      /** What the code returned (ends completed): a determinism check compares it with the recorded output. */
+      output?: unknown;
     }
   | { verdict: 'diverged'; replayed: number; op: number; expected: OpName; found?: OpName; message: string };
 
@@ -78,7 +80,7 @@ export async function replayWorkflowState(definition: WorkflowDefinition, state:
   let nextOp = 1;
   let delivered = 0;
   let diverged: Extract<WorkflowReplayResult, { verdict: 'diverged' }> | undefined;
-  let settled: { ok: boolean } | undefined;
+  let settled: { ok: boolean; value?: unknown } | undefined;
   const diverge = (op: number, expected: OpState, found?: OpName) => {
     const what = found
       ? `the code asked for ${describeOp(found)} where the log holds ${describeOp(expected)}`
@@ -110,7 +112,7 @@ export async function replayWorkflowState(definition: WorkflowDefinition, state:
   Promise.resolve()
     .then(() => definition.run(ctx, input as never))
     .then(
-      () => (settled = { ok: true }),
+      (value: unknown) => (settled = { ok: true, value }),
       () => (settled = { ok: false }),
     );
   const graceRounds = Math.max(1, Math.ceil((options.outsideGraceMs ?? 200) / 10));
@@ -139,7 +141,9 @@ export async function replayWorkflowState(definition: WorkflowDefinition, state:
         diverge(unasked.op, unasked);
         return diverged!;
       }
-      return { verdict: 'ok', replayed: delivered, ends: settled.ok ? 'completed' : 'threw' };
+      return settled.ok
+        ? { verdict: 'ok', replayed: delivered, ends: 'completed', output: settled.value }
+        : { verdict: 'ok', replayed: delivered, ends: 'threw' };
     }
     const fresh = [...requests.values()].filter((r) => !opAt(r.op)).sort((a, b) => a.op - b.op);
     if (fresh.length > 0) {
