@@ -122,10 +122,19 @@ describe('the crash harness over every workflow operation kind', () => {
       );
       const kinds = new Set(report.points.map((p) => p.kind));
       expect([...kinds].sort()).toEqual(['crash', 'double-crash', 'pause']);
-      // Crash points inside every operation kind's writes (labels name the checkpoint and the op).
-      const labels = report.points.flatMap((p) => p.at.map((a) => a.label)).join('\n');
-      expect(labels).toMatch(/step/);
-      expect(labels).toMatch(/inbox/);
+      // Crash points at the writes of every operation kind, the inbox puts of the signal and the
+      // approval among them; a worker frozen before and after each step's function under each
+      // policy (woken after the takeover, it runs or records late: the fenced services and the
+      // log refuse it).
+      const labels = report.points.flatMap((p) => p.at.map((a) => a.label));
+      expect(labels.some((l) => l.startsWith('before-inbox'))).toBe(true);
+      const paused = report.points.filter((p) => p.kind === 'pause').map((p) => p.at[0]!.label);
+      for (const step of ['load#op-4', 'reserve#op-5', 'charge#op-6', 'ship#op-7']) {
+        expect(paused).toContain(`before-step:${step}`);
+        expect(paused).toContain(`after-step:${step}`);
+      }
+      // The uninterrupted run wrote each effect once: every point is compared against it.
+      expect(report.baseline.sideEffects).toBe(3);
     },
   );
 });
