@@ -82,6 +82,23 @@ describe('checkWorkflowReplay: a recorded workflow log against code, nothing exe
     expect(result.verdict === 'diverged' && result.found).toBeUndefined();
   });
 
+  it('a result held by reference is read from the recorded blobs (a runs export file); without them the run is not judged ok', async () => {
+    const { events } = await recorded();
+    const byRef = events.map((e) =>
+      e.type === 'op_result' && e.op === 1 ? { ...e, output: { kind: 'blob', key: 'blob-sum', sha256: 'a'.repeat(64), size: 1, summary: '6' } } : e,
+    );
+    expect(await checkWorkflowReplay(orders({ n: 0 }), byRef, { blobs: new Map([['blob-sum', '6']]) })).toMatchObject({ verdict: 'ok', replayed: 5 });
+    const agents = defineAgents({ agents: [], workflows: [orders({ n: 0 })] });
+    const withBlobs = await checkWorkflowReplays({ agents, logs: [{ runId: 'wf-1', events: byRef, blobs: [{ key: 'blob-sum', text: '6' }] }] });
+    expect(withBlobs).toMatchObject({ ok: 1 });
+    const without = await checkWorkflowReplays({ agents, logs: [{ runId: 'wf-1', events: byRef }] });
+    expect(without).toMatchObject({
+      ok: 0,
+      unreadable: 1,
+      runs: [{ verdict: 'replay_failed', message: expect.stringContaining('blob blob-sum is not in the recorded run') }],
+    });
+  });
+
   it('an unreadable log is reported as such', async () => {
     const result = await checkWorkflowReplay(orders({ n: 0 }), [{ seq: 1, type: 'no_such_event' }]);
     expect(result).toMatchObject({ verdict: 'unreadable', reasons: [{ code: 'unknown_event_type' }] });
