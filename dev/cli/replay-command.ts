@@ -2,6 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { checkReplay, type RecordedRun, type ReplayReport } from '../../lib/testing/replay-check.js';
+import { checkWorkflowReplays, isWorkflowLog, workflowVerdictText, type WorkflowReplayReport } from '../../lib/testing/workflow-replay.js';
+import { plural } from '../../lib/core/plural.js';
 import { ConfigError } from '../../lib/core/errors.js';
 import type { Agents } from '../../lib/authoring/define-agents.js';
 import { loadAgentsModule } from '../local/agents-module.js';
@@ -14,6 +16,7 @@ export const REPLAY_USAGE = `usage:
   logbook replay-check --agents FILE [--api URL] [--header 'NAME: VALUE'] [--status S,S] [--out runs.jsonl] [--models IDS] [--json]
   logbook replay-check --agents FILE --file runs.jsonl [--models IDS] [--json]
   logbook replay-check [--api URL] [--status S,S] --out runs.jsonl      (record only)
+  logbook replay-check --agents FILE (--file F | --api URL ...) --version V   (workflows: a new version against old runs)
   Before \`cdk deploy\`: would the agents in FILE strand runs that are not finished? Reads the
   logs of runs in the given statuses from the API (default ${DEFAULT_API}; statuses default
   running,waiting,parked) or a JSONL file (one run a line: {"runId","events"}; --out writes one),
@@ -22,7 +25,13 @@ export const REPLAY_USAGE = `usage:
   construct (default: the ids the agents pin). --header (repeatable) is sent with every API
   request, e.g. --header "Authorization: Bearer $TOKEN" for a JWT-authorized API. openai: ids count as served when this shell sets
   OPENAI_BASE_URL or OPENAI_API_KEY, as the worker's environment must. Exit 1 when any run
-  would be stranded.`;
+  would be stranded.
+  Workflow runs are replayed against the workflow code in FILE (the version each pinned, or
+  --version V), executing nothing: recorded results are served, and the first operation the log
+  cannot answer is where the replay stops ("would run"). Each run is ok, diverged at operation n
+  (the kind and name the log holds vs what the code asked for), or missing version (it would park
+  as missing_workflow_version). --file also reads a \`logbook runs export\` file (its blobs resolve
+  bodies held by reference). Exit 1 when any workflow run diverges or its version is missing.`;
 
 const OPTIONS = {
   agents: { type: 'string' },
@@ -31,6 +40,7 @@ const OPTIONS = {
   file: { type: 'string' },
   out: { type: 'string' },
   models: { type: 'string' },
+  version: { type: 'string' },
   header: { type: 'string', multiple: true },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -38,7 +48,13 @@ const OPTIONS = {
 
 const STATUSES = ['running', 'waiting', 'parked', 'completed', 'failed', 'cancelled'] as const;
 const UNFINISHED = 'running,waiting,parked';
-const recordedRunSchema = z.object({ runId: z.string().min(1), events: z.array(z.unknown()) });
+const recordedRunSchema = z.object({
+  runId: z.string().min(1),
+  events: z.array(z.unknown()),
+  /** A run export file's payloads held by reference. */
+  blobs: z.array(z.object({ key: z.string().min(1), text: z.string() })).optional(),
+});
+type RecordedWithBlobs = z.infer<typeof recordedRunSchema>;
 
 export interface ReplayDeps {
   makeClient?: (api: string, headers: Record<string, string>) => Pick<LogbookClient, 'listRuns' | 'allEvents'>;
@@ -62,7 +78,7 @@ export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps
   const statuses = parseStatuses(values.status ?? UNFINISHED);
 
   // Phase 2: the recorded logs, from the file or the API (optionally written out).
-  let runs: RecordedRun[];
+  let runs: (RecordedRun | RecordedWithBlobs)[];
   if (values.file) runs = readJsonl(values.file);
   else {
     const makeClient = deps.makeClient ?? ((api: string, headers: Record<string, string>) => new LogbookClient(api, headers));
@@ -81,7 +97,7 @@ export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps
   });
   const report = checkReplay({
     agents,
-    logs: runs,
+    logs: runs.filter((r) => !isWorkflowLog(r.events)),
     env: deps.env ?? process.env,
     ...(values.models
       ? {
@@ -92,9 +108,14 @@ export async function replayCommand(argv: string[], io: Output, deps: ReplayDeps
         }
       : {}),
   });
-  if (values.json) io.out(JSON.stringify(report));
-  else io.out(reportText(report));
-  return report.stranded > 0 ? 1 : 0;
+  const workflows = await checkWorkflowReplays({ agents, logs: runs, ...(values.version !== undefined ? { version: values.version } : {}) });
+  if (values.json) io.out(JSON.stringify({ ...report, workflows }));
+  else {
+    if (report.runs.length > 0 || workflows.runs.length === 0) io.out(reportText(report));
+    if (workflows.runs.length > 0) io.out(workflowText(workflows));
+  }
+  const workflowBad = workflows.diverged + workflows.missingVersion + workflows.unreadable;
+  return report.stranded > 0 || workflowBad > 0 ? 1 : 0;
 }
 
 function parseStatuses(text: string): string[] {
@@ -158,6 +179,19 @@ function writeJsonl(out: string, runs: RecordedRun[], io: Output): void {
     writeFileSync(out, lines.map((l) => `${l}\n`).join(''));
     io.err(`wrote ${runs.length} run log(s) to ${out}`);
   }
+}
+
+function workflowText(report: WorkflowReplayReport): string {
+  const rows = report.runs.map((r) => [r.runId, `${r.workflow.name}@${r.checkedVersion}`, r.status, truncate(workflowVerdictText(r), 90)]);
+  const lines = [table(['RUN', 'WORKFLOW', 'STATUS', 'VERDICT'], rows)];
+  for (const r of report.runs.filter((x) => x.verdict !== 'ok')) lines.push('', `${r.runId}:`, `  - ${r.message}`);
+  const bad = report.diverged + report.missingVersion + report.unreadable;
+  lines.push(
+    '',
+    `${plural(report.runs.length, 'workflow run')}: ${report.ok} ok, ${report.diverged} diverged, ${report.missingVersion} missing version, ${report.unreadable} unreadable` +
+      (bad > 0 ? ': this code would park the runs above' : ''),
+  );
+  return lines.join('\n');
 }
 
 function reportText(report: ReplayReport): string {

@@ -66,3 +66,22 @@ export {
 export { parseRunFile, formatRunFile, exportedRunSchema, RUN_FILE_FORMAT, RUN_FILE_VERSION, type ExportedRun } from './eval/run-file.js';
 export { exportRuns, importRuns, type RunStorage, type ImportOptions, type ImportResult } from './eval/run-transfer.js';
 export { RunFileError, NotExecutedUnderEvalError } from './eval/eval-errors.js';
+export {
+  checkWorkflowReplay,
+  checkWorkflowReplays,
+  formatWorkflowReplayReport,
+  type WorkflowReplayResult,
+  type WorkflowReplayOptions,
+  type WorkflowReplayCheckOptions,
+  type WorkflowReplayReport,
+  type WorkflowRunVerdict,
+  type OpName,
+} from './workflow-replay.js';
+export {
+  checkWorkflowDeterminism,
+  formatDeterminismReport,
+  type DeterminismOptions,
+  type DeterminismReport,
+  type DeterminismDivergence,
+} from './workflow-determinism.js';
+export { answerWaits, type WaitAnswers } from './workflow-outside.js';

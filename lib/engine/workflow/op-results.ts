@@ -2,7 +2,7 @@ import type { JsonValue } from '../../core/json.js';
 import { zodIssuesText } from '../../core/zod-issues.js';
 import type { OpState } from '../../core/workflow-state.js';
 import { ChildRunFailedError, StepFailedError, WorkflowUsageError } from '../../core/workflow-errors.js';
-import type { RunSession } from '../run-session.js';
+import type { Body } from '../../core/body.js';
 import type { OpRequest } from './op-specs.js';
 
 /**
@@ -10,13 +10,14 @@ import type { OpRequest } from './op-specs.js';
  * every replay, because it is built from the log alone (the redacted, recorded form: a step's
  * result is what the log holds, not the object its function returned).
  */
-export async function deliveredValue(
-  session: RunSession,
-  request: OpRequest,
-  op: OpState,
-): Promise<{ ok: true; value: unknown } | { ok: false; error: Error }> {
+/** What reads a recorded body: the run's payload codec, or a replay check's reader of an exported log. */
+export interface BodyReader {
+  resolve(body: Body): Promise<JsonValue>;
+}
+
+export async function deliveredValue(codec: BodyReader, request: OpRequest, op: OpState): Promise<{ ok: true; value: unknown } | { ok: false; error: Error }> {
   const result = op.result!;
-  const value = await session.deps.codec.resolve(result.output);
+  const value = await codec.resolve(result.output);
   const failure = () => failureOf(value, result.errorCode);
   switch (op.kind) {
     case 'step':
@@ -37,7 +38,7 @@ export async function deliveredValue(
       return { ok: true, value: { timedOut: false, payload: parsed.data, sentBy: result.sentBy ?? 'unknown' } };
     }
     case 'approval':
-      return { ok: true, value: await approvalOutcome(session, request, op, value) };
+      return { ok: true, value: await approvalOutcome(codec, request, op, value) };
     case 'child':
       if (result.ok) return { ok: true, value };
       return { ok: false, error: new ChildRunFailedError(op.name, op.op, { ...failure(), ...childRunIdOf(value) }) };
@@ -61,7 +62,7 @@ function childRunIdOf(value: JsonValue): { childRunId?: string } {
 }
 
 /** A person's decision (or the expiry) as the code reads it; approved args are the logged ones, or the edit. */
-async function approvalOutcome(session: RunSession, request: OpRequest, op: OpState, value: JsonValue): Promise<unknown> {
+async function approvalOutcome(codec: BodyReader, request: OpRequest, op: OpState, value: JsonValue): Promise<unknown> {
   const result = op.result!;
   const record = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
   const by = typeof record.by === 'string' ? record.by : undefined;
@@ -70,7 +71,7 @@ async function approvalOutcome(session: RunSession, request: OpRequest, op: OpSt
   if (!result.ok) return { approved: false, reason: result.errorCode === 'approval_expired' ? 'expired' : 'rejected', ...extra };
   const edited = record.decision === 'edit';
   const wait = op.wait?.kind === 'approval' ? op.wait : undefined;
-  const raw = edited ? record.args : wait ? await session.deps.codec.resolve(wait.args) : null;
+  const raw = edited ? record.args : wait ? await codec.resolve(wait.args) : null;
   const schema = request.spec.kind === 'approval' ? request.spec.schema : undefined;
   const parsed = schema ? schema.safeParse(raw) : { success: true as const, data: raw };
   const args = parsed.success ? parsed.data : raw;

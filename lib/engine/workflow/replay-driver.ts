@@ -207,7 +207,7 @@ export class WorkflowDriver implements Driver {
   }
 
   private async deliver(request: OpRequest, op: OpState): Promise<void> {
-    const outcome = await deliveredValue(this.session, request, op);
+    const outcome = await deliveredValue(this.session.deps.codec, request, op);
     if (outcome.ok) request.resolve(outcome.value);
     else request.reject(outcome.error);
   }

@@ -31,7 +31,8 @@ export function workflowContext(driver: OpRequester, run: { tenant: string; runI
     const within = insideStep.getStore();
     if (within !== undefined)
       return usage(`ctx.${kind === 'child' ? 'agent/workflow' : kind}("${name}") inside step "${within}": operations cannot nest in a step`);
-    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME) return usage(`an operation name must be 1 to ${plural(MAX_NAME, 'character')}`);
+    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME)
+      return usage(`an operation name must be 1 to ${plural(MAX_NAME, 'character')}`);
     return driver.request(kind, name, spec);
   };
   const ctx: WorkflowContext = {

@@ -16,7 +16,8 @@ import { notJson } from './step-execution.js';
  * that is not an operation (failed: it could never be woken).
  */
 
-const describe = (op: { kind: OpKind; name: string }) =>
+/** An operation as messages name it: step "load", sleep, child "triage". */
+export const describeOp = (op: { kind: OpKind; name: string }) =>
   op.kind === 'step' || op.kind === 'child' || op.kind === 'signal' || op.kind === 'approval' ? `${op.kind} "${op.name}"` : op.kind;
 
 export async function finishWorkflow(
@@ -74,8 +75,8 @@ export async function nondeterministic(
   const { session } = driver;
   const pinned = `${session.state.started.agent.name}@${session.state.started.agent.version}`;
   const what = found.asked
-    ? `the code asked for ${describe(found.asked)} where the log holds ${describe(found.logged!)}`
-    : `the log holds ${describe(found.unasked!)}, which the code did not ask for${found.unasked!.status === 'done' ? ' before its result came' : ''}`;
+    ? `the code asked for ${describeOp(found.asked)} where the log holds ${describeOp(found.logged!)}`
+    : `the log holds ${describeOp(found.unasked!)}, which the code did not ask for${found.unasked!.status === 'done' ? ' before its result came' : ''}`;
   const detail = `operation ${found.op}: ${what} (workflow ${pinned}, pinned when the run started): the code changed under a running workflow; deploy the code of ${pinned}, or answer fail`;
   const open = session.state.attention.some((a) => a.reason === 'workflow_nondeterministic' && a.callId === undefined);
   if (!open) await session.append({ type: 'attention_required', reason: 'workflow_nondeterministic', detail });

@@ -76,10 +76,17 @@ describe('replay and determinism', () => {
   it('parks for a missing version instead of running other code', async () => {
     const t = workflowWorld({ workflows: [versioned('second')] });
     await startAndDrain(t, 'evolving', {});
-    const v2 = defineWorkflow({ name: 'evolving', version: '2', run: async () => 'v2' });
+    let v2Ran = 0;
+    const v2 = defineWorkflow({ name: 'evolving', version: '2', run: async () => (v2Ran++, 'v2') });
     const world2 = { ...t.world, registry: defineAgents({ agents: [], workflows: [v2] }).registry };
     await later(world2, spawnWorker(world2), 60_000, 1);
-    expect((await headOf(world2, t.run)).attention[0]).toMatchObject({ reason: 'missing_workflow_version' });
+    const head = await headOf(world2, t.run);
+    expect(head.status).toBe('parked');
+    expect(head.attention[0]).toMatchObject({ reason: 'missing_workflow_version' });
+    expect(head.attention[0]!.detail).toContain('evolving@1');
+    // The latest registered version is not run in its place, and the run does not end.
+    expect(v2Ran).toBe(0);
+    expect((await logOf(world2, t.run)).state.outcome).toBeUndefined();
   });
 
   it('now, random and uuid are recorded: a replay sees the same values', async () => {
