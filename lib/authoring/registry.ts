@@ -2,7 +2,7 @@ import { ConfigError } from '../core/errors.js';
 import { toolSchemaHash } from './define-agent.js';
 import type { AgentDefinition, AppContextLoader, ToolDefinition } from './types.js';
 import type { WorkflowDefinition } from './workflow-types.js';
-import type { PinnedSchedule } from './schedule.js';
+import type { PinnedSchedule } from './schedule-types.js';
 
 /** A schedule to deploy: the definition it starts (name, version, agent or workflow) and its checked schedule. */
 export interface ScheduledDefinition {

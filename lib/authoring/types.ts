@@ -8,7 +8,7 @@ import type { BudgetRequest } from '../core/budgets.js';
 import type { PinnedOutput, PinnedTool, Policy, Price } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { ModelSettings } from '../core/model-settings.js';
-import type { PinnedSchedule, ScheduleSpec } from './schedule.js';
+import type { PinnedSchedule, ScheduleSpec } from './schedule-types.js';
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {

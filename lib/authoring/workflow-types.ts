@@ -6,7 +6,7 @@
  */
 import type { z } from 'zod';
 import type { BudgetRequest } from '../core/budgets.js';
-import type { PinnedSchedule, ScheduleSpec } from './schedule.js';
+import type { PinnedSchedule, ScheduleSpec } from './schedule-types.js';
 import type { Policy } from '../core/events.js';
 import type { AgentDefinition, InputSchema, RunInput, ToolContext, TypedAnswer } from './types.js';
 
