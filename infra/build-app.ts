@@ -9,6 +9,8 @@ export function buildSupportApp(options: Partial<LogbookAppOptions> = {}) {
       api: 'functions/api.ts',
       trigger: 'functions/trigger.ts',
       sweeper: 'functions/sweeper.ts',
+      // Deployed when the agents have a schedule (docs/guides/deploying.md#schedules).
+      schedule: 'functions/schedule.ts',
     },
     // `-c model=bedrock:<id>` puts a real model behind the agent (agents.ts reads LOGBOOK_MODEL).
     environment: (context) => {

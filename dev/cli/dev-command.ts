@@ -66,7 +66,8 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
   }
 
   io.err(`Starting the local stack on ${values.agents} (DynamoDB, S3 and SQS emulators, API, worker runner)...`);
-  if (dynamo === 'auto' && !javaAvailable()) io.err('notice: java not found, so DynamoDB runs on dynalite (in-process); install a Java 17 runtime to use DynamoDB Local.');
+  if (dynamo === 'auto' && !javaAvailable())
+    io.err('notice: java not found, so DynamoDB runs on dynalite (in-process); install a Java 17 runtime to use DynamoDB Local.');
   const stack = await startLocalStack({
     agentsModule: values.agents,
     dynamo,
@@ -95,6 +96,7 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     const limit = Number(stack.env.LOGBOOK_MAX_ACTIVE_RUNS);
     io.err(`Limit:    ${limit > 0 ? `${plural(limit, 'unfinished run')} per tenant (--max-active-runs N; 0: none)` : 'none (--max-active-runs 0)'}`);
     io.err(`Inspector: ${stack.uiUrl}`);
+    for (const line of stack.schedules.describe(Date.now())) io.err(`Schedule: ${line}`);
     for (const line of telemetryLines(stack.telemetry)) io.err(line);
     const first = stack.runtime.engine.registry.list()[0];
     const apiFlag = port !== undefined && port !== 8787 ? ` --api ${stack.apiUrl}` : '';

@@ -5,6 +5,8 @@ import { engineRunService } from '../../lib/api/engine-service.js';
 import { LOCAL_CALLER } from '../../lib/api/tenant.js';
 import { WORKER_TIMEOUT_MS } from '../../lib/core/limits.js';
 import { sweep } from '../../lib/engine/sweep.js';
+import { scheduleHandlerFor } from '../../lib/lambda/schedule-handler.js';
+import { LocalScheduleTimer, type LocalFiring } from './schedule-timer.js';
 import { safeFields } from '../../lib/lambda/telemetry.js';
 import { createRuntime, type Runtime } from '../../lib/lambda/wiring.js';
 import { namesService, otelConfig, type OtlpProtocol } from '../../lib/engine/tracing/otel-env.js';
@@ -31,6 +33,8 @@ export interface LocalStackOptions {
   leaseMs?: number;
   /** How often the local sweeper runs (ms). Default 2000; 0 disables it. */
   sweepEveryMs?: number;
+  /** How often the local scheduler looks for due firings (ms). Default 1000; 0: only `fireSchedules(now)` fires them. */
+  scheduleEveryMs?: number;
   /**
    * The application's agents module (`src/agents.ts`): its default export is `defineAgents(...)`
    * or a function returning it. The API and the worker processes load it.
@@ -82,6 +86,10 @@ export interface LocalStack {
   workDir: string;
   /** Run one sweep now (the sweeper handler's work), optionally as if at a later time. */
   sweepNow(now?: number): Promise<{ woken: number }>;
+  /** The agents' and workflows' schedules, fired on their cron through the schedule handler. */
+  schedules: LocalScheduleTimer;
+  /** Fire every schedule due up to `now` (default the clock), as the timer does. */
+  fireSchedules(now?: number): Promise<LocalFiring[]>;
   stop(): Promise<void>;
 }
 
@@ -231,6 +239,26 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         : undefined;
     cleanups.push(async () => clearInterval(timer));
 
+    // The schedules: the deployed schedule handler, fed the firings the pure cron says are due.
+    const scheduleHandler = scheduleHandlerFor(async () => runtime);
+    const schedules = new LocalScheduleTimer(runtime.engine.registry.schedules(), scheduleHandler, LOCAL_CALLER.tenant, Date.now());
+    const fireSchedules = (now?: number) => schedules.tick(now ?? Date.now());
+    const scheduleEvery = options.scheduleEveryMs ?? 1_000;
+    let firing = false;
+    const scheduleTimer =
+      scheduleEvery > 0 && runtime.engine.registry.schedules().length > 0
+        ? setInterval(() => {
+            if (firing) return;
+            firing = true;
+            fireSchedules()
+              .catch(() => undefined)
+              .finally(() => {
+                firing = false;
+              });
+          }, scheduleEvery)
+        : undefined;
+    cleanups.push(async () => clearInterval(scheduleTimer));
+
     return {
       apiUrl: `http://127.0.0.1:${port}`,
       uiUrl: `http://127.0.0.1:${port}/ui/`,
@@ -244,6 +272,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       workerLog,
       workDir,
       sweepNow,
+      schedules,
+      fireSchedules,
       stop: () => runCleanups(cleanups),
     };
   } catch (error) {

@@ -6,6 +6,7 @@ import { modelSettingsSchema, type ModelSettings } from '../core/model-settings.
 import { zodIssuesText } from '../core/zod-issues.js';
 import { modelSettingsProblems } from '../models/model-capabilities.js';
 import { inputJsonSchema } from './run-input.js';
+import { checkSchedule } from './schedule.js';
 import type { AgentDefinition, AgentSpec, InputSchema, ToolDefinition, TypedAnswer } from './types.js';
 import { pinnedWait } from './waits.js';
 import { defineOutput } from './define-output.js';
@@ -37,6 +38,7 @@ export function defineAgent<S extends InputSchema | undefined = undefined, C = u
   }
   const settings = spec.model.settings === undefined ? undefined : checkSettings(spec, names);
   const inputSchema = spec.input === undefined ? undefined : inputJsonSchema(spec.name, spec.input);
+  const pinnedSchedule = spec.schedule === undefined ? undefined : checkSchedule('agent', spec.name, spec.version, spec.schedule, spec.input);
   return {
     ...spec,
     model: { ...spec.model, ...(settings ? { settings } : {}) },
@@ -44,6 +46,7 @@ export function defineAgent<S extends InputSchema | undefined = undefined, C = u
     // A function's text is known per run (hashed then); the version names the function.
     promptSha256: typeof spec.system.text === 'string' ? sha256Hex(spec.system.text) : sha256Hex(`function:${spec.system.version}`),
     ...(inputSchema ? { inputSchema } : {}),
+    ...(pinnedSchedule ? { pinnedSchedule } : {}),
     ...defineOutput(spec),
   };
 }

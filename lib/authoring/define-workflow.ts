@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { hashJson } from '../support/hash.js';
 import { inputJsonSchema } from './run-input.js';
+import { checkSchedule } from './schedule.js';
 import type { InputSchema } from './types.js';
 import type { WorkflowDefinition, WorkflowSpec } from './workflow-types.js';
 
@@ -26,10 +27,12 @@ export function defineWorkflow<S extends InputSchema | undefined = undefined, O 
     throw new ConfigError(`workflow ${spec.name}: graceMs must be a non-negative integer`);
   }
   const inputSchema = spec.input === undefined ? undefined : inputJsonSchema(spec.name, spec.input);
+  const pinnedSchedule = spec.schedule === undefined ? undefined : checkSchedule('workflow', spec.name, spec.version, spec.schedule, spec.input);
   return {
     ...spec,
     kind: 'workflow',
     ...(inputSchema ? { inputSchema } : {}),
+    ...(pinnedSchedule ? { pinnedSchedule } : {}),
     ...(spec.output ? { pinnedOutput: pinOutput(spec.name, spec.output) } : {}),
   };
 }

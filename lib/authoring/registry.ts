@@ -2,6 +2,15 @@ import { ConfigError } from '../core/errors.js';
 import { toolSchemaHash } from './define-agent.js';
 import type { AgentDefinition, AppContextLoader, ToolDefinition } from './types.js';
 import type { WorkflowDefinition } from './workflow-types.js';
+import type { PinnedSchedule } from './schedule-types.js';
+
+/** A schedule to deploy: the definition it starts (name, version, agent or workflow) and its checked schedule. */
+export interface ScheduledDefinition {
+  readonly name: string;
+  readonly version: string;
+  readonly kind: 'agent' | 'workflow';
+  readonly schedule: PinnedSchedule;
+}
 
 /**
  * Agents by name and version, and tool implementations by (agent, name, schema hash). Several
@@ -86,6 +95,26 @@ export class AgentRegistry {
     const list = this.agents.get(name);
     if (!list) return undefined;
     return version === undefined ? list[list.length - 1] : list.find((a) => a.version === version);
+  }
+
+  /**
+   * Every schedule to deploy: per name, the schedule of its latest registered version (the
+   * version a scheduled run starts). A version that is not the latest keeps serving its runs; its
+   * schedule is not deployed.
+   */
+  schedules(): ScheduledDefinition[] {
+    const out: ScheduledDefinition[] = [];
+    for (const [name, list] of [...this.agents.entries(), ...this.workflowsByName.entries()]) {
+      const latest = list[list.length - 1]!;
+      if (!latest.pinnedSchedule) continue;
+      out.push({ name, version: latest.version, kind: 'kind' in latest && latest.kind === 'workflow' ? 'workflow' : 'agent', schedule: latest.pinnedSchedule });
+    }
+    return out;
+  }
+
+  /** The deployed schedule of this name (schedules()), or undefined. */
+  schedule(name: string): ScheduledDefinition | undefined {
+    return this.schedules().find((s) => s.name === name);
   }
 
   agentNames(): string[] {

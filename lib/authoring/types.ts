@@ -8,6 +8,7 @@ import type { BudgetRequest } from '../core/budgets.js';
 import type { PinnedOutput, PinnedTool, Policy, Price } from '../core/events.js';
 import type { JsonValue } from '../core/json.js';
 import type { ModelSettings } from '../core/model-settings.js';
+import type { PinnedSchedule, ScheduleSpec } from './schedule-types.js';
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
@@ -210,6 +211,8 @@ export interface AgentSpec<S extends InputSchema | undefined = undefined, C = un
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   tools: ToolDefinition<any>[];
   budgets?: BudgetRequest;
+  /** Start a run on a cron (docs/guides/workflows.md#schedules); checked here, input included. */
+  schedule?: ScheduleSpec;
   /** Wait past a started call's notAfter before applying its policy. Default 30 s. */
   graceMs?: number;
   /** Structured output: a zod schema the answer must fit (JSON), or the schema with its repairs. */
@@ -230,6 +233,8 @@ export interface AgentDefinition<S extends InputSchema | undefined = InputSchema
   outputSchema?: z.ZodType;
   /** The input's JSON Schema (draft 2020-12, as the API publishes it) and its hash, pinned in run_started. */
   inputSchema?: { jsonSchema: Record<string, unknown>; sha256: string };
+  /** The schedule as checked (cron parsed, time zone known, input fits). */
+  pinnedSchedule?: PinnedSchedule;
 }
 
 /**

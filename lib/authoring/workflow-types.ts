@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import type { BudgetRequest } from '../core/budgets.js';
+import type { PinnedSchedule, ScheduleSpec } from './schedule-types.js';
 import type { Policy } from '../core/events.js';
 import type { AgentDefinition, InputSchema, RunInput, ToolContext, TypedAnswer } from './types.js';
 
@@ -144,6 +145,8 @@ export interface WorkflowSpec<S extends InputSchema | undefined = undefined, O e
   output?: O;
   /** `maxSteps` counts operations (default 10,000, up to 1,000,000); tokens and cost are spent by child agents. */
   budgets?: BudgetRequest;
+  /** Start a run on a cron (docs/guides/workflows.md#schedules); checked here, input included. */
+  schedule?: ScheduleSpec;
   /** Wait past a started step's deadline before applying its policy. Default 30 s. */
   graceMs?: number;
   run(ctx: WorkflowContext, input: RunInput<S>): Promise<WorkflowReturn<O>>;
@@ -158,6 +161,8 @@ export interface WorkflowDefinition<
   inputSchema?: { jsonSchema: Record<string, unknown>; sha256: string };
   /** The output's JSON Schema and hash, pinned in run_started. */
   pinnedOutput?: { schema: Record<string, unknown>; schemaHash: string };
+  /** The schedule as checked (cron parsed, time zone known, input fits). */
+  pinnedSchedule?: PinnedSchedule;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

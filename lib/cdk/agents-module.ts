@@ -5,6 +5,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LOGBOOK_FROM_SOURCE } from './constructs/logbook-function.js';
 import type { McpToolSource } from '../tools/mcp/shipped-servers.js';
+import type { DeployedSchedule } from './constructs/run-schedules.js';
 import { AgentsModuleInvalidError, AgentsModuleLoadError, ProjectFileNotFoundError } from './errors.js';
 
 export type HandlerKind = 'worker' | 'api' | 'trigger' | 'sweeper';
@@ -16,7 +17,8 @@ export function projectPath(projectRoot: string, file: string, prop = 'file'): s
   return path;
 }
 
-const FACTORY: Record<HandlerKind | 'stream', string> = {
+const FACTORY: Record<HandlerKind | 'stream' | 'schedule', string> = {
+  schedule: 'createScheduleHandler',
   worker: 'createWorkerHandler',
   api: 'createApiHandler',
   trigger: 'createTriggerHandler',
@@ -53,7 +55,7 @@ export function generatedEntryDir(projectRoot: string, agentsModule: string): st
 }
 
 /** A one-line handler file for `kind` over the agents module (see generatedEntryDir). */
-export function generatedEntry(projectRoot: string, agentsModule: string, kind: HandlerKind | 'stream'): string {
+export function generatedEntry(projectRoot: string, agentsModule: string, kind: HandlerKind | 'stream' | 'schedule'): string {
   const fromRoot = relative(projectRoot, agentsModule).split(sep).join('/');
   const dir = generatedEntryDir(projectRoot, agentsModule);
   mkdirSync(dir, { recursive: true });
@@ -71,7 +73,7 @@ export function generatedEntry(projectRoot: string, agentsModule: string, kind: 
 /** Marks the child's answer, so whatever the user's module prints on stdout is ignored. */
 const ANSWER = '@@logbook-discovery@@';
 
-type Discovery = { modelIds: string[]; mcp?: DiscoveredMcp } | { invalid: string } | { loadFailed: string };
+type Discovery = { modelIds: string[]; mcp?: DiscoveredMcp; schedules?: DeployedSchedule[] } | { invalid: string } | { loadFailed: string };
 
 /** The MCP servers the agents' tools came from (McpToolSource, by index), and which agent uses which tool of them. */
 export interface DiscoveredMcp {
@@ -83,6 +85,8 @@ export interface DiscoveredMcp {
 export interface AgentsModuleFacts {
   modelIds: string[];
   mcp: DiscoveredMcp;
+  /** The schedules to deploy (registry.schedules()). */
+  schedules: DeployedSchedule[];
 }
 
 /**
@@ -124,7 +128,10 @@ function discoveryScript(moduleUrl: string): string {
       if (ok) {
         const valid = agents && typeof agents === 'object' && typeof agents.model === 'function' && Array.isArray(agents.modelIds)
           && agents.modelIds.every((id) => typeof id === 'string');
-        answer(valid ? { modelIds: agents.modelIds, mcp: mcpOf(agents) } : { invalid: found });
+        const schedules = typeof agents?.registry?.schedules === 'function'
+          ? agents.registry.schedules().map((s) => ({ name: s.name, cron: s.schedule.cron, timezone: s.schedule.timezone, tenant: s.schedule.tenant }))
+          : [];
+        answer(valid ? { modelIds: agents.modelIds, mcp: mcpOf(agents), schedules } : { invalid: found });
       }
     }
   `;
@@ -167,5 +174,5 @@ export function discoverAgentsModule(agentsModule: string, environment: Readonly
   const result = JSON.parse(line.slice(ANSWER.length)) as Discovery;
   if ('loadFailed' in result) throw new AgentsModuleLoadError(agentsModule, result.loadFailed);
   if ('invalid' in result) throw new AgentsModuleInvalidError(agentsModule, result.invalid);
-  return { modelIds: result.modelIds, mcp: result.mcp ?? { sources: [], uses: [] } };
+  return { modelIds: result.modelIds, mcp: result.mcp ?? { sources: [], uses: [] }, schedules: result.schedules ?? [] };
 }

@@ -9,6 +9,7 @@ export { DEFAULTS, configFromContext, withDefaults, type LogbookConfig } from '.
 export { METRICS, SERVICE_NAMES } from './metrics.js';
 export { LogbookFunction } from './constructs/logbook-function.js';
 export type { LogbookTracing } from './constructs/tracing.js';
+export { RunSchedules, SCHEDULE_RETRY, type DeployedSchedule } from './constructs/run-schedules.js';
 export type { HandlerKind } from './agents-module.js';
 export {
   AgentsModuleInvalidError,

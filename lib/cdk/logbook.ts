@@ -17,6 +17,7 @@ import { RunAlarms } from './constructs/run-alarms.js';
 import { RunApi } from './constructs/run-api.js';
 import { RunEvents } from './constructs/run-events.js';
 import { RunTable } from './constructs/run-table.js';
+import { RunSchedules, type DeployedSchedule } from './constructs/run-schedules.js';
 import { StepQueue } from './constructs/step-queue.js';
 import { SERVICE_NAMES } from './metrics.js';
 
@@ -31,7 +32,13 @@ export interface LogbookProps extends Partial<LogbookConfig> {
    * The application's own handler files, when it has any (`export const handler =
    * createWorkerHandler({ agents })`). Without them the construct writes those one-liners itself.
    */
-  readonly handlers?: Partial<Readonly<Record<HandlerKind, string>>>;
+  readonly handlers?: Partial<Readonly<Record<HandlerKind | 'schedule', string>>>;
+  /**
+   * The schedules to deploy (docs/guides/deploying.md#schedules). Default: read from the agents
+   * module with the model ids (every `schedule` of its agents and workflows); with `models`
+   * given, the module is not loaded and only these are deployed.
+   */
+  readonly schedules?: readonly DeployedSchedule[];
   /**
    * Model ids the agents pin, for the worker's IAM (`bedrock:<id>`, an inference profile id or a
    * Bedrock ARN, gets bedrock:InvokeModel on exactly that model). Default: read from the agents
@@ -82,10 +89,12 @@ export class Logbook extends Construct {
   readonly stream?: { readonly function: LogbookFunction; readonly url: lambda.FunctionUrl };
   readonly events: RunEvents;
   readonly alarms: RunAlarms;
+  /** With schedules: the schedule function and one EventBridge Scheduler schedule per schedule. */
+  readonly schedules?: { readonly function: LogbookFunction; readonly schedules: RunSchedules };
 
   constructor(scope: Construct, id: string, props: LogbookProps) {
     super(scope, id);
-    const { agents, handlers, models, environment, projectRoot: root, depsLockFilePath: lockFile, tracing, ...options } = props;
+    const { agents, handlers, models, schedules, environment, projectRoot: root, depsLockFilePath: lockFile, tracing, ...options } = props;
     const config = withDefaults(options);
     this.config = config;
     const projectRoot = resolve(root ?? process.cwd());
@@ -232,6 +241,33 @@ export class Logbook extends Construct {
       stream.bindTable(this.table, { read: true }).bindBucket(this.bucket, { read: true }).bindQueue(this.queue, {});
       const url = stream.fn.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM, invokeMode: lambda.InvokeMode.RESPONSE_STREAM });
       this.stream = { function: stream, url };
+    }
+
+    const deployed = schedules ?? facts?.schedules ?? [];
+    if (deployed.length > 0) {
+      const fn = new LogbookFunction(this, 'Schedule', {
+        ...fnDefaults,
+        entry: handlers?.schedule ? projectPath(projectRoot, handlers.schedule, 'handlers.schedule') : generatedEntry(projectRoot, agentsModule, 'schedule'),
+        ...appEnv,
+        ...manifestOnly,
+        description: 'Logbook schedule: starts the run of one firing of a schedule',
+        serviceName: SERVICE_NAMES.schedule,
+        timeout: Duration.seconds(30),
+      });
+      // As the trigger: an idempotent create reads back run_started; skip reads earlier firings' heads.
+      fn.bindTable(this.table, { read: true, write: true })
+        .bindBucket(this.bucket, { write: true, readAttachments: true })
+        .bindQueue(this.queue, { send: true })
+        .bindRetention(config.retention)
+        .bindTenantLimits(config.tenantLimits);
+      const runSchedules = new RunSchedules(this, 'Schedules', {
+        handler: fn.fn,
+        schedules: deployed,
+        key: this.key.key,
+        removalPolicy: config.removalPolicy,
+        namePrefix,
+      });
+      this.schedules = { function: fn, schedules: runSchedules };
     }
 
     this.api = new RunApi(this, 'Http', {

@@ -32,4 +32,6 @@ export const SERVICE_NAMES = {
   sweeper: 'logbook-sweeper',
   /** The optional SSE function behind the streaming function URL (`streamUrl`). */
   stream: 'logbook-stream',
+  /** The schedule function, deployed when the agents or workflows have a schedule. */
+  schedule: 'logbook-schedule',
 } as const;

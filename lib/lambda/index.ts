@@ -9,6 +9,7 @@ import { modelsFromEnv } from '../models/model-config.js';
 import { runtimeOnce } from './cold-start.js';
 import { sweeperHandlerFor } from './sweeper-handler.js';
 import { triggerHandlerFor } from './trigger-handler.js';
+import { scheduleHandlerFor } from './schedule-handler.js';
 import { workerHandlerFor, type WorkerHandlerOptions } from './worker-handler.js';
 import { streamHandlerFor, type StreamingRuntime } from './stream-handler.js';
 
@@ -51,6 +52,11 @@ export function createTriggerHandler(options: HandlerOptions) {
   return triggerHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-trigger', { agents: options.agents, runsSteps: false }));
 }
 
+/** EventBridge Scheduler target of the agents' and workflows' schedules (one firing per invocation). */
+export function createScheduleHandler(options: HandlerOptions) {
+  return scheduleHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-schedule', { agents: options.agents, runsSteps: false }));
+}
+
 /** Scheduled every minute; wakes due runs. It runs no agent code, so it takes no agents. */
 export function createSweeperHandler(options: { serviceName?: string } = {}) {
   return sweeperHandlerFor(runtimeOnce(options.serviceName ?? 'logbook-sweeper', { runsSteps: false }));
@@ -78,4 +84,5 @@ export function createStreamHandler(options: { serviceName?: string } = {}) {
 
 export type { WorkerHandlerOptions } from './worker-handler.js';
 export { RUN_REQUESTED, runIdForEvent } from './trigger-handler.js';
+export { scheduledFiringSchema, SCHEDULED_TIME_PLACEHOLDER, type ScheduledFiring, type ScheduleHandlerResult } from './schedule-handler.js';
 export { envSchema, type LogbookEnv } from './env.js';

@@ -24,6 +24,8 @@ export const METRIC = {
   /** Agent Run Requested events dropped because they can never start a run (bad detail or input, instructions that threw). */
   RunRequestsRejected: 'RunRequestsRejected',
   SweepWakeUps: 'SweepWakeUps',
+  /** Schedule firings that started nothing (overlap 'skip', an earlier firing's run unfinished). */
+  ScheduleFiringsSkipped: 'ScheduleFiringsSkipped',
   /** Chunks of streamed model text written, and writes that failed (streaming stopped for that call). */
   StreamChunks: 'StreamChunks',
   StreamWriteFailures: 'StreamWriteFailures',
