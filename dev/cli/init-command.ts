@@ -9,7 +9,8 @@ export const INIT_USAGE = `logbook init DIR [--workflow] [--name NAME] [--logboo
   A new project in DIR (absent or empty) that depends on logbook: src/agents.ts with an example
   agent, its Lambda handler entries in functions/, a CDK app in infra/, a crash-harness test and a
   README. --workflow adds src/workflow.ts, a workflow that calls the agent (a step, a child run, a
-  sleep), registered in src/agents.ts, and its own crash-harness test. --name sets the package name (default: DIR's name). --logbook sets the dependency spec;
+  sleep), registered in src/agents.ts, and its own crash-harness test. --name sets the package
+  name (default: DIR's name). --logbook sets the dependency spec;
   by default the logbook running init is packed into DIR/vendor/ (from a checkout, npm pack builds
   it first) and the project depends on that tarball, until the package is on the npm registry.`;
 
@@ -140,8 +141,7 @@ export function initProject(
   const dir = resolve(options.dir);
   checkTarget(dir, options.dir);
   const name = options.name ?? defaultName(dir);
-  if (name.length > 214 || !PACKAGE_NAME.test(name))
-    throw new UsageError(`--name "${name}" is not a valid npm package name (lowercase letters, digits, - . _ ~, optionally @scope/)`);
+  if (name.length > 214 || !PACKAGE_NAME.test(name)) throw new UsageError(`--name "${name}" is not a valid npm package name (lowercase letters, digits, - . _ ~, optionally @scope/)`);
   let dependency: LogbookDependency;
   if (options.logbook !== undefined) dependency = { spec: options.logbook, how: `${options.logbook}, as given (--logbook)` };
   else {
@@ -203,15 +203,12 @@ export async function initCommand(argv: string[], io: Output): Promise<number> {
   for (const file of result.files) io.out(`  ${file}`);
   io.out(`logbook dependency: ${result.logbook.how}; \`logbook init DIR --logbook SPEC\` chooses another.`);
   const cd = relative(process.cwd(), result.dir) || '.';
+  const workflowStart = values.workflow ? `\n${' '.repeat(32)}#   npx logbook runs start incident-review --input '{"service":"checkout"}'` : '';
   io.out(`
 Next:
   cd ${cd.includes(' ') ? JSON.stringify(cd) : cd}
   npm install && npm run dev    # your agent on a local AWS stack; then, in another terminal:
-                                #   npx logbook runs start ops --input 'checkout is returning 500s'${
-                                  values.workflow
-                                    ? `\n                                #   npx logbook runs start incident-review --input '{"service":"checkout"}'`
-                                    : ''
-                                }
+                                #   npx logbook runs start ops --input 'checkout is returning 500s'${workflowStart}
   npm install && npm test       # typecheck, then the crash harness on your agent${values.workflow ? ' and your workflow' : ''}
   npx cdk deploy                # to your AWS account (run \`npx cdk bootstrap\` there once first)`);
   return 0;

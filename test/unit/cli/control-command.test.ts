@@ -19,9 +19,7 @@ const waitingRun = {
   lastSeq: 16,
   usage: { steps: 4, inputTokens: 500, outputTokens: 100, costUsd: 0.003 },
   attention: [],
-  waiting: [
-    { callId: '15-0', tool: 'issue_refund', kind: 'approval' as const, seq: 16, argsHash: 'a'.repeat(64), args: { orderId: 'o_eb70', amountCents: 1299 } },
-  ],
+  waiting: [{ callId: '15-0', tool: 'issue_refund', kind: 'approval' as const, seq: 16, argsHash: 'a'.repeat(64), args: { orderId: 'o_eb70', amountCents: 1299 } }],
   forkedFrom: { runId: 'g-0', seq: 9 },
 };
 
@@ -32,10 +30,7 @@ function fakeClient(calls: unknown[][]) {
       approve: async (id: string, body: unknown) => (calls.push(['approve', id, body]), { inboxId: 'approval-15-0', callId: '15-0' }),
       signal: async (id: string, body: unknown) => (calls.push(['signal', id, body]), { inboxId: 'signal-12-0', callId: '12-0' }),
       message: async (id: string, body: unknown) => (calls.push(['message', id, body]), { inboxId: 'message-m1' }),
-      fork: async (id: string, body: unknown) => (
-        calls.push(['fork', id, body]),
-        { runId: 'g-2', status: 'running', created: true, forkedFrom: { runId: id, seq: 9 } }
-      ),
+      fork: async (id: string, body: unknown) => (calls.push(['fork', id, body]), { runId: 'g-2', status: 'running', created: true, forkedFrom: { runId: id, seq: 9 } }),
     }) as unknown as LogbookClient;
 }
 
@@ -44,9 +39,7 @@ describe('logbook runs approve|signal|message|fork', () => {
     const calls: unknown[][] = [];
     const io = capture();
     const run = (argv: string[]) => runsCommand(argv, io, fakeClient(calls));
-    expect(
-      await run(['approve', 'g-1', '--call', '15-0', '--decision', 'edit', '--args', '{"orderId":"o_eb70","amountCents":1000}', '--comment', 'partial']),
-    ).toBe(0);
+    expect(await run(['approve', 'g-1', '--call', '15-0', '--decision', 'edit', '--args', '{"orderId":"o_eb70","amountCents":1000}', '--comment', 'partial'])).toBe(0);
     expect(await run(['approve', 'g-1', '--call', '15-0', '--decision', 'reject', '--comment', 'needs a photo'])).toBe(0);
     expect(await run(['signal', 'g-1', '--signal', 'parcel_returned', '--payload', '{"trackingId":"TRK-1","condition":"damaged"}'])).toBe(0);
     expect(await run(['message', 'g-1', '--input', 'thanks, and the invoice?', '--message-id', 'm1'])).toBe(0);

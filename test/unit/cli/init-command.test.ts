@@ -102,15 +102,7 @@ describe('logbook init', () => {
     for (const dep of ['typescript', 'vitest', 'tsx', 'aws-cdk', 'aws-cdk-lib', 'constructs', 'cdk-nag', 'esbuild', '@types/node']) {
       expect(manifest.devDependencies, dep).toHaveProperty(dep);
     }
-    for (const dep of [
-      'zod',
-      '@aws-sdk/client-dynamodb',
-      '@aws-sdk/lib-dynamodb',
-      '@aws-sdk/client-s3',
-      '@aws-sdk/client-sqs',
-      '@aws-sdk/client-eventbridge',
-      '@aws-sdk/client-bedrock-runtime',
-    ]) {
+    for (const dep of ['zod', '@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', '@aws-sdk/client-s3', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', '@aws-sdk/client-bedrock-runtime']) {
       expect(manifest.dependencies, dep).toHaveProperty(dep);
     }
     // Same workarounds as this repository: the newest vite lists an optional dependency the registry
@@ -144,8 +136,7 @@ describe('logbook init', () => {
     mkdirSync(join(installed, 'dist'), { recursive: true });
     writeFileSync(join(installed, 'package.json'), JSON.stringify({ name: 'logbook', version: repo.version }));
     expect(logbookOrigin(installed)).toEqual({ kind: 'installed', root: installed });
-    const lock = (resolved: string) =>
-      JSON.stringify({ lockfileVersion: 3, packages: { '': {}, 'node_modules/logbook': { version: repo.version, resolved } } });
+    const lock = (resolved: string) => JSON.stringify({ lockfileVersion: 3, packages: { '': {}, 'node_modules/logbook': { version: repo.version, resolved } } });
     writeFileSync(join(prefix, 'package-lock.json'), lock('file:../logbook-0.1.0.tgz'));
     expect(logbookOrigin(installed).kind).toBe('installed');
     // npm's hidden lockfile is read first: it is what is installed now.
@@ -171,24 +162,20 @@ describe('logbook init', () => {
     writeFileSync(join(busy, 'x'), '');
     const calls: { kind: string; root: string; destination: string }[] = [];
     const progress: string[] = [];
-    expect(() => initProject({ dir: busy }, { origin: logbookOrigin(REPO_ROOT), pack: fakePacker(calls), progress: (m) => progress.push(m) })).toThrow(
-      /is not empty/,
-    );
-    expect(() => initProject({ dir: join(root, 'bad-before-pack'), name: 'Bad' }, { origin: logbookOrigin(REPO_ROOT), pack: fakePacker(calls) })).toThrow(
-      /not a valid npm package name/,
-    );
+    expect(() => initProject({ dir: busy }, { origin: logbookOrigin(REPO_ROOT), pack: fakePacker(calls), progress: (m) => progress.push(m) })).toThrow(/is not empty/);
+    expect(() => initProject({ dir: join(root, 'bad-before-pack'), name: 'Bad' }, { origin: logbookOrigin(REPO_ROOT), pack: fakePacker(calls) })).toThrow(/not a valid npm package name/);
     expect(calls).toEqual([]);
     expect(progress).toEqual([]);
     expect(existsSync(join(root, 'bad-before-pack'))).toBe(false);
   });
 
-  it('says which logbook it depends on, and how to choose another, in its output', async () => {
+  it("says which logbook it depends on, and how to choose another, in its output", async () => {
     const io = capture();
     expect(await main(['init', join(root, 'given'), '--logbook', '^0.1.0'], io)).toBe(0);
     expect(io.stdout.join('\n')).toContain('logbook dependency: ^0.1.0, as given (--logbook); `logbook init DIR --logbook SPEC` chooses another.');
   });
 
-  it('README starts with the two commands, then deploy; handler files are one line', () => {
+  it("README starts with the two commands, then deploy; handler files are one line", () => {
     const dir = join(root, 'readme');
     initProject({ dir, name: '@acme/ops' }, packed);
     const lines = readFileSync(join(dir, 'README.md'), 'utf8').split('\n');
@@ -260,7 +247,7 @@ describe('logbook init', () => {
     expect(templateDir()).toBe(join(new URL('../../../', import.meta.url).pathname, 'templates', 'project'));
   });
 
-  it('links its README only to what the project has once installed (no registry page: logbook is not published)', () => {
+  it("links its README only to what the project has once installed (no registry page: logbook is not published)", () => {
     const dir = join(root, 'links');
     initProject({ dir }, packed);
     const links = [...readFileSync(join(dir, 'README.md'), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!);
@@ -271,10 +258,7 @@ describe('logbook init', () => {
       const shipped = link.replace(/^node_modules\/logbook\//, '').replace(/#.*$/, '');
       // In the package: a file of the repository under one of package.json "files" (the e2e test installs it).
       expect(existsSync(join(REPO_ROOT, shipped)), shipped).toBe(true);
-      expect(
-        files.some((f) => shipped === f || shipped.startsWith(`${f.split('/')[0]}/`)),
-        shipped,
-      ).toBe(true);
+      expect(files.some((f) => shipped === f || shipped.startsWith(`${f.split('/')[0]}/`)), shipped).toBe(true);
     }
   });
 });

@@ -50,16 +50,7 @@ async function verifySigV4(req: Request, body: Uint8Array): Promise<string | und
   for (const [k, v] of url.searchParams) query[k] = v;
   const signer = new SignatureV4({ service: 'execute-api', region: REGION, credentials: creds(keyId), sha256: Sha256 });
   const again = await signer.sign(
-    {
-      method: req.method,
-      protocol: 'http:',
-      hostname: url.hostname,
-      port: Number(url.port),
-      path: url.pathname,
-      query,
-      headers,
-      ...(body.byteLength ? { body } : {}),
-    },
+    { method: req.method, protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: url.pathname, query, headers, ...(body.byteLength ? { body } : {}) },
     { signingDate },
   );
   return again.headers.authorization?.endsWith(`Signature=${signature}`) ? key.tenant : undefined;
@@ -239,9 +230,7 @@ describe('logbook inspect', () => {
 
   it('takes a bearer token from LOGBOOK_TOKEN or stdin, never from the command line', async () => {
     // (until: resolved, so a command that wrongly accepted --token stops at once instead of serving)
-    await expect(inspectCommand(['--api', apiUrl.href, '--port', '0', '--token', 'token-of-acme'], capture(), { until: Promise.resolve() })).rejects.toThrow(
-      /--token is refused.*ps.*LOGBOOK_TOKEN.*--token-stdin/,
-    );
+    await expect(inspectCommand(['--api', apiUrl.href, '--port', '0', '--token', 'token-of-acme'], capture(), { until: Promise.resolve() })).rejects.toThrow(/--token is refused.*ps.*LOGBOOK_TOKEN.*--token-stdin/);
     await expect(inspectCommand(['--api', apiUrl.href, '--token-stdin'], capture(), { readStdin: async () => '  \n' })).rejects.toThrow(/read no token/);
     for (const how of ['stdin', 'env'] as const) {
       let stop!: () => void;

@@ -16,17 +16,13 @@ describe('the local stack per-tenant limit', () => {
     expect(localMaxActiveRuns(undefined, { LOGBOOK_MAX_ACTIVE_RUNS: '0' })).toBe(0);
     expect(localMaxActiveRuns(4, { LOGBOOK_MAX_ACTIVE_RUNS: '3' })).toBe(4);
     expect(localMaxActiveRuns(0, {})).toBe(0);
-    expect(() => localMaxActiveRuns(undefined, { LOGBOOK_MAX_ACTIVE_RUNS: 'many' })).toThrow(
-      'LOGBOOK_MAX_ACTIVE_RUNS must be a whole number (0: no limit), not "many"',
-    );
+    expect(() => localMaxActiveRuns(undefined, { LOGBOOK_MAX_ACTIVE_RUNS: 'many' })).toThrow('LOGBOOK_MAX_ACTIVE_RUNS must be a whole number (0: no limit), not "many"');
   });
 
   it('`logbook dev --max-active-runs` refuses what is not 0..1000 before starting anything', async () => {
     for (const bad of ['-1', '2.5', 'ten', '1001']) {
       await expect(devCommand(['--agents', 'src/agents.ts', '--max-active-runs', bad], silent)).rejects.toThrow(UsageError);
     }
-    await expect(devCommand(['--agents', 'src/agents.ts', '--max-active-runs', 'ten'], silent)).rejects.toThrow(
-      '--max-active-runs must be an integer from 0 (no limit) to 1000',
-    );
+    await expect(devCommand(['--agents', 'src/agents.ts', '--max-active-runs', 'ten'], silent)).rejects.toThrow('--max-active-runs must be an integer from 0 (no limit) to 1000');
   });
 });

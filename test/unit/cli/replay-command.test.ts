@@ -94,9 +94,7 @@ describe('logbook replay-check', () => {
     expect(await main(['replay-check', '--agents', V2, '--api', api, ...AUTH], io)).toBe(1);
     const text = io.stdout.join('\n');
     expect(text).toMatch(/mid-run\s+shop@1\s+running\s+stranded\s+missing_tool charge_card/);
-    expect(text).toMatch(
-      /mid-run:\n {2}- tool charge_card@1 \(schema [0-9a-f]{12}\) has no implementation: charge_card is registered only with schema [0-9a-f]{12} \(adds required "currency"\)/,
-    );
+    expect(text).toMatch(/mid-run:\n {2}- tool charge_card@1 \(schema [0-9a-f]{12}\) has no implementation: charge_card is registered only with schema [0-9a-f]{12} \(adds required "currency"\)/);
     expect(text).toContain('note: agent shop@1 is no longer registered');
     expect(text).toMatch(/2 run\(s\): 0 ok, 2 stranded, 0 finished \(skipped\): deploying these agents would strand the runs above$/);
   });
@@ -106,10 +104,7 @@ describe('logbook replay-check', () => {
     const rec = capture();
     expect(await main(['replay-check', '--api', api, ...AUTH, '--status', 'running,parked,completed', '--out', file], rec)).toBe(0);
     expect(rec.stdout).toEqual([]);
-    const lines = readFileSync(file, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { runId: string; events: { seq: number }[] });
+    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { runId: string; events: { seq: number }[] });
     expect(lines.map((l) => l.runId).sort()).toEqual(['done-run', 'mid-run', 'parked-run']);
     expect(lines.every((l) => l.events[0]?.seq === 1)).toBe(true);
     const io = capture();
@@ -166,10 +161,7 @@ describe('logbook replay-check', () => {
     for (const [argv, message] of [
       [['replay-check', '--api', api, ...AUTH], /--agents FILE is required/],
       [['replay-check', '--agents', V1, '--file', bad, '--api', api, ...AUTH], /use either --file, or --api/],
-      [
-        ['replay-check', '--agents', V1, '--status', 'running,done'],
-        /--status takes a comma-separated list of running, waiting, parked, completed, failed, cancelled; got "running,done"/,
-      ],
+      [['replay-check', '--agents', V1, '--status', 'running,done'], /--status takes a comma-separated list of running, waiting, parked, completed, failed, cancelled; got "running,done"/],
       [['replay-check', '--agents', V1, '--file', bad], /bad\.jsonl line 3: not JSON/],
       [['replay-check', '--agents', V1, '--file', wrong], /wrong\.jsonl line 1: events: .*expected \{"runId"/],
       [['replay-check', '--agents', V1, '--file', join(dir, 'missing.jsonl')], /cannot read --file/],

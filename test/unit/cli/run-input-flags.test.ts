@@ -59,10 +59,7 @@ function controlClient(calls: [string, unknown][]) {
   return () =>
     ({
       message: async (_id: string, body: unknown) => (calls.push(['message', body]), { inboxId: 'message-m1' }),
-      fork: async (id: string, body: unknown) => (
-        calls.push(['fork', body]),
-        { runId: 'g-2', status: 'running', created: true, forkedFrom: { runId: id, seq: 9 } }
-      ),
+      fork: async (id: string, body: unknown) => (calls.push(['fork', body]), { runId: 'g-2', status: 'running', created: true, forkedFrom: { runId: id, seq: 9 } }),
     }) as unknown as LogbookClient;
 }
 
@@ -95,10 +92,7 @@ describe('logbook runs message and runs fork: --input and --input-file, as runs 
     writeFileSync(ok, '{}');
     const calls: [string, unknown][] = [];
     const run = (argv: string[]) => controlCommand(argv, capture(), controlClient(calls));
-    for (const verb of [
-      ['message', 'g-1'],
-      ['fork', 'g-1', '--at', '9'],
-    ]) {
+    for (const verb of [['message', 'g-1'], ['fork', 'g-1', '--at', '9']]) {
       await expect(run([...verb, '--input-file', broken])).rejects.toThrow(/--input-file must be JSON \(.*broken-follow-up\.json is not valid JSON\)/);
       await expect(run([...verb, '--input-file', join(dir, 'missing.json')])).rejects.toThrow(/--input-file .*missing\.json: no such file/);
       await expect(run([...verb, '--input', 'x', '--input-file', ok])).rejects.toThrow(/give --input or --input-file, not both/);
@@ -110,14 +104,7 @@ describe('logbook runs message and runs fork: --input and --input-file, as runs 
 
 describe('the dev banner example input', () => {
   const agentOf = (input?: z.ZodType) =>
-    defineAgent({
-      name: 'booker',
-      version: '1',
-      model: { id: 'scripted:test', maxOutputTokens: 10 },
-      ...(input ? { input } : {}),
-      system: { version: 's', text: 'hi' },
-      tools: [],
-    });
+    defineAgent({ name: 'booker', version: '1', model: { id: 'scripted:test', maxOutputTokens: 10 }, ...(input ? { input } : {}), system: { version: 's', text: 'hi' }, tools: [] });
 
   it('fits the agent input schema (the example is checked by the schema itself)', () => {
     const schema = z.object({
@@ -141,9 +128,7 @@ describe('the dev banner example input', () => {
     expect(exampleInput(agentOf(withExample))).toEqual({ city: 'Oslo' });
     expect(startRunHint(agentOf(), '')).toBe("npx logbook runs start booker --input 'hello'");
     const patterned = z.object({ code: z.string().regex(/^[A-Z]{3}-\d{4}$/) });
-    expect(startRunHint(agentOf(patterned), ' --api http://x')).toBe(
-      'npx logbook runs start booker --input-file input.json --api http://x   (its input schema: GET /agents/booker/schema)',
-    );
+    expect(startRunHint(agentOf(patterned), ' --api http://x')).toBe('npx logbook runs start booker --input-file input.json --api http://x   (its input schema: GET /agents/booker/schema)');
   });
 
   it('quotes single quotes for the shell', () => {

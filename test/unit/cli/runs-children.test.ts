@@ -21,25 +21,9 @@ const parentRun = {
   runId: 'plan-1',
   status: 'waiting' as const,
   children: [{ runId: 'plan-1-c3-0', callId: '3-0', status: 'awaiting_approval' as const, summary: 'awaits approval: lookup (3-0)' }],
-  waiting: [
-    {
-      callId: '3-0',
-      tool: 'research',
-      kind: 'child' as const,
-      seq: 3,
-      childRunId: 'plan-1-c3-0',
-      childStatus: 'awaiting_approval',
-      until: '2026-11-02T00:00:00.000Z',
-    },
-  ],
+  waiting: [{ callId: '3-0', tool: 'research', kind: 'child' as const, seq: 3, childRunId: 'plan-1-c3-0', childStatus: 'awaiting_approval', until: '2026-11-02T00:00:00.000Z' }],
 };
-const childRun = {
-  ...base,
-  runId: 'plan-1-c3-0',
-  status: 'awaiting_approval' as const,
-  agent: { name: 'researcher', version: '1' },
-  parent: { runId: 'plan-1', callId: '3-0' },
-};
+const childRun = { ...base, runId: 'plan-1-c3-0', status: 'awaiting_approval' as const, agent: { name: 'researcher', version: '1' }, parent: { runId: 'plan-1', callId: '3-0' } };
 
 function fakeClient(calls: unknown[][]) {
   return () =>

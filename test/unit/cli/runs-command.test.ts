@@ -145,9 +145,7 @@ describe('logbook runs', () => {
   it('names an unknown flag and lists the flags that command takes', async () => {
     const list = capture();
     expect(await main(['runs', 'list', '--bogus', '--limit', '5'], list)).toBe(2);
-    expect(list.stderr[0]).toBe(
-      'logbook: unknown option --bogus for `logbook runs list`; it takes: --status S, --parent RUN_ID, --limit N, --cursor C, --api URL, --json, --help',
-    );
+    expect(list.stderr[0]).toBe('logbook: unknown option --bogus for `logbook runs list`; it takes: --status S, --parent RUN_ID, --limit N, --cursor C, --api URL, --json, --help');
     // A flag of another command is just as unknown here: `show` takes only the shared ones.
     const show = capture();
     expect(await main(['runs', 'show', 'r-1', '--limit', '5', '-x'], show)).toBe(2);
@@ -182,14 +180,6 @@ describe('logbook runs', () => {
 
 describe('table', () => {
   it('pads columns and keeps cells on one line', () => {
-    expect(
-      table(
-        ['A', 'BB'],
-        [
-          ['x\ny', 1],
-          ['long', 22],
-        ],
-      ),
-    ).toBe('A     BB\n----  --\nx y   1\nlong  22');
+    expect(table(['A', 'BB'], [['x\ny', 1], ['long', 22]])).toBe('A     BB\n----  --\nx y   1\nlong  22');
   });
 });
