@@ -158,6 +158,20 @@ export async function workflowDemo(options: WorkflowDemoOptions = {}): Promise<W
     }
     state.done = true;
     await chaos;
+    // Where each unfinished run stands (and the child it waits on), so that a stall says where it stopped.
+    for (const runId of ids.filter((id) => !settled(id))) {
+      const view = views.get(runId);
+      const children = (view?.waiting ?? []).flatMap((w) => (w.kind === 'child' && w.childRunId ? [w.childRunId] : []));
+      for (const id of [runId, ...children]) {
+        const v = id === runId ? view : await client.getRun(id).catch(() => undefined);
+        const events = await client.allEvents(id).catch(() => []);
+        const last = events
+          .slice(-8)
+          .map((e) => `${String(e.seq)}:${String(e.type)}`)
+          .join(' ');
+        log(`stalled: ${id} ${v?.status ?? '?'} waiting ${JSON.stringify(v?.waiting ?? [])} park ${JSON.stringify(v?.park ?? null)}; last events ${last}`);
+      }
+    }
 
     const effects = new FileLedger(ledgerFile).all();
     const writes = effects.filter((e) => e.applied && !e.readOnly);
