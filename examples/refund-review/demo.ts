@@ -35,6 +35,8 @@ const TENANT = 'local';
 const REASONS = ['it arrived damaged', 'they sent the wrong item', 'I no longer need it', 'the box was cracked and the screen broken'];
 /** The demo's follow-up delay (the workflow's default is two days). */
 export const DEMO_FOLLOW_UP_SECONDS = 3;
+/** How long a running run may go without a new event before the demo sends it a fresh tick. */
+const STUCK_MS = 45_000;
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -61,6 +63,8 @@ export interface WorkflowDemoReport {
   /** Runs (or their child runs) that parked and were retried by the demo. */
   parked: number;
   workerKills: number;
+  /** Runs (or child runs) that stayed running with no new event for 45 s and were sent a fresh tick. */
+  nudged: string[];
   /** Manager signals sent to runs above the threshold. */
   signalled: number;
   /** Writes the services applied (refunds, emails), each counted once per time it was applied. */
@@ -122,6 +126,9 @@ export async function workflowDemo(options: WorkflowDemoOptions = {}): Promise<W
     const signalled = new Set<string>();
     const parked = new Set<string>();
     const lastStatus = new Map<string, string>();
+    const progress = new Map<string, { seq: number; since: number }>();
+    const nudged = new Set<string>();
+    let nudges = 0;
     const deadline = Date.now() + (options.timeoutMs ?? 240_000);
     const settled = (id: string) => TERMINAL.has(views.get(id)?.status ?? '');
     while (Date.now() < deadline && !ids.every(settled)) {
@@ -146,6 +153,19 @@ export async function workflowDemo(options: WorkflowDemoOptions = {}): Promise<W
         const children = (view.waiting ?? []).flatMap((w) => (w.kind === 'child' && w.childRunId ? [w.childRunId] : []));
         for (const id of [runId, ...children]) {
           const v = id === runId ? view : await client.getRun(id).catch(() => undefined);
+          if (v?.status === 'running') {
+            // A run that makes no progress for STUCK_MS while running (seen under chaos: a child
+            // whose first tick died with its workers, left with only run_started and no park) gets a
+            // fresh tick, as an operator would send one; counted in `nudged`, never hidden.
+            const seen = progress.get(id);
+            if (!seen || seen.seq !== v.lastSeq) progress.set(id, { seq: v.lastSeq, since: Date.now() });
+            else if (Date.now() - seen.since > STUCK_MS) {
+              log(`${id}: running with no progress past seq ${v.lastSeq} for ${STUCK_MS / 1000} s → a fresh tick`);
+              await engine.queue.enqueue({ tenant: TENANT, runId: id }, { dedupeId: `${id}:nudge:${++nudges}` });
+              nudged.add(id);
+              progress.set(id, { seq: v.lastSeq, since: Date.now() });
+            }
+          }
           if (v?.status !== 'parked') continue;
           parked.add(runId);
           log(`${id}: parked (${v.park ? `${v.park.reason}: ${v.park.detail}` : JSON.stringify(v.attention)}) → retry`);
@@ -204,6 +224,7 @@ export async function workflowDemo(options: WorkflowDemoOptions = {}): Promise<W
       completed: completed.length,
       parked: parked.size,
       workerKills: state.kills,
+      nudged: [...nudged],
       signalled: signalled.size,
       sideEffects: writes.length,
       duplicateSideEffects: duplicates,
@@ -222,8 +243,8 @@ export async function workflowDemo(options: WorkflowDemoOptions = {}): Promise<W
 
 /** The keys `npm run demo -- --json` prints, and the workflow demo's own. */
 export function summary(report: WorkflowDemoReport): Record<string, unknown> {
-  const { runs, completed, parked, workerKills, sideEffects, duplicateSideEffects, signalled, elapsedMs, seed, ok, checks } = report;
-  return { runs, completed, parked, workerKills, sideEffects, duplicateSideEffects, signalled, elapsedMs, seed, ok, checks };
+  const { runs, completed, parked, workerKills, sideEffects, duplicateSideEffects, signalled, nudged, elapsedMs, seed, ok, checks } = report;
+  return { runs, completed, parked, workerKills, sideEffects, duplicateSideEffects, signalled, nudged: nudged.length, elapsedMs, seed, ok, checks };
 }
 
 export function printable(report: WorkflowDemoReport): string {
@@ -250,6 +271,7 @@ export function printable(report: WorkflowDemoReport): string {
       report.checks.map((c) => [c.name, c.ok ? 'ok' : 'FAILED', c.detail]),
     ),
     '',
+    ...(report.nudged.length > 0 ? [`Sent a fresh tick to ${report.nudged.join(', ')}: running with no progress for ${STUCK_MS / 1000} s.`, ''] : []),
     report.ok ? 'All checks passed.' : 'Some checks FAILED.',
     `Replay this schedule with --seed ${report.seed}.`,
   ].join('\n');

@@ -259,7 +259,7 @@ describe('the packaged library, used by a new project', () => {
 
     // The user's code, by file and by strings only the template's tools have.
     const own = sources.filter((s) => packageOf(s) === undefined).map((s) => s.replace(/^(\.\.\/)+/, ''));
-    expect(own.sort()).toEqual(['functions/worker.ts', 'src/agents.ts', 'src/service-state.ts', 'src/services.ts']);
+    expect(own.sort()).toEqual(['functions/worker.ts', 'src/agents.ts', 'src/ops-agent.ts', 'src/service-state.ts', 'src/services.ts']);
     for (const text of ['lookup_service', 'restart_service', 'Rolling restart of a service']) expect(code, text).toContain(text);
     // Nothing of the demo app.
     for (const text of ['issue_refund', 'search_orders', 'SupportServices', 'scripted:support-v1']) expect(code, text).not.toContain(text);
