@@ -5,10 +5,12 @@ import { parseArgs } from 'node:util';
 import { defaultDependency, logbookOrigin, type LogbookDependency, type LogbookOrigin, type Packer } from './init-dependency.js';
 import { UsageError, type Output } from './output.js';
 
-export const INIT_USAGE = `logbook init DIR [--name NAME] [--logbook SPEC]
+export const INIT_USAGE = `logbook init DIR [--workflow] [--name NAME] [--logbook SPEC]
   A new project in DIR (absent or empty) that depends on logbook: src/agents.ts with an example
   agent, its Lambda handler entries in functions/, a CDK app in infra/, a crash-harness test and a
-  README. --name sets the package name (default: DIR's name). --logbook sets the dependency spec;
+  README. --workflow adds src/workflow.ts, a workflow that calls the agent (a step, a child run, a
+  sleep), registered in src/agents.ts, and its own crash-harness test. --name sets the package
+  name (default: DIR's name). --logbook sets the dependency spec;
   by default the logbook running init is packed into DIR/vendor/ (from a checkout, npm pack builds
   it first) and the project depends on that tarball, until the package is on the npm registry.`;
 
@@ -35,6 +37,8 @@ export interface InitOptions {
   name?: string;
   /** The `logbook` dependency spec; default: the running logbook, packed into vendor/ (init-dependency.ts). */
   logbook?: string;
+  /** Also a workflow calling the agent, its registration and its crash-harness test (templates/workflow). */
+  workflow?: boolean;
 }
 
 export interface InitResult {
@@ -66,6 +70,11 @@ function packageRoot(from: string = fileURLToPath(import.meta.url)): string {
 /** The project template shipped in the package (templates/ is in package.json "files"). */
 export function templateDir(): string {
   return join(packageRoot(), 'templates', 'project');
+}
+
+/** What `--workflow` writes over the project template: a file here replaces the template's of the same path. */
+export function workflowTemplateDir(): string {
+  return join(packageRoot(), 'templates', 'workflow');
 }
 
 function listFiles(root: string, dir = root): string[] {
@@ -122,7 +131,13 @@ function checkTarget(dir: string, shown: string): void {
  * Write a new project into `options.dir` from the template shipped in the package. Everything
  * that can be refused is checked before anything is written or packed.
  */
-export function initProject(options: InitOptions, source: InitSource = {}, template: string = templateDir(), own: PackageJson = ownPackage()): InitResult {
+export function initProject(
+  options: InitOptions,
+  source: InitSource = {},
+  template: string = templateDir(),
+  own: PackageJson = ownPackage(),
+  workflowTemplate: string = workflowTemplateDir(),
+): InitResult {
   const dir = resolve(options.dir);
   checkTarget(dir, options.dir);
   const name = options.name ?? defaultName(dir);
@@ -137,12 +152,15 @@ export function initProject(options: InitOptions, source: InitSource = {}, templ
   const logbook = dependency.spec;
 
   const files: string[] = dependency.vendored ? [dependency.vendored] : [];
-  for (const source of listFiles(template)) {
+  // Each file's path in the project, and where its text comes from (the workflow's over the template's).
+  const sources = new Map<string, string>(listFiles(template).map((f) => [f, join(template, f)]));
+  if (options.workflow) for (const f of listFiles(workflowTemplate)) sources.set(f, join(workflowTemplate, f));
+  for (const [source, from] of [...sources].sort(([a], [b]) => a.localeCompare(b))) {
     const target = source
       .split(sep)
       .map((part) => RENAMES[part] ?? part)
       .join(sep);
-    const text = readFileSync(join(template, source), 'utf8');
+    const text = readFileSync(from, 'utf8');
     const content = target === 'package.json' ? projectManifest(text, name, logbook, own) : text.replaceAll('{{name}}', name);
     mkdirSync(dirname(join(dir, target)), { recursive: true });
     // 'wx': fail rather than overwrite, should anything appear in the directory meanwhile.
@@ -156,11 +174,11 @@ function ownPackage(): PackageJson {
   return JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as PackageJson;
 }
 
-/** `logbook init DIR [--name NAME] [--logbook SPEC]`. */
+/** `logbook init DIR [--workflow] [--name NAME] [--logbook SPEC]`. */
 export async function initCommand(argv: string[], io: Output): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { name: { type: 'string' }, logbook: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: { name: { type: 'string' }, logbook: { type: 'string' }, workflow: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
     allowPositionals: true,
     strict: true,
   });
@@ -172,7 +190,12 @@ export async function initCommand(argv: string[], io: Output): Promise<number> {
   if (!dir) throw new UsageError('init needs a directory: logbook init DIR');
   if (extra.length > 0) throw new UsageError(`init takes one directory, got ${positionals.length}`);
   const result = initProject(
-    { dir, ...(values.name !== undefined ? { name: values.name } : {}), ...(values.logbook !== undefined ? { logbook: values.logbook } : {}) },
+    {
+      dir,
+      workflow: values.workflow,
+      ...(values.name !== undefined ? { name: values.name } : {}),
+      ...(values.logbook !== undefined ? { logbook: values.logbook } : {}),
+    },
     { progress: (message) => io.err(message) },
   );
 
@@ -180,12 +203,13 @@ export async function initCommand(argv: string[], io: Output): Promise<number> {
   for (const file of result.files) io.out(`  ${file}`);
   io.out(`logbook dependency: ${result.logbook.how}; \`logbook init DIR --logbook SPEC\` chooses another.`);
   const cd = relative(process.cwd(), result.dir) || '.';
+  const workflowStart = values.workflow ? `\n${' '.repeat(32)}#   npx logbook runs start incident-review --input '{"service":"checkout"}'` : '';
   io.out(`
 Next:
   cd ${cd.includes(' ') ? JSON.stringify(cd) : cd}
   npm install && npm run dev    # your agent on a local AWS stack; then, in another terminal:
-                                #   npx logbook runs start ops --input 'checkout is returning 500s'
-  npm install && npm test       # typecheck, then the crash harness on your agent
+                                #   npx logbook runs start ops --input 'checkout is returning 500s'${workflowStart}
+  npm install && npm test       # typecheck, then the crash harness on your agent${values.workflow ? ' and your workflow' : ''}
   npx cdk deploy                # to your AWS account (run \`npx cdk bootstrap\` there once first)`);
   return 0;
 }

@@ -152,7 +152,7 @@ afterAll(() => {
 
 describe('the packaged library, used by a new project', () => {
   it('packs compiled JavaScript with types, the CLI, the templates and the docs, and nothing else', () => {
-    const outside = packed.filter((p) => !/^(dist\/(lib|dev)\/|bin\/|templates\/project\/|docs\/|README\.md$|package\.json$)/.test(p));
+    const outside = packed.filter((p) => !/^(dist\/(lib|dev)\/|bin\/|templates\/(project|workflow)\/|docs\/|README\.md$|package\.json$)/.test(p));
     expect(outside).toEqual([]);
     expect(packed.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts') && !p.startsWith('templates/'))).toEqual([]);
     // The TypeScript sources are not shipped, so the source maps carry them (a Lambda stack trace
@@ -261,7 +261,7 @@ describe('the packaged library, used by a new project', () => {
 
     // The user's code, by file and by strings only the template's tools have.
     const own = sources.filter((s) => packageOf(s) === undefined).map((s) => s.replace(/^(\.\.\/)+/, ''));
-    expect(own.sort()).toEqual(['functions/worker.ts', 'src/agents.ts', 'src/service-state.ts', 'src/services.ts']);
+    expect(own.sort()).toEqual(['functions/worker.ts', 'src/agents.ts', 'src/ops-agent.ts', 'src/service-state.ts', 'src/services.ts']);
     for (const text of ['lookup_service', 'restart_service', 'Rolling restart of a service']) expect(code, text).toContain(text);
     // Nothing of the demo app.
     for (const text of ['issue_refund', 'search_orders', 'SupportServices', 'scripted:support-v1']) expect(code, text).not.toContain(text);
@@ -488,5 +488,20 @@ describe('the packaged library, used by a new project', () => {
     expect(files).toEqual(listFiles(project, skip));
     expect(files).toContain(`vendor/${basename(tarball)}`);
     for (const file of files) expect(readFileSync(join(second, file)).equals(readFileSync(join(project, file))), file).toBe(true);
+  });
+
+  it('`logbook init --workflow` from the installed package: its `npm test` typechecks and runs the workflow\'s crash harness, every point holding', { timeout: 10 * MINUTE }, async () => {
+    const flow = join(work, 'workflow-project');
+    // The tarball already packed (no second build), and npm's cache the first install filled.
+    const { stdout } = await run('npx logbook init --workflow', 'npx', ['logbook', 'init', flow, '--workflow', '--logbook', `file:${tarball}`], project, MINUTE);
+    for (const file of ['src/workflow.ts', 'test/workflow.test.ts']) expect(stdout).toContain(`  ${file}`);
+    await run('npm install (workflow project)', 'npm', ['install'], flow, 8 * MINUTE);
+    const test = await run('npm test (workflow project)', 'npm', ['test'], flow, 7 * MINUTE);
+    const [, points, held] = /workflow crash harness: (\d+) points, (\d+) held, (\d+) failed/.exec(test.stdout) ?? [];
+    console.info(`workflow crash harness: ${points} points, ${held} held`);
+    expect(Number(points)).toBeGreaterThan(20);
+    expect(held).toBe(points);
+    // The ops agent's own harness too, and nothing else.
+    expect(test.stdout).toMatch(/Tests\s+.*2 passed/);
   });
 });

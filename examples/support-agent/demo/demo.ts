@@ -202,7 +202,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   }
 }
 
-async function killLoop(
+export async function killLoop(
   stack: LocalStack,
   random: () => number,
   maxKills: number,

@@ -52,6 +52,7 @@ const EXPECTED_FILES = [
   'infra/app.ts',
   'package.json',
   'src/agents.ts',
+  'src/ops-agent.ts',
   'src/service-state.ts',
   'src/services.ts',
   'test/agent.test.ts',
