@@ -1,13 +1,14 @@
 import { z } from '@hono/zod-openapi';
 import { USD_DECIMALS } from '../core/money.js';
 import { RUN_ID_PATTERN } from '../core/run-ref.js';
+import { runStatusSchema } from '../core/run-status.js';
 import { BudgetsSchema, RunRequestSchema } from './run-request.js';
 import { WaitViewSchema } from './control-schemas.js';
 
 /** Run ids are scoped by tenant and double as the SQS MessageGroupId. */
 export const RunIdSchema = z.string().regex(RUN_ID_PATTERN, 'run ids match [A-Za-z0-9_-]{1,80}').openapi({ example: 'order-4711-refund' });
 
-export const RunStatusSchema = z.enum(['running', 'waiting', 'awaiting_approval', 'parked', 'completed', 'failed', 'cancelled']).openapi('RunStatus');
+export const RunStatusSchema = z.enum(runStatusSchema.options).openapi('RunStatus');
 
 /** Any JSON value; the body parser already guarantees it is JSON. */
 const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });

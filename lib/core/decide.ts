@@ -1,10 +1,11 @@
 import type { Body } from './body.js';
 import { checkModelBudget, checkSummaryBudget } from './budgets.js';
 import { controlStep } from './control.js';
-import { agentPins, type AttentionReason } from './events.js';
+import { agentPins, type AttentionReason, type Policy } from './events.js';
 import type { CallState, RunState } from './state.js';
 import { OUTPUT_INVALID } from './output.js';
 import { plural } from './plural.js';
+import { unhandled } from './unhandled.js';
 
 export interface DecideContext {
   now: number;
@@ -251,7 +252,7 @@ export type StartedCall = Pick<CallState, 'callId' | 'name' | 'attempt' | 'rerun
  */
 export function decideStarted(
   call: StartedCall,
-  policy: string,
+  policy: Policy,
   ctx: Pick<DecideContext, 'maxToolAttempts' | 'maxCrashedToolAttempts'>,
   out: { starts: { callId: string; attempt: number }[]; attentions: Action[]; verifies: string[]; pinnedOk: boolean },
 ): void {
@@ -300,13 +301,17 @@ export function decideStarted(
         });
       }
       return;
-    default:
+    case 'escalate':
       out.attentions.push({
         kind: 'attention',
         reason: 'unknown_outcome',
         callId,
         detail: `${call.name} (${callId}) started with no result; it may have happened: a person must decide`,
       });
+      return;
+    default:
+      // Every policySchema member has its case above: a new one is a compile error here.
+      return unhandled(policy, 'policy');
   }
 }
 

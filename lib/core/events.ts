@@ -3,17 +3,14 @@ import { bodySchema } from './body.js';
 import { CorruptLogError } from './errors.js';
 import { zodIssuesText } from './zod-issues.js';
 import { approvalDecidedSchema, approvalRequestedSchema, callWaitSchema, pinnedWaitSchema, userMessageSchema } from './control-events.js';
-import { EVENT_SCHEMA_VERSION, eventBase as base } from './event-base.js';
+import { EVENT_SCHEMA_VERSION, eventBase as base, policySchema } from './event-base.js';
 import { pinnedContextSchema } from './context-events.js';
 import { modelSettingsSchema } from './model-settings.js';
 import { pinnedWorkflowSchema, workflowEventSchemas } from './workflow-events.js';
 
-export { EVENT_SCHEMA_VERSION, writerSchema, type Writer } from './event-base.js';
+export { EVENT_SCHEMA_VERSION, policySchema, writerSchema, type Policy, type Writer } from './event-base.js';
 export * from './control-events.js';
 export * from './workflow-events.js';
-
-export const policySchema = z.enum(['rerun', 'idempotency_key', 'verify', 'escalate']);
-export type Policy = z.infer<typeof policySchema>;
 
 export const budgetsSchema = z.object({
   maxSteps: z.number().int().positive(),

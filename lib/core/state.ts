@@ -3,6 +3,7 @@ import type { AttentionReason, CallWait, EventOf } from './events.js';
 import type { LoggedMessage } from './messages.js';
 import type { ContextSummaryState } from './context-events.js';
 import type { WorkflowState } from './workflow-state.js';
+import type { RunStatus } from './run-status.js';
 
 /** Bumped whenever fold's output shape or meaning changes: older snapshots are then ignored. */
 export const FOLD_VERSION = 4;
@@ -72,7 +73,7 @@ export interface UsageState {
   costUsd: number;
 }
 
-export type RunStatusState = 'running' | 'parked' | 'completed' | 'failed' | 'cancelled';
+export type RunStatusState = Exclude<RunStatus, 'waiting' | 'awaiting_approval'>;
 
 export type RunOutcomeState =
   | { type: 'completed'; seq: number; answer: Body; output?: Body }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { bodySchema } from './body.js';
 import { childReservationSchema } from './control-events.js';
-import { eventBase as base } from './event-base.js';
+import { eventBase as base, policySchema } from './event-base.js';
 
 /**
  * The events of a workflow run (defineWorkflow). A workflow's `run(ctx, input)` is re-run from the
@@ -90,7 +90,7 @@ export const opStartedSchema = z.object({
   /** A step: start + its timeout (no policy applies before notAfter + grace). A wait: when it ends. */
   notAfter: z.number().int().positive(),
   /** A step's policy for "started, no result" (as a tool's). */
-  policy: z.enum(['rerun', 'idempotency_key', 'verify', 'escalate']).optional(),
+  policy: policySchema.optional(),
   wait: opWaitSchema.optional(),
 });
 

@@ -1,9 +1,10 @@
 import { CorruptLogError } from './errors.js';
 import type { EventOf, ResolutionOutcome, RunEvent } from './events.js';
 import type { RunState } from './state.js';
-import { opCallId, opOfCallId, type OpKind } from './workflow-events.js';
+import { opCallId, opOfCallId, type OpKind, type OpWait } from './workflow-events.js';
 import type { OpResult, OpState, WorkflowState } from './workflow-state.js';
 import { plural } from './plural.js';
+import { unhandled } from './unhandled.js';
 
 /**
  * Fold rules of a workflow run's operation events (workflow-events.ts). Pure, like fold.ts, which
@@ -111,11 +112,25 @@ export function applyOpEvent(s: RunState, e: OpEvent): void {
       if (e.status === 'landed') op.landedLooks = (op.landedLooks ?? 0) + 1;
       return;
     }
+    default:
+      return unhandled(e, 'operation event');
   }
 }
 
-function waitKindOf(kind: OpKind): string | undefined {
-  return ({ sleep: 'timer', signal: 'signal', child: 'child', approval: 'approval' } as Partial<Record<OpKind, string>>)[kind];
+/** What each kind of operation waits for (a step and a recorded value: nothing). */
+const WAIT_KIND_OF = {
+  step: undefined,
+  sleep: 'timer',
+  signal: 'signal',
+  child: 'child',
+  approval: 'approval',
+  now: undefined,
+  random: undefined,
+  uuid: undefined,
+} as const satisfies Record<OpKind, OpWait['kind'] | undefined>;
+
+function waitKindOf(kind: OpKind): OpWait['kind'] | undefined {
+  return WAIT_KIND_OF[kind];
 }
 
 /** Which results an operation may take, by how it stands. */
@@ -148,6 +163,8 @@ function checkResultSource(s: RunState, e: EventOf<'op_result'>, op: OpState): v
     case 'validation':
     case 'cancel':
       return;
+    default:
+      return unhandled(e.source, 'operation result source');
   }
 }
 

@@ -1,5 +1,6 @@
 import { attachmentKind, type AttachmentMediaType } from '../core/attachments.js';
 import type { ModelSettings } from '../core/model-settings.js';
+import { unhandled } from '../core/unhandled.js';
 import { aiSdkSettingsProblems, parseAiSdkModelId } from './ai-sdk-settings.js';
 import { parseModelId } from './model-selection.js';
 
@@ -81,7 +82,7 @@ export function modelSettingsProblems(modelId: string, settings: ModelSettings, 
     }
     return problems;
   }
-  // openai
+  if (parsed.provider !== 'openai') return unhandled(parsed.provider, 'model provider');
   if (settings.reasoning !== undefined) {
     if (!OPENAI_REASONING.test(name)) refuse('reasoning', `${name} is not a reasoning model (o-series, gpt-5, gpt-oss take an effort)`);
     else if ('budgetTokens' in settings.reasoning) refuse('reasoning', 'OpenAI reasoning models take an effort ({ effort }), not a token budget');
@@ -120,6 +121,7 @@ export function attachmentProblem(modelId: string, mediaType: AttachmentMediaTyp
   if (parsed.provider === 'bedrock') {
     return BEDROCK_MULTIMODAL.test(parsed.name) ? undefined : `model ${modelId} does not take ${what} on Bedrock Converse`;
   }
+  if (parsed.provider !== 'openai') return unhandled(parsed.provider, 'model provider');
   if (mediaType.startsWith('text/')) return undefined;
   if (mediaType === 'application/vnd.openxmlformats-officedocument.wordprocessingml.document') {
     return `model ${modelId}: the OpenAI chat API takes no docx documents (send a PDF or text)`;

@@ -1,12 +1,13 @@
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { ConfigError } from '../core/errors.js';
+import { unhandled } from '../core/unhandled.js';
 import type { Clock } from '../ports/clock.js';
 import type { ModelClient, ModelResolver } from '../ports/model-client.js';
 import { BedrockConverseClient } from './bedrock-converse.js';
 import { OpenAiCompatibleClient, chatCompletionsUrl } from './openai-compatible.js';
 import { defaultPrices, type Price, type PriceTable } from './prices.js';
 import { parseModelEnv, parseModelId, selectModel } from './model-selection.js';
-export { modelEnvSchema, parseModelId, selectedModel, type ModelEnv, type ModelProvider } from './model-selection.js';
+export { modelEnvSchema, modelProviderSchema, parseModelId, selectedModel, type ModelEnv, type ModelProvider } from './model-selection.js';
 import type { RetryOptions } from './retry.js';
 
 const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -78,6 +79,8 @@ export function modelsFromEnv(env: Record<string, string | undefined> = process.
           ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
           ...shared,
         });
+      default:
+        return unhandled(parsed.provider, 'model provider');
     }
   };
 

@@ -5,14 +5,22 @@ import { ZERO_PRICE, defaultPrices, type Price, type PriceTable } from './prices
 
 /** Which model LOGBOOK_MODEL names and its price: no SDK, no clients (safe for any entry point). */
 
-export type ModelProvider = 'scripted' | 'bedrock' | 'openai';
+/**
+ * The built-in providers, by a model id's prefix: one closed set. Every switch over it ends in
+ * `unhandled` (lib/core/unhandled.ts), so a provider added here is a compile error wherever it must
+ * be handled (DEVELOPMENT.md, "Adding a model provider", names those files).
+ */
+export const modelProviderSchema = z.enum(['scripted', 'bedrock', 'openai']);
+export type ModelProvider = z.infer<typeof modelProviderSchema>;
+
+const MODEL_ID = new RegExp(`^(${modelProviderSchema.options.join('|')}):(\\S+)$`);
 
 /** `scripted`, `scripted:<name>`, `bedrock:<modelId>` or `openai:<model>`; undefined otherwise. */
 export function parseModelId(id: string): { provider: ModelProvider; name: string } | undefined {
   if (id === 'scripted') return { provider: 'scripted', name: '' };
-  const match = /^(scripted|bedrock|openai):(\S+)$/.exec(id);
+  const match = MODEL_ID.exec(id);
   if (!match) return undefined;
-  return { provider: match[1] as ModelProvider, name: match[2] as string };
+  return { provider: modelProviderSchema.parse(match[1]), name: match[2] as string };
 }
 
 const priceText = z

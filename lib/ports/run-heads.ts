@@ -1,10 +1,11 @@
 import type { OpenControl } from '../core/control.js';
 import type { AttentionReason, Budgets } from '../core/events.js';
 import type { RunRef } from '../core/run-ref.js';
+import { runStatusSchema, type RunStatus } from '../core/run-status.js';
 
-export type RunStatus = 'running' | 'waiting' | 'awaiting_approval' | 'parked' | 'completed' | 'failed' | 'cancelled';
+export type { RunStatus } from '../core/run-status.js';
 /** Every status, in the order listings and counts show them (a listing by status exists for each). */
-export const RUN_STATUSES: readonly RunStatus[] = ['running', 'waiting', 'awaiting_approval', 'parked', 'completed', 'failed', 'cancelled'];
+export const RUN_STATUSES: readonly RunStatus[] = runStatusSchema.options;
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 
 export interface Lease {

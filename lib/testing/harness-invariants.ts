@@ -1,6 +1,6 @@
 import { AppendConflictError, errorMessage } from '../core/errors.js';
 import { canonicalJson, type JsonValue } from '../core/json.js';
-import { reservationOf } from '../core/events.js';
+import { reservationOf, type Policy } from '../core/events.js';
 import { foldLog } from '../core/fold.js';
 import type { RunState } from '../core/state.js';
 import { idempotencyKey, type RunRef } from '../core/run-ref.js';
@@ -236,14 +236,14 @@ function duplicateFailure(dup: { key: string; count: number }, state: RunState):
   const base = `side effect ${dup.key} happened ${dup.count} times`;
   if (!call) return `${base} (repeated side effects)`;
   const policy = state.started.tools.find((t) => t.name === call.name)?.policy ?? 'escalate';
-  const why: Record<string, string> = {
+  const why = {
     rerun:
       'rerun runs a call again after a crash, so only read-only tools may have it: use idempotency_key (with a service that dedupes by ctx.idempotencyKey), verify or escalate',
     idempotency_key: 'the call ran again with the same ctx.idempotencyKey: the service must deduplicate by it',
     verify: 'its verify() said not_landed for a write that had landed',
     escalate: 'the resolver approved a rerun of a write that had landed',
-  };
-  return `${base}: call ${callId} of tool ${call.name} (policy ${policy}, ${plural(call.attempt, 'attempt')}); ${why[policy] ?? 'repeated'}`;
+  } satisfies Record<Policy, string>;
+  return `${base}: call ${callId} of tool ${call.name} (policy ${policy}, ${plural(call.attempt, 'attempt')}); ${why[policy]}`;
 }
 
 /** Whether a stale worker's late append after `lastSeq` is rejected (it must be). */

@@ -2,6 +2,7 @@ import { CorruptLogError, errorMessage } from '../core/errors.js';
 import { EVENT_SCHEMA_VERSION, eventSchema, type PinnedTool } from '../core/events.js';
 import { foldLog } from '../core/fold.js';
 import type { RunState } from '../core/state.js';
+import { unhandled } from '../core/unhandled.js';
 import type { Agents } from '../authoring/define-agents.js';
 import { parseModelId } from '../models/model-selection.js';
 
@@ -121,7 +122,8 @@ export function missingModel(modelId: string, serving: ModelServing): StrandReas
   const gone = (why: string): StrandReason => ({ code: 'missing_model', modelId, message: `model ${modelId} cannot be served: ${why}` });
   const parsed = parseModelId(modelId);
   const set = (name: string) => (serving.env[name] ?? '') !== '';
-  switch (parsed?.provider) {
+  const provider = parsed?.provider;
+  switch (provider) {
     case 'bedrock':
       if (serving.deployedModelIds.includes(modelId)) return undefined;
       return gone(
@@ -134,6 +136,7 @@ export function missingModel(modelId: string, serving: ModelServing): StrandReas
     case 'scripted':
       return gone("it is not among the application's models (defineAgents({ models: { ... } }))");
     default:
+      if (provider !== undefined) return unhandled(provider, 'model provider');
       // An AI SDK model object can only come from the agents module: there is no built-in one.
       if (modelId.startsWith('aisdk:'))
         return gone('it is an AI SDK model the application no longer lists (defineAgents({ models: { [model.id]: () => model } }))');

@@ -3,6 +3,7 @@ import { reservationOf, TERMINAL_EVENTS, type EventOf, type RunEvent } from '../
 import type { CallState } from '../../core/state.js';
 import { idempotencyKey, type RunRef } from '../../core/run-ref.js';
 import { TRACE_PAYLOAD_MAX_CHARS } from '../../core/limits.js';
+import { unhandled } from '../../core/unhandled.js';
 import { GEN_AI, rootSpanIdOf, spanIdOf, stepSpanIdOf, traceIdOf, type TraceSpan } from './trace-span.js';
 
 /** What a tool call's span says happened to its attempt. */
@@ -112,8 +113,21 @@ export class SpanProjector {
         if (open) push(this.closeApproval(e, open));
         break;
       }
-      default:
+      // No span of their own (the run's and steps' spans come from feed and the terminal events).
+      case 'run_started':
+      case 'attention_resolved':
+      case 'cancel_requested':
+      case 'run_completed':
+      case 'run_failed':
+      case 'run_cancelled':
+      case 'user_message':
+      case 'op_started':
+      case 'op_result':
+      case 'op_retry':
+      case 'op_verified':
         break;
+      default:
+        unhandled(e, 'event type');
     }
     // A model reservation (model_started, or carried by a tool_result) opens a chat span; one
     // still open had no answer: the worker that made it died or lost the run.

@@ -1,5 +1,5 @@
 import { ConfigError } from '../../core/errors.js';
-import type { Policy } from '../../core/events.js';
+import { policySchema, type Policy } from '../../core/events.js';
 import type { JsonValue } from '../../core/json.js';
 import type { ApprovalRule, ToolContext, VerifyOutcome } from '../../authoring/types.js';
 
@@ -136,7 +136,8 @@ export const MCP_META_KEYS = {
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const PREFIX = /^[a-zA-Z][a-zA-Z0-9_-]*$/;
-const POLICIES: readonly string[] = ['rerun', 'idempotency_key', 'verify', 'escalate'];
+/** The closed set of policies, from its schema (never a second list). */
+const POLICIES: readonly string[] = policySchema.options;
 
 export function isHttpTransport(t: McpTransport): t is McpHttpTransport {
   return 'url' in t && t.url !== undefined;
