@@ -60,7 +60,7 @@ export function triggerHandlerFor(getRuntime: () => Promise<Runtime>) {
         const out = await startRun(engine, {
           tenant,
           runId,
-          agent: d.agent,
+          ...(d.workflow !== undefined ? { workflow: d.workflow } : { agent: d.agent ?? '' }),
           input: d.input as JsonValue,
           ...(d.version ? { version: d.version } : {}),
           ...(d.budgets ? { budgets: d.budgets } : {}),
