@@ -12,7 +12,8 @@ import { ScriptedModel } from '../../../lib/models/scripted-model.js';
 import { spawnWorker } from '../../../lib/testing/world.js';
 import type { WorkerProcess } from '../../../lib/testing/world.js';
 import { nothingWritten } from '../agents/agent-world.js';
-import { drain, headOf } from '../control/helpers.js';
+import { drain, headOf, later } from '../control/helpers.js';
+import { haltAt } from '../engine/helpers.js';
 import { workflowWorld } from '../workflows/world.js';
 
 const orders: Record<string, number> = { o_1: 1200, o_big: 90_000 };
@@ -51,6 +52,16 @@ const parent = defineWorkflow({
     return ctx.workflow(waiter, {});
   },
 });
+// A write that must not repeat (escalate, the default): cut off by a crash, it is a person's to answer.
+const payout = defineWorkflow({
+  name: 'payout',
+  version: '1',
+  async run(ctx) {
+    const receipt = await ctx.step('send money', () => ({ receipt: 'live' }), { timeoutSeconds: 60 });
+    return { receipt };
+  },
+});
+
 const helper = defineAgent({
   name: 'helper',
   version: '1',
@@ -61,7 +72,7 @@ const helper = defineAgent({
 
 function setup(options: { maxActiveRuns?: number } = {}) {
   const t = workflowWorld({
-    workflows: [refundReview, refundReviewV2, parent, waiter],
+    workflows: [refundReview, refundReviewV2, parent, waiter, payout],
     agents: [helper],
     models: { 'scripted:helper': () => new ScriptedModel([{ text: 'done' }]) },
   });
@@ -237,7 +248,7 @@ describe('GET /workflows', () => {
     });
     expect(res.body.workflows.find((w: { workflow: string }) => w.workflow === 'waiter').versions[0]).toMatchObject({ input: null, output: null });
     // Agents are not workflows.
-    expect(res.body.workflows.map((w: { workflow: string }) => w.workflow).sort()).toEqual(['parent', 'refund-review', 'waiter']);
+    expect(res.body.workflows.map((w: { workflow: string }) => w.workflow).sort()).toEqual(['parent', 'payout', 'refund-review', 'waiter']);
   });
 });
 
@@ -286,5 +297,28 @@ describe('operations and control of runs by kind', () => {
     // A well-formed operation id with nothing open on it: a 409, not a 400.
     expect((await t.call('POST', '/runs/m-1/resolve', { callId: 'op-1', outcome: 'failed' })).status).toBe(409);
     expect((await t.call('POST', '/runs/m-1/approve', { callId: 'op-1', decision: 'approve' })).status).toBe(409);
+  });
+
+  it('a step a crash cut off parks for a person, who answers it through POST /resolve with callId op-<n>; the run goes on', async () => {
+    const t = setup();
+    await t.call('POST', '/runs', { workflow: 'payout', runId: 'e-1', input: {} });
+    // The worker dies after op_started is written and before the function runs.
+    const dying = spawnWorker(t.world, haltAt('before-step:send money#op-1'));
+    await drain(t.world, dying).catch(() => undefined);
+    // Past the lease, the step's deadline and the grace period: the sweeper brings the run back, and the policy applies.
+    await later(t.world, t.worker, 10 * 60_000, 1);
+    const parked = await t.call('GET', '/runs/e-1');
+    expect(parked.body).toMatchObject({ kind: 'workflow', status: 'parked', attention: [{ callId: 'op-1' }] });
+    const op = (await t.call('GET', '/runs/e-1/operations')).body.operations[0];
+    expect(op).toMatchObject({ op: 1, kind: 'step', status: 'started', policy: 'escalate', attempt: 1 });
+    const resolved = await t.call('POST', '/runs/e-1/resolve', { callId: 'op-1', outcome: 'succeeded', result: { receipt: 'checked by hand' } });
+    expect(resolved.status).toBe(202);
+    await t.drain();
+    expect((await t.call('GET', '/runs/e-1')).body).toMatchObject({ status: 'completed', result: JSON.stringify({ receipt: { receipt: 'checked by hand' } }) });
+    expect((await t.call('GET', '/runs/e-1/operations')).body.operations[0]).toMatchObject({
+      status: 'succeeded',
+      source: 'human',
+      result: { receipt: 'checked by hand' },
+    });
   });
 });
