@@ -9,6 +9,7 @@ import { MAX_ATTACHMENT_BYTES, MAX_OPEN_STREAMS_PER_TENANT } from '../core/limit
 import { ReaderGate } from './reader-gate.js';
 import { registerControlRoutes } from './control-routes.js';
 import { registerAgentRoutes } from './agent-routes.js';
+import { registerWorkflowRoutes } from './workflow-routes.js';
 import { registerStreamRoutes } from './stream-routes.js';
 import { registerChatRoutes } from './chat-routes.js';
 import { errorResponse, issuesOf, type ApiErrorBody } from './errors.js';
@@ -93,6 +94,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
   app.use('/runs', authenticate(options));
   app.use('/runs/*', authenticate(options));
   app.use('/agents/*', authenticate(options));
+  app.use('/workflows', authenticate(options));
   app.use('/run-counts', authenticate(options));
   app.use('/runs', jsonBodyGuard(limits));
   app.use('/runs/*', jsonBodyGuard(limits));
@@ -178,6 +180,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<ApiEnv> {
 
   registerControlRoutes(app, service, logger);
   registerAgentRoutes(app, service);
+  registerWorkflowRoutes(app, service);
   registerStreamRoutes(app, service, { gate, ...(options.sse ? { sse: true } : {}) });
   registerChatRoutes(app, service, { gate, ...(options.sse ? { sse: true } : {}) });
   registerAttachmentRoutes(app, service, logger);

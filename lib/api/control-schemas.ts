@@ -5,10 +5,11 @@ import { z } from '@hono/zod-openapi';
  * schemas.ts (which imports WaitViewSchema for the run view) so the two evolve separately.
  */
 
-const CallIdSchema = z
-  .string()
-  .regex(/^\d+-\d+$/, 'call ids look like <seq>-<index>')
-  .openapi({ example: '9-0' });
+/** An agent's call (`<seq>-<index>`) or a workflow's operation (`op-<n>`). */
+export const CALL_ID = /^(\d+-\d+|op-[1-9]\d{0,8})$/;
+export const CALL_ID_MESSAGE = "call ids look like <seq>-<index> (an agent's call) or op-<n> (a workflow's operation)";
+
+const CallIdSchema = z.string().regex(CALL_ID, CALL_ID_MESSAGE).openapi({ example: '9-0' });
 const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
 
 export const WaitViewSchema = z
@@ -52,7 +53,9 @@ export type ApproveBody = z.infer<typeof ApproveBodySchema>;
 export const SignalBodySchema = z
   .object({
     signal: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'signal names match [A-Za-z0-9_.:-]{1,64}'),
-    payload: JsonSchema.openapi({ description: "validated against the waiting tool's payload schema" }),
+    payload: JsonSchema.openapi({
+      description: "validated against the waiting tool's payload schema, or the JSON Schema a workflow's waitForSignal operation pinned",
+    }),
   })
   .strict()
   .openapi('SignalRequest');

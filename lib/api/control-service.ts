@@ -1,5 +1,6 @@
 import { ValidationError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
+import { opOfCallId, parseEvent, type RunEvent } from '../core/events.js';
 import { loggedCall, requestApproval, requestMessage, requestSignal } from '../engine/control-requests.js';
 import type { EngineDeps } from '../engine/engine.js';
 import { forkRun, type ForkResult } from '../engine/fork.js';
@@ -78,8 +79,23 @@ export function engineControlService(deps: EngineDeps): ControlService {
 export async function withApprovalArgs(deps: EngineDeps, run: RunRef, view: RunView): Promise<RunView> {
   for (const w of view.waiting ?? []) {
     if (w.kind !== 'approval') continue;
+    if (opOfCallId(w.callId) !== undefined) {
+      // A workflow's ctx.approval: the arguments are the ones its op_started pinned.
+      const raw = await deps.log.readOne(run, w.seq).catch(() => undefined);
+      const event = raw === undefined ? undefined : safeParse(raw);
+      if (event?.type === 'op_started' && event.wait?.kind === 'approval') w.args = bodyValue(event.wait.args);
+      continue;
+    }
     const call = await loggedCall(deps, run, w.callId).catch(() => undefined);
     if (call) w.args = bodyValue(call.args);
   }
   return view;
+}
+
+function safeParse(raw: unknown): RunEvent | undefined {
+  try {
+    return parseEvent(raw);
+  } catch {
+    return undefined;
+  }
 }

@@ -16,6 +16,7 @@ import { agentSchemaView } from './agent-routes.js';
 import { streamPage } from './stream-read.js';
 import { chatSseText, openChat } from './chat-read.js';
 import { engineAttachmentService } from './attachment-service.js';
+import { operationsPage, workflowList } from './workflow-views.js';
 
 async function readEvent(deps: EngineDeps, run: RunRef, seq: number): Promise<RunEvent | undefined> {
   const raw = await deps.log.readOne(run, seq);
@@ -49,7 +50,7 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
     async start(caller, body) {
       const out = await startRun(deps, {
         tenant: caller.tenant,
-        agent: body.agent,
+        ...(body.workflow !== undefined ? { workflow: body.workflow } : { agent: body.agent ?? '' }),
         input: body.input as JsonValue,
         ...(body.runId ? { runId: body.runId } : {}),
         ...(body.version ? { version: body.version } : {}),
@@ -84,7 +85,7 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
           }
           throw error;
         });
-      return { runs: page.runs.map(runSummary), ...(page.cursor ? { cursor: page.cursor } : {}) };
+      return { runs: page.runs.map((h) => runSummary(h, deps.registry.workflow(h.agent.name) !== undefined)), ...(page.cursor ? { cursor: page.cursor } : {}) };
     },
     async counts(caller) {
       const counts = await deps.heads.countRuns(caller.tenant);
@@ -140,6 +141,12 @@ export function engineRunService(deps: EngineDeps, options: RunServiceOptions = 
     redactText: (text) => deps.codec.redactText(text),
     async agentSchema(_caller, name) {
       return agentSchemaView(deps.registry, name);
+    },
+    async workflows() {
+      return workflowList(deps.registry);
+    },
+    async operations(caller, runId, query) {
+      return operationsPage(deps, { tenant: caller.tenant, runId }, query);
     },
     async resolve(caller, runId, body) {
       const run = { tenant: caller.tenant, runId };

@@ -62,6 +62,8 @@ export function statusOf(error: unknown): 400 | 404 | 408 | 409 | 413 | 415 | 42
     case 'resolution_conflict':
     case 'rerun_too_early':
     case 'conflict':
+    case 'not_workflow_run':
+    case 'signal_not_awaited':
       return 409;
     case 'throttled':
     case 'too_many_runs':

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * What asks for a run, whichever edge it comes through: the body of `POST /runs` is this plus an
+ * What asks for a run (of an agent or a workflow), whichever edge it comes through: the body of `POST /runs` is this plus an
  * optional client-chosen `runId`; the detail of an EventBridge `Agent Run Requested` event is
  * exactly this. Strict: the tenant is the authorized caller or the event's account, never a
  * field, so a `tenant` field is refused rather than ignored.
@@ -32,12 +32,33 @@ export const RunInputSchema = z.union([z.string().min(1), z.record(z.string(), z
   example: 'Customer alice@example.com says order 1001 arrived broken.',
 });
 
-export const RunRequestSchema = z
+/**
+ * The request's fields, before the one rule across them (exactly one of `agent` and `workflow`):
+ * an object a body schema can extend (zod refuses to extend a refined one).
+ */
+export const RunRequestFields = z
   .object({
-    agent: z.string().min(1).max(128),
-    version: z.string().min(1).max(64).optional(),
+    agent: z.string().min(1).max(128).optional().meta({ description: 'the agent to run; or `workflow`: exactly one of the two' }),
+    workflow: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .meta({ description: 'the workflow to run (defineWorkflow; GET /workflows lists them); or `agent`: exactly one of the two' }),
+    version: z.string().min(1).max(64).optional().meta({ description: "the agent's or workflow's version (default: the latest registered)" }),
     input: RunInputSchema,
     budgets: BudgetsSchema.optional(),
   })
   .strict();
+
+/** Exactly one of `agent` and `workflow`, each refusal naming the field to fix. */
+export function oneDefinition(request: { agent?: string | undefined; workflow?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (request.agent !== undefined && request.workflow !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['workflow'], message: 'not allowed with agent: a run runs one agent or one workflow' });
+  } else if (request.agent === undefined && request.workflow === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['agent'], message: 'required: name an agent or a workflow' });
+  }
+}
+
+export const RunRequestSchema = RunRequestFields.superRefine(oneDefinition);
 export type RunRequest = z.infer<typeof RunRequestSchema>;

@@ -1,6 +1,6 @@
 import type { Body } from '../core/body.js';
 import { roundUsd } from '../core/money.js';
-import { parseEvent, type EventOf, type RunEvent } from '../core/events.js';
+import { isWorkflowStart, parseEvent, type EventOf, type RunEvent } from '../core/events.js';
 import type { EngineDeps } from '../engine/engine.js';
 import { TERMINAL_STATUSES, type RunHead } from '../ports/run-heads.js';
 import type { RunRef } from '../core/run-ref.js';
@@ -8,11 +8,18 @@ import type { RunSummary, RunView } from './schemas.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function runSummary(head: RunHead): RunSummary {
+/**
+ * A run as listings show it. `workflow`: whether the run runs a workflow; the head names only the
+ * definition, so a listing asks the registry (agent and workflow names never collide), and the
+ * run view knows it from run_started.
+ */
+export function runSummary(head: RunHead, workflow = false): RunSummary {
   return {
     runId: head.runId,
     status: head.status,
+    kind: workflow ? 'workflow' : 'agent',
     agent: { ...head.agent },
+    ...(workflow ? { workflow: { ...head.agent } } : {}),
     createdAt: iso(head.createdAt),
     updatedAt: iso(head.updatedAt),
     lastSeq: head.lastSeq,
@@ -61,7 +68,7 @@ export function runView(head: RunHead, started: EventOf<'run_started'> | undefin
   // An ended run offers nothing to answer (heads projected before that rule may still list some).
   const ended = TERMINAL_STATUSES.has(head.status);
   const view: RunView = {
-    ...runSummary(head),
+    ...runSummary(head, started ? isWorkflowStart(started) : false),
     attention: (ended ? [] : head.attention).map((a) => ({
       seq: a.seq,
       reason: a.reason,

@@ -2,8 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { USD_DECIMALS } from '../core/money.js';
 import { RUN_ID_PATTERN } from '../core/run-ref.js';
 import { runStatusSchema } from '../core/run-status.js';
-import { BudgetsSchema, RunRequestSchema } from './run-request.js';
-import { WaitViewSchema } from './control-schemas.js';
+import { BudgetsSchema, RunRequestFields, oneDefinition } from './run-request.js';
+import { CALL_ID, CALL_ID_MESSAGE, WaitViewSchema } from './control-schemas.js';
 
 /** Run ids are scoped by tenant and double as the SQS MessageGroupId. */
 export const RunIdSchema = z.string().regex(RUN_ID_PATTERN, 'run ids match [A-Za-z0-9_-]{1,80}').openapi({ example: 'order-4711-refund' });
@@ -18,11 +18,12 @@ const JsonSchema = z.unknown().openapi({ description: 'any JSON value' });
  * Zod copies methods onto a schema when it is made, so a schema made before this module extended
  * zod has no `.openapi`: name a clone (same checks, same description) instead.
  */
-export const StartRunBodySchema = RunRequestSchema.extend({
+export const StartRunBodySchema = RunRequestFields.extend({
   budgets: BudgetsSchema.clone().openapi('BudgetRequest').optional(),
   runId: RunIdSchema.optional(),
 })
   .strict()
+  .superRefine(oneDefinition)
   .openapi('StartRunRequest');
 export type StartRunBody = z.infer<typeof StartRunBodySchema>;
 
@@ -32,7 +33,7 @@ export const ResolveBodySchema = z
   .union([
     z
       .object({
-        callId: z.string().regex(/^\d+-\d+$/, 'call ids look like <seq>-<index>'),
+        callId: z.string().regex(CALL_ID, CALL_ID_MESSAGE).openapi({ description: "an agent's call (`<seq>-<index>`) or a workflow's operation (`op-<n>`)" }),
         outcome: z.enum(['succeeded', 'failed', 'rerun']),
         result: JsonSchema.optional(),
       })
@@ -83,7 +84,14 @@ export const RunSummarySchema = z
   .object({
     runId: z.string(),
     status: RunStatusSchema,
-    agent: z.object({ name: z.string(), version: z.string() }),
+    kind: z.enum(['agent', 'workflow']).openapi({ description: 'what the run runs: an agent, or a workflow (defineWorkflow)' }),
+    agent: z
+      .object({ name: z.string(), version: z.string() })
+      .openapi({ description: 'the definition the run pinned, by name and version: the agent, or for a workflow run the workflow (as in `workflow`)' }),
+    workflow: z
+      .object({ name: z.string(), version: z.string() })
+      .optional()
+      .openapi({ description: 'for a workflow run: the workflow and the version it pinned' }),
     createdAt: z.string(),
     updatedAt: z.string(),
     lastSeq: z.number(),
@@ -92,7 +100,7 @@ export const RunSummarySchema = z
     parent: z
       .object({ runId: z.string(), callId: z.string() })
       .optional()
-      .openapi({ description: 'for a child run (agentTool): the parent run and the call that started it' }),
+      .openapi({ description: 'for a child run (agentTool, or a workflow operation `op-<n>`): the parent run and the call that started it' }),
   })
   .openapi('RunSummary');
 

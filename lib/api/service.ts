@@ -5,6 +5,7 @@ import type { Caller } from './tenant.js';
 import type { AgentSchemaView } from './agent-routes.js';
 import type { StreamPage } from './stream-read.js';
 import type { ChatService } from './chat-read.js';
+import type { WorkflowService } from './workflow-routes.js';
 
 export interface StartRunOutcome {
   runId: string;
@@ -17,7 +18,7 @@ export interface StartRunOutcome {
  * caller's tenant: a run of another tenant is indistinguishable from a missing one
  * (RunNotFoundError). Errors are Logbook errors; the app maps them to status codes.
  */
-export interface RunService extends ControlService, AttachmentService, ChatService {
+export interface RunService extends ControlService, AttachmentService, ChatService, WorkflowService {
   start(caller: Caller, body: StartRunBody): Promise<StartRunOutcome>;
   list(
     caller: Caller,

@@ -42,7 +42,7 @@ function existing(s: RunState, e: OpEvent): OpState | undefined {
 /** A new operation: counted as a step of the run's budget. */
 function create(s: RunState, e: OpEvent, kind: OpKind): OpState {
   const wf = s.workflow!;
-  const op: OpState = { op: e.op, kind, name: e.name, status: 'started', seq: e.seq, attempt: 0 };
+  const op: OpState = { op: e.op, kind, name: e.name, status: 'started', seq: e.seq, attempt: 0, startedAt: e.at };
   while (wf.ops.length < e.op - 1) wf.ops.push(null);
   wf.ops[e.op - 1] = op;
   s.usage.steps += 1;
@@ -81,14 +81,19 @@ export function applyOpEvent(s: RunState, e: OpEvent): void {
       }
       reconcileChild(s, e, op);
       if (e.inboxId) s.inboxSeen.push(e.inboxId);
-      settleOp(s, op, {
-        ok: e.ok,
-        output: e.output,
-        source: e.source,
-        ...(e.errorCode ? { errorCode: e.errorCode } : {}),
-        ...(e.void ? { void: true } : {}),
-        ...(e.sentBy ? { sentBy: e.sentBy } : {}),
-      });
+      settleOp(
+        s,
+        op,
+        {
+          ok: e.ok,
+          output: e.output,
+          source: e.source,
+          ...(e.errorCode ? { errorCode: e.errorCode } : {}),
+          ...(e.void ? { void: true } : {}),
+          ...(e.sentBy ? { sentBy: e.sentBy } : {}),
+        },
+        e.at,
+      );
       return;
     }
     case 'op_retry': {
@@ -169,9 +174,10 @@ function checkResultSource(s: RunState, e: EventOf<'op_result'>, op: OpState): v
 }
 
 /** Record an operation's result: it is delivered to the code in this order; its attention closes. */
-export function settleOp(s: RunState, op: OpState, result: OpResult): void {
+export function settleOp(s: RunState, op: OpState, result: OpResult, at: number): void {
   op.status = 'done';
   op.result = result;
+  op.endedAt = at;
   delete op.retryAt;
   s.workflow!.resultOrder.push(op.op);
   const callId = opCallId(op.op);
@@ -195,7 +201,7 @@ export function resolveOp(s: RunState, e: EventOf<'attention_resolved'>, op: OpS
       const message = `marked ${outcome} by ${e.resolvedBy}`;
       const value: Record<string, string> = outcome === 'failed' ? { error: 'marked_failed', message } : { message };
       const output = e.result ?? { kind: 'inline' as const, value };
-      settleOp(s, op, { ok: outcome === 'succeeded', output, source: 'human', ...(outcome === 'failed' ? { errorCode: 'marked_failed' } : {}) });
+      settleOp(s, op, { ok: outcome === 'succeeded', output, source: 'human', ...(outcome === 'failed' ? { errorCode: 'marked_failed' } : {}) }, e.at);
       return;
     }
     case 'rerun':

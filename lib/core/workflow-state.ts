@@ -38,6 +38,10 @@ export interface OpState {
   rerunApproved?: boolean;
   rerunFrom?: number;
   result?: OpResult;
+  /** When the operation's first event was written (its writer's clock: informational, as event `at`s are). */
+  startedAt?: number;
+  /** When its result was written. */
+  endedAt?: number;
 }
 
 export interface WorkflowState {

@@ -17,6 +17,17 @@ export class CallNotFoundError extends LogbookError {
   }
 }
 
+/**
+ * No call or operation of the run waits for this signal (now): the signal is not kept for later.
+ * Its own code, apart from signal_conflict, so a sender can tell "nobody listens" from "too late".
+ */
+export class SignalNotAwaitedError extends LogbookError {
+  readonly code = 'signal_not_awaited';
+  constructor(message: string) {
+    super(message);
+  }
+}
+
 /** The call awaits no approval, was decided already, or the decision names other arguments. */
 export class ApprovalConflictError extends LogbookError {
   readonly code = 'approval_conflict';
@@ -25,7 +36,7 @@ export class ApprovalConflictError extends LogbookError {
   }
 }
 
-/** No call waits for this signal, the wait timed out, or the call was signalled already. */
+/** The wait for this signal timed out, or the call was signalled already. */
 export class SignalConflictError extends LogbookError {
   readonly code = 'signal_conflict';
   constructor(message: string) {
@@ -77,4 +88,15 @@ const ENDED_HINTS = {
 /** Refuse a control request to an ended run (409 run_ended), naming what the run is. */
 export function refuseIfEnded(run: { runId: string }, status: RunStatus, request: keyof typeof ENDED_HINTS): void {
   if (TERMINAL_STATUSES.has(status)) throw new RunEndedError(run.runId, status, ENDED_HINTS[request]);
+}
+
+/** A request that only a workflow run takes (its operations, a fork from an operation) named an agent run. */
+export class NotWorkflowRunError extends LogbookError {
+  readonly code = 'not_workflow_run';
+  constructor(
+    readonly runId: string,
+    what: string,
+  ) {
+    super(`run ${runId} is an agent run: ${what}`);
+  }
 }

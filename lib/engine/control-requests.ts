@@ -5,7 +5,7 @@ import type { InboxItem } from '../core/inbox.js';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { OpenWait, RunHead } from '../ports/run-heads.js';
 import { RUN_ID_PATTERN, type RunRef } from '../core/run-ref.js';
-import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError, refuseIfEnded } from './control-errors.js';
+import { ApprovalConflictError, CallNotFoundError, MessageConflictError, SignalConflictError, SignalNotAwaitedError, refuseIfEnded } from './control-errors.js';
 import { echoValue } from '../core/echo.js';
 import type { EngineDeps } from './engine.js';
 import { hintedTick } from '../ports/step-queue.js';
@@ -170,7 +170,7 @@ export async function requestSignal(
       .filter((w) => w.kind === 'signal')
       .map((w) => `"${w.signal}"`);
     const what = others.length > 0 ? `it waits for ${others.join(', ')}` : `it is ${head.status}`;
-    throw new SignalConflictError(`no call of run ${run.runId} waits for signal ${name}: ${what}`);
+    throw new SignalNotAwaitedError(`no call of run ${run.runId} waits for signal ${name}: ${what}`);
   }
   if (target.until !== undefined && deps.clock.now() >= target.until) {
     throw new SignalConflictError(`call ${target.callId} stopped waiting for ${name} at ${new Date(target.until).toISOString()}`);

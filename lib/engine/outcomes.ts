@@ -1,6 +1,7 @@
 import type { OutcomeDetailType } from '../ports/outcome-publisher.js';
 import type { RunState } from '../core/state.js';
 import type { JsonValue } from '../core/json.js';
+import { isWorkflowStart } from '../core/events.js';
 import { TERMINAL_STATUSES, type HeadProjection, type RunHead } from '../ports/run-heads.js';
 import { deliverToParent } from './child-runs.js';
 import type { RunRef } from '../core/run-ref.js';
@@ -42,9 +43,22 @@ export async function publishOutcome(deps: EngineDeps, run: RunRef, head: RunHea
     summary: outcome.summary,
     ...(outcome.code ? { code: outcome.code } : {}),
     ...(await noticeOutput(deps, state, outcome.seq)),
+    ...workflowOf(deps, head, state),
   });
   await deps.heads.markNotified(run, outcome.seq);
   return true;
+}
+
+/**
+ * A workflow run's notice names its workflow and pinned version: from the folded run_started, or
+ * (a notice repaired without the state) from the head, whose definition name is a workflow's when
+ * the registry has a workflow of that name (agent and workflow names never collide).
+ */
+function workflowOf(deps: EngineDeps, head: RunHead, state: RunState | undefined): { workflow?: { name: string; version: string } } {
+  const workflow = state ? isWorkflowStart(state.started) : deps.registry.workflow(head.agent.name) !== undefined;
+  if (!workflow) return {};
+  const pinned = state?.started.agent ?? head.agent;
+  return { workflow: { name: pinned.name, version: pinned.version } };
 }
 
 /**

@@ -23,7 +23,7 @@ export function runIdForEvent(tenant: string, eventId: string): string {
 }
 
 /**
- * EventBridge target: starts a run per `Agent Run Requested` event, idempotent on the event id.
+ * EventBridge target: starts a run (of `detail.agent` or `detail.workflow`) per `Agent Run Requested` event, idempotent on the event id.
  * The tenant is the account the event came from (set by EventBridge), never a field of the detail.
  * A detail that can never start a run is logged and dropped. A transient failure throws; that is
  * not EventBridge's to retry: EventBridge invokes this function asynchronously, and its rule's
@@ -60,7 +60,7 @@ export function triggerHandlerFor(getRuntime: () => Promise<Runtime>) {
         const out = await startRun(engine, {
           tenant,
           runId,
-          agent: d.agent,
+          ...(d.workflow !== undefined ? { workflow: d.workflow } : { agent: d.agent ?? '' }),
           input: d.input as JsonValue,
           ...(d.version ? { version: d.version } : {}),
           ...(d.budgets ? { budgets: d.budgets } : {}),

@@ -50,6 +50,7 @@ export class LogOutcomePublisher implements OutcomePublisher {
       seq: notice.seq,
       status: notice.status,
       ...(notice.code ? { code: notice.code } : {}),
+      ...(notice.workflow ? { workflow: `${notice.workflow.name}@${notice.workflow.version}` } : {}),
     });
   }
 }

@@ -14,6 +14,8 @@ export interface OutcomeNotice extends RunRef {
   output?: JsonValue;
   /** The output was too large for the notice: read it from GET /runs/{id}. */
   outputOmitted?: true;
+  /** A workflow run's workflow (defineWorkflow), by the name and version it pinned; absent for an agent run. */
+  workflow?: { name: string; version: string };
 }
 
 /** Publishes run outcomes (EventBridge in AWS). Called once per outcome seq by the lease holder. */

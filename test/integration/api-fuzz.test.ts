@@ -29,7 +29,7 @@ function isValidStart(req: FuzzRequest): boolean {
   }
   if (shapeProblem(value, DEFAULT_BODY_LIMITS.maxJsonDepth)) return false;
   const parsed = StartRunBodySchema.safeParse(value);
-  return parsed.success && ['support', 'desk'].includes(parsed.data.agent);
+  return parsed.success && ['support', 'desk'].includes(parsed.data.agent ?? '');
 }
 
 describe.runIf(endpointsFor(target))(`the API under ${REQUESTS} hostile requests on ${target}`, () => {
@@ -67,11 +67,28 @@ describe.runIf(endpointsFor(target))(`the API under ${REQUESTS} hostile requests
     // A world worth attacking: runs of two tenants, listing cursors, and a run parked on an open attention.
     const seeded = ['fz-1', 'fz-2', 'fz-3', 'fz-4', 'fz-5'];
     for (const [i, runId] of seeded.entries()) {
-      expect((await send({ method: 'POST', path: '/runs', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ agent: 'support', runId, input: 'seed' }), label: 'seed' }, i % 2)).status).toBe(201);
+      expect(
+        (
+          await send(
+            {
+              method: 'POST',
+              path: '/runs',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ agent: 'support', runId, input: 'seed' }),
+              label: 'seed',
+            },
+            i % 2,
+          )
+        ).status,
+      ).toBe(201);
     }
     const { callId } = await world.parkRun('fz-parked');
     const cursors: string[] = [];
-    for (const [caller, query] of [[0, 'limit=1'], [0, 'limit=1&status=running'], [1, 'limit=1']] as const) {
+    for (const [caller, query] of [
+      [0, 'limit=1'],
+      [0, 'limit=1&status=running'],
+      [1, 'limit=1'],
+    ] as const) {
       const page = JSON.parse((await send({ method: 'GET', path: `/runs?${query}`, headers: {}, label: 'seed' }, caller)).text) as { cursor?: string };
       if (page.cursor) cursors.push(page.cursor);
     }
@@ -115,7 +132,9 @@ describe.runIf(endpointsFor(target))(`the API under ${REQUESTS} hostile requests
     };
     await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
 
-    console.info(`api fuzz: ${REQUESTS} requests (seed ${SEED}), statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}, ${created} runs created by valid starts, ${uploads} uploads stored`);
+    console.info(
+      `api fuzz: ${REQUESTS} requests (seed ${SEED}), statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}, ${created} runs created by valid starts, ${uploads} uploads stored`,
+    );
     expect(failures.slice(0, 20)).toEqual([]);
     expect(world.errors.slice(0, 5)).toEqual([]);
     expect([...statuses.keys()].filter((s) => s >= 500)).toEqual([]);

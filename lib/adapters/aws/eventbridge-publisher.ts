@@ -16,6 +16,8 @@ export interface OutcomeDetail {
   output?: JsonValue;
   /** Set instead of `output` when it was too large for the event: read GET /runs/{id}. */
   outputOmitted?: true;
+  /** For a workflow run: the workflow and the version it pinned. */
+  workflow?: { name: string; version: string };
 }
 
 export function outcomeDetail(notice: OutcomeNotice): OutcomeDetail {
@@ -29,6 +31,7 @@ export function outcomeDetail(notice: OutcomeNotice): OutcomeDetail {
     ...(notice.code !== undefined ? { code: notice.code } : {}),
     ...(notice.output !== undefined ? { output: notice.output } : {}),
     ...(notice.outputOmitted ? { outputOmitted: true as const } : {}),
+    ...(notice.workflow ? { workflow: { ...notice.workflow } } : {}),
   };
 }
 

@@ -212,9 +212,11 @@ describe('GET /openapi.json', () => {
       '/runs/{runId}/events',
       '/runs/{runId}/fork',
       '/runs/{runId}/messages',
+      '/runs/{runId}/operations',
       '/runs/{runId}/resolve',
       '/runs/{runId}/signals',
       '/runs/{runId}/stream',
+      '/workflows',
     ]);
     expect(Object.keys(doc.paths['/runs'] ?? {}).sort()).toEqual(['get', 'post']);
   });
@@ -232,5 +234,23 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(doc.components.schemas.ChildRun?.properties ?? {}).sort()).toEqual(['callId', 'runId', 'status', 'summary']);
     expect(doc.components.schemas.Wait?.properties?.kind?.enum).toContain('child');
     expect(Object.keys(doc.components.schemas.Wait?.properties ?? {})).toEqual(expect.arrayContaining(['childRunId', 'childStatus']));
+  });
+
+  it("documents workflows: the start request, the kind of a run, the registered workflows and a run's operations", async () => {
+    const doc = (await (await app().request('/openapi.json')).json()) as {
+      paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+      components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }>; required?: string[] } | undefined> };
+    };
+    const start = doc.components.schemas.StartRunRequest;
+    expect(Object.keys(start?.properties ?? {})).toEqual(expect.arrayContaining(['agent', 'workflow', 'version', 'input']));
+    // Exactly one of the two: neither is required by itself.
+    expect(start?.required ?? []).not.toContain('agent');
+    expect(doc.components.schemas.RunSummary?.properties?.kind?.enum).toEqual(['agent', 'workflow']);
+    expect(Object.keys(doc.components.schemas.RunSummary?.properties ?? {})).toContain('workflow');
+    expect(Object.keys(doc.components.schemas.Operation?.properties ?? {})).toEqual(
+      expect.arrayContaining(['op', 'callId', 'kind', 'name', 'status', 'startedAt', 'endedAt', 'child', 'error']),
+    );
+    expect(Object.keys(doc.paths['/runs/{runId}/operations']?.get?.responses ?? {})).toEqual(expect.arrayContaining(['200', '404', '409']));
+    expect(Object.keys(doc.components.schemas.Workflow?.properties ?? {}).sort()).toEqual(['latest', 'versions', 'workflow']);
   });
 });

@@ -19,13 +19,21 @@ function world() {
     approval: 'always',
     execute: async (a) => ({ refunded: a.amountCents }),
   });
-  const wait = waitForSignal({ name: 'wait_for_return', description: 'Wait for the parcel.', signal: 'parcel_returned', payload: z.object({ trackingId: z.string().min(3) }), timeoutSeconds: 600 });
+  const wait = waitForSignal({
+    name: 'wait_for_return',
+    description: 'Wait for the parcel.',
+    signal: 'parcel_returned',
+    payload: z.object({ trackingId: z.string().min(3) }),
+    timeoutSeconds: 600,
+  });
   return scriptedWorld({
     tools: [refund, wait],
     script: [
       (r) => {
         const task = r.messages[0]?.role === 'user' ? r.messages[0].content : '';
-        return task.includes('wait') ? { calls: [{ name: 'wait_for_return', args: {} }] } : { calls: [{ name: 'issue_refund', args: { orderId: 'o-1', amountCents: 4500 } }] };
+        return task.includes('wait')
+          ? { calls: [{ name: 'wait_for_return', args: {} }] }
+          : { calls: [{ name: 'issue_refund', args: { orderId: 'o-1', amountCents: 4500 } }] };
       },
       { text: 'done' },
       { text: 'follow-up answered' },
@@ -63,7 +71,10 @@ describe('POST /runs/{runId}/approve', () => {
   it('shows the call awaiting approval with its arguments, takes one decision (202) and refuses a second (409)', async () => {
     await started('refund please', 'a-1');
     const view = await call('GET', '/runs/a-1');
-    expect(view.body).toMatchObject({ status: 'awaiting_approval', waiting: [{ callId: '3-0', tool: 'issue_refund', kind: 'approval', args: { orderId: 'o-1', amountCents: 4500 } }] });
+    expect(view.body).toMatchObject({
+      status: 'awaiting_approval',
+      waiting: [{ callId: '3-0', tool: 'issue_refund', kind: 'approval', args: { orderId: 'o-1', amountCents: 4500 } }],
+    });
     const ok = await call('POST', '/runs/a-1/approve', { body: { callId: '3-0', decision: 'approve', argsHash: view.body?.waiting[0].argsHash } });
     expect(ok).toMatchObject({ status: 202, body: { runId: 'a-1', accepted: true, inboxId: 'approval-3-0', callId: '3-0' } });
     const second = await call('POST', '/runs/a-1/approve', { body: { callId: '3-0', decision: 'reject' } });
@@ -80,16 +91,22 @@ describe('POST /runs/{runId}/approve', () => {
 
   it('answers 400 with paths for bad bodies and for edited arguments that do not fit the pinned schema', async () => {
     await started('refund please', 'a-2');
-    expect(paths(await call('POST', '/runs/a-2/approve', { body: { callId: 'x', decision: 'maybe', extra: 1 } }))).toEqual(['body.callId', 'body.decision', 'body.extra']);
+    expect(paths(await call('POST', '/runs/a-2/approve', { body: { callId: 'x', decision: 'maybe', extra: 1 } }))).toEqual([
+      'body.callId',
+      'body.decision',
+      'body.extra',
+    ]);
     expect(paths(await call('POST', '/runs/a-2/approve', { body: { callId: '3-0', decision: 'edit' } }))).toEqual(['body.args']);
     expect(paths(await call('POST', '/runs/a-2/approve', { body: { callId: '3-0', decision: 'approve', args: {} } }))).toEqual(['body.args']);
     const edit = await call('POST', '/runs/a-2/approve', { body: { callId: '3-0', decision: 'edit', args: { orderId: 'o-1', amountCents: -5 } } });
     expect(edit.status).toBe(400);
     expect(paths(edit)).toEqual(['body.args.amountCents']);
-    expect((await call('POST', '/runs/a-2/approve', { body: { callId: '3-0', decision: 'edit', args: { orderId: 'o-1', amountCents: 2000 } } })).status).toBe(202);
+    expect((await call('POST', '/runs/a-2/approve', { body: { callId: '3-0', decision: 'edit', args: { orderId: 'o-1', amountCents: 2000 } } })).status).toBe(
+      202,
+    );
   });
 
-  it('answers 404 for an unknown run, an unknown call and another tenant\'s run', async () => {
+  it("answers 404 for an unknown run, an unknown call and another tenant's run", async () => {
     await started('refund please', 'a-3');
     expect((await call('POST', '/runs/nope/approve', { body: { callId: '3-0', decision: 'approve' } })).status).toBe(404);
     const unknown = await call('POST', '/runs/a-3/approve', { body: { callId: '42-0', decision: 'approve' } });
@@ -147,20 +164,25 @@ describe('an ended run', () => {
 describe('POST /runs/{runId}/signals', () => {
   it('validates the payload (400 with paths), completes the waiting call (202) once (then 409)', async () => {
     await started('wait for the parcel', 's-1');
-    expect((await call('GET', '/runs/s-1')).body).toMatchObject({ status: 'waiting', waiting: [{ kind: 'signal', signal: 'parcel_returned', until: expect.any(String) }] });
+    expect((await call('GET', '/runs/s-1')).body).toMatchObject({
+      status: 'waiting',
+      waiting: [{ kind: 'signal', signal: 'parcel_returned', until: expect.any(String) }],
+    });
     const bad = await call('POST', '/runs/s-1/signals', { body: { signal: 'parcel_returned', payload: { trackingId: 'x' } } });
     expect(bad.status).toBe(400);
     expect(paths(bad)).toEqual(['body.payload.trackingId']);
     expect(paths(await call('POST', '/runs/s-1/signals', { body: { signal: 'bad name!', payload: {} } }))).toEqual(['body.signal']);
     const none = await call('POST', '/runs/s-1/signals', { body: { signal: 'other', payload: {} } });
-    expect(none).toMatchObject({ status: 409, body: { error: { code: 'signal_conflict' } } });
+    expect(none).toMatchObject({ status: 409, body: { error: { code: 'signal_not_awaited' } } });
     const ok = await call('POST', '/runs/s-1/signals', { body: { signal: 'parcel_returned', payload: { trackingId: 'TRK-1' } } });
     expect(ok).toMatchObject({ status: 202, body: { callId: '3-0', inboxId: 'signal-3-0' } });
     expect((await call('POST', '/runs/s-1/signals', { body: { signal: 'parcel_returned', payload: { trackingId: 'TRK-2' } } })).status).toBe(409);
     await drain(t.world, t.worker);
     expect((await call('GET', '/runs/s-1')).body?.status).toBe('completed');
     expect((await call('POST', '/runs/nope/signals', { body: { signal: 'parcel_returned', payload: {} } })).status).toBe(404);
-    expect((await call('POST', '/runs/s-1/signals', { tenant: 'other', body: { signal: 'parcel_returned', payload: { trackingId: 'TRK-3' } } })).status).toBe(404);
+    expect((await call('POST', '/runs/s-1/signals', { tenant: 'other', body: { signal: 'parcel_returned', payload: { trackingId: 'TRK-3' } } })).status).toBe(
+      404,
+    );
   });
 });
 

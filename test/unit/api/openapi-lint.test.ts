@@ -63,7 +63,9 @@ describe('the OpenAPI document', () => {
 
   it('names every operation (client generators name their functions by operationId)', async () => {
     const { doc } = await documentFile();
-    const ids = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
+    const ids = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`),
+    );
     expect(ids.sort()).toEqual([
       'GET /agents/{name}/schema getAgentSchema',
       'GET /attachments/{sha256} getAttachment',
@@ -73,7 +75,9 @@ describe('the OpenAPI document', () => {
       'GET /runs/{runId}/blobs/{sha256} getRunBlob',
       'GET /runs/{runId}/chat chatRun',
       'GET /runs/{runId}/events listRunEvents',
+      'GET /runs/{runId}/operations listRunOperations',
       'GET /runs/{runId}/stream streamRun',
+      'GET /workflows listWorkflows',
       'POST /attachments uploadAttachment',
       'POST /runs startRun',
       'POST /runs/{runId}/approve approveCall',

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineWorkflow } from '../../../lib/authoring/define-workflow.js';
 import { requestApproval, requestSignal } from '../../../lib/engine/control-requests.js';
 import { ValidationError } from '../../../lib/core/errors.js';
-import { SignalConflictError } from '../../../lib/engine/control-errors.js';
+import { SignalNotAwaitedError } from '../../../lib/engine/control-errors.js';
 import { drain, headOf, later } from '../control/helpers.js';
 import { logOf } from '../engine/helpers.js';
 import { startAndDrain, workflowWorld } from './world.js';
@@ -13,7 +13,10 @@ const review = defineWorkflow({
   version: '1',
   input: z.object({ amount: z.number() }),
   async run(ctx, input) {
-    const decision = await ctx.waitForSignal('reviewed', { payload: z.object({ approve: z.boolean(), note: z.string().optional() }), timeoutSeconds: 3 * 86_400 });
+    const decision = await ctx.waitForSignal('reviewed', {
+      payload: z.object({ approve: z.boolean(), note: z.string().optional() }),
+      timeoutSeconds: 3 * 86_400,
+    });
     if (decision.timedOut) return 'no answer in time';
     const approval = await ctx.approval('refund', { args: { amount: input.amount }, schema: z.object({ amount: z.number().max(500) }) });
     if (!approval.approved) return `refused by ${approval.by}: ${approval.reason}`;
@@ -26,7 +29,12 @@ describe('waiting for a signal and an approval', () => {
     const t = workflowWorld({ workflows: [review] });
     const first = await startAndDrain(t, 'review', { amount: 900 });
     expect(first.types).toEqual(['run_started', 'op_started']);
-    expect(first.events[1]).toMatchObject({ op: 1, kind: 'signal', name: 'reviewed', wait: { kind: 'signal', signal: 'reviewed', until: t.world.clock.now() + 3 * 86_400_000 } });
+    expect(first.events[1]).toMatchObject({
+      op: 1,
+      kind: 'signal',
+      name: 'reviewed',
+      wait: { kind: 'signal', signal: 'reviewed', until: t.world.clock.now() + 3 * 86_400_000 },
+    });
     const head = await headOf(t.world, t.run);
     expect(head).toMatchObject({ status: 'waiting', wakeAt: t.world.clock.now() + 3 * 86_400_000 });
     expect(head.waits).toEqual([{ callId: 'op-1', tool: 'reviewed', kind: 'signal', seq: 2, signal: 'reviewed', until: t.world.clock.now() + 3 * 86_400_000 }]);
@@ -34,8 +42,11 @@ describe('waiting for a signal and an approval', () => {
 
     // A payload that does not fit the pinned JSON Schema is a 400 with its path; nothing is queued.
     await expect(requestSignal(t.worker.deps, t.run, { signal: 'reviewed', payload: { approve: 'yes' } }, 'alice')).rejects.toBeInstanceOf(ValidationError);
-    await expect(requestSignal(t.worker.deps, t.run, { signal: 'other', payload: {} }, 'alice')).rejects.toBeInstanceOf(SignalConflictError);
-    expect(await requestSignal(t.worker.deps, t.run, { signal: 'reviewed', payload: { approve: true } }, 'alice')).toEqual({ inboxId: 'signal-op-1', callId: 'op-1' });
+    await expect(requestSignal(t.worker.deps, t.run, { signal: 'other', payload: {} }, 'alice')).rejects.toBeInstanceOf(SignalNotAwaitedError);
+    expect(await requestSignal(t.worker.deps, t.run, { signal: 'reviewed', payload: { approve: true } }, 'alice')).toEqual({
+      inboxId: 'signal-op-1',
+      callId: 'op-1',
+    });
     await drain(t.world, t.worker);
     const waiting = await headOf(t.world, t.run);
     expect(waiting.status).toBe('awaiting_approval');
@@ -43,7 +54,9 @@ describe('waiting for a signal and an approval', () => {
     expect(approval).toMatchObject({ callId: 'op-2', kind: 'approval', tool: 'refund' });
 
     // An edit must fit the approval's schema; a decision about other arguments is refused.
-    await expect(requestApproval(t.worker.deps, t.run, { callId: 'op-2', decision: 'edit', args: { amount: 900 } }, 'bob')).rejects.toBeInstanceOf(ValidationError);
+    await expect(requestApproval(t.worker.deps, t.run, { callId: 'op-2', decision: 'edit', args: { amount: 900 } }, 'bob')).rejects.toBeInstanceOf(
+      ValidationError,
+    );
     await expect(requestApproval(t.worker.deps, t.run, { callId: 'op-2', decision: 'approve', argsHash: '0'.repeat(64) }, 'bob')).rejects.toThrow(/look again/);
     await requestApproval(t.worker.deps, t.run, { callId: 'op-2', decision: 'edit', args: { amount: 450 }, argsHash: approval!.argsHash! }, 'bob');
     await drain(t.world, t.worker);
