@@ -112,7 +112,7 @@ const MUTATIONS: Mutation[] = [
   {
     name: 'escalate runs again',
     file: 'core/decide.ts',
-    edits: [['    default:\n      out.attentions.push({', '    default:\n      out.starts.push({ callId, attempt: call.attempt + 1 });\n      return;\n      out.attentions.push({']],
+    edits: [["    case 'escalate':\n      out.attentions.push({", "    case 'escalate':\n      out.starts.push({ callId, attempt: call.attempt + 1 });\n      return;\n      out.attentions.push({"]],
     caughtBy: ['escalate: parks, no start, no result', 'approved escalate call: parks, no start'],
   },
   {
