@@ -79,7 +79,10 @@ export type MessageBody = z.infer<typeof MessageBodySchema>;
 
 export const ForkBodySchema = z
   .object({
-    atSeq: z.number().int().positive().openapi({ description: 'a turn boundary: 1, or a seq after which every call of the turn has its result' }),
+    atSeq: z.number().int().positive().openapi({
+      description:
+        "an agent run: a turn boundary (1, or a seq after which every call of the turn has its result); a workflow run: 1, or a seq where every operation has its result (an operation's seq - 1 forks before it)",
+    }),
     runId: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,80}$/, 'run ids match [A-Za-z0-9_-]{1,80}')
@@ -88,8 +91,13 @@ export const ForkBodySchema = z
     input: z
       .union([z.string().min(1), z.record(z.string(), z.unknown()), z.array(z.unknown())])
       .optional()
-      .openapi({ description: 'replaces the last user message' }),
-    version: z.string().min(1).max(64).optional().openapi({ description: 're-pin this agent version (every copied call must fit its schemas)' }),
+      .openapi({ description: "replaces the last user message (a workflow run's input, at seq 1 only)" }),
+    version: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .openapi({ description: 're-pin this version of the agent (every copied call must fit its schemas) or of the workflow' }),
   })
   .strict()
   .openapi('ForkRequest');

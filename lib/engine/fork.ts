@@ -16,6 +16,7 @@ import { parseRunInput } from '../authoring/run-input.js';
 import { checkAttachments } from './attachments.js';
 import { resolveInstructions, type ResolvedInstructions } from '../authoring/instructions.js';
 import { admitRun, keepsSlot } from './admission-gate.js';
+import { checkWorkflowBoundary, checkWorkflowForkInput, forkedWorkflow, workflowForkPins } from './workflow/workflow-fork.js';
 
 export interface ForkRequest {
   tenant: string;
@@ -59,24 +60,12 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
   const prefix = dropTrailingReservation(await readPrefix(deps, source, request.atSeq));
   const sourceStarted = prefix[0] as EventOf<'run_started'>;
   const state = foldLog(prefix);
+  if (sourceStarted.workflow) return forkWorkflow(deps, request, prefix, state);
   checkBoundary(state, prefix, request.atSeq);
   const agent = request.version === undefined ? undefined : await repinnable(deps, sourceStarted, state, request.version);
 
   // 2. The fork's run_started.
-  const runId = request.runId ?? deps.ids.inboxId().toLowerCase();
-  if (!RUN_ID_PATTERN.test(runId)) throw new ValidationError('invalid runId', [{ path: 'runId', message: `must match ${RUN_ID_PATTERN}` }]);
-  const fork: RunRef = { tenant: request.tenant, runId };
-  const requestHash = hashJson({
-    forkOf: request.from,
-    atSeq: request.atSeq,
-    input: request.input === undefined ? null : deps.codec.redactJson(request.input),
-    version: request.version ?? null,
-  });
-  const now = deps.clock.now();
-  // run_started gets this attempt's own nonce (a second request is then a conflict, answered from
-  // the stored request hash); every copied event carries the stored run_started's writer, so a retry
-  // after a crash recognises the copies it already made as its own writes.
-  const writer = { epoch: 0, nonce: `fork:${deps.ids.nonce()}` };
+  const { fork, requestHash, now, writer } = forkIdentity(deps, request);
   const replaceAt = request.input === undefined ? undefined : lastUserMessageSeq(prefix);
   if (request.input !== undefined) {
     // First, as it is about this deploy and not the input: can the run's instructions be built again?
@@ -104,6 +93,42 @@ export async function forkRun(deps: EngineDeps, request: ForkRequest): Promise<F
       const started = await forkStarted(deps, fork, sourceStarted, agent, { requestHash, atSeq: request.atSeq, now, replaceInput, instructions });
       const first = parseEvent({ ...started, v: 1, seq: 1, at: now, by: writer }) as EventOf<'run_started'>;
       return writeFork(deps, fork, request, { prefix, first, replaceAt, now });
+    },
+    (result) => keepsSlot(result.status),
+  );
+}
+
+/** A workflow run's fork (workflow-fork.ts says where one may start and what it pins). */
+async function forkWorkflow(deps: EngineDeps, request: ForkRequest, prefix: RunEvent[], state: RunState): Promise<ForkResult> {
+  const source = prefix[0] as EventOf<'run_started'>;
+  checkWorkflowBoundary(state, request.atSeq, request.input !== undefined);
+  const workflow = forkedWorkflow(deps, source, request.version);
+  if (request.input !== undefined) checkWorkflowForkInput(deps, source, workflow, request.input);
+  const { fork, requestHash, now, writer } = forkIdentity(deps, request);
+  return admitRun(
+    deps,
+    fork,
+    { kind: 'fork' },
+    async () => {
+      const duration = Math.max(1, source.budgets.deadlineAt - source.at);
+      const budgets = { ...source.budgets, deadlineAt: now + duration };
+      const draft = await deps.codec.encodeDraft(
+        fork,
+        {
+          type: 'run_started',
+          tenant: fork.tenant,
+          runId: fork.runId,
+          requestHash,
+          ...workflowForkPins(source, workflow),
+          input: request.input === undefined ? source.input : { kind: 'inline', value: request.input },
+          budgets,
+          expiresAt: budgets.deadlineAt + deps.config.retentionFailedMs,
+          forkedFrom: { runId: source.runId, seq: request.atSeq },
+        },
+        deps.checkpoints,
+      );
+      const first = parseEvent({ ...draft, v: 1, seq: 1, at: now, by: writer }) as EventOf<'run_started'>;
+      return writeFork(deps, fork, request, { prefix, first, replaceAt: undefined, now });
     },
     (result) => keepsSlot(result.status),
   );
@@ -156,6 +181,24 @@ async function writeFork(
   await deps.queue.enqueue(fork, { dedupeId: `${runId}:fork:${request.atSeq}` });
   const current = await deps.heads.getHead(fork);
   return { runId, created, status: current?.status ?? 'running', forkedFrom: { runId: request.from, seq: request.atSeq } };
+}
+
+/** The fork's run, request hash, time and writer (both kinds of run). */
+function forkIdentity(deps: EngineDeps, request: ForkRequest) {
+  const runId = request.runId ?? deps.ids.inboxId().toLowerCase();
+  if (!RUN_ID_PATTERN.test(runId)) throw new ValidationError('invalid runId', [{ path: 'runId', message: `must match ${RUN_ID_PATTERN}` }]);
+  const fork: RunRef = { tenant: request.tenant, runId };
+  const requestHash = hashJson({
+    forkOf: request.from,
+    atSeq: request.atSeq,
+    input: request.input === undefined ? null : deps.codec.redactJson(request.input),
+    version: request.version ?? null,
+  });
+  // run_started gets this attempt's own nonce (a second request is then a conflict, answered from
+  // the stored request hash); every copied event carries the stored run_started's writer, so a retry
+  // after a crash recognises the copies it already made as its own writes.
+  const writer = { epoch: 0, nonce: `fork:${deps.ids.nonce()}` };
+  return { fork, requestHash, now: deps.clock.now(), writer };
 }
 
 async function appendChecked(deps: EngineDeps, run: RunRef, event: RunEvent): Promise<void> {
