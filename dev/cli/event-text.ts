@@ -86,7 +86,9 @@ const isoOf = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOStrin
  * started; waits for signal manager-approved until ...`, `op 1 step load order succeeded from step: 90000`.
  */
 function opText(e: Event): string {
-  const op = `op ${String(e.op)} ${String(e.kind)} ${truncate(String(e.name), 60)}`;
+  // A sleep or a value is named by its kind: said once (`op 4 sleep started`).
+  const name = e.name === e.kind ? '' : ` ${truncate(String(e.name), 60)}`;
+  const op = `op ${String(e.op)} ${String(e.kind)}${name}`;
   switch (e.type) {
     case 'op_started': {
       const attempt = typeof e.attempt === 'number' && e.attempt > 1 ? `, attempt ${e.attempt}` : '';

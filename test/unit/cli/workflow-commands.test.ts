@@ -27,6 +27,14 @@ const shipOrder = defineWorkflow({
     return { cents, tracking: shipped.timedOut ? null : shipped.payload.tracking };
   },
 });
+const refund = defineWorkflow({
+  name: 'refund',
+  version: '1',
+  async run(ctx) {
+    const approval = await ctx.approval('send refund', { args: { cents: 500 }, schema: z.object({ cents: z.number() }) });
+    return approval.approved ? approval.args.cents : 0;
+  },
+});
 const waiter = defineWorkflow({
   name: 'waiter',
   version: '1',
@@ -61,7 +69,7 @@ describe('logbook on workflow runs, over HTTP', () => {
   const settle = () => drain(t.world, t.worker);
 
   beforeEach(async () => {
-    t = workflowWorld({ workflows: [shipOrder, waiter, parent] });
+    t = workflowWorld({ workflows: [shipOrder, refund, waiter, parent] });
     const app = createApiApp({ service: engineRunService(t.worker.deps), caller: () => ({ tenant: 't1', principal: 'alice' }) });
     server = await new Promise((ok) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => ok(s));
@@ -186,12 +194,26 @@ describe('logbook on workflow runs, over HTTP', () => {
     expect(listed.out).toMatch(/^ship-order\s+1\s+yes\s+schema [0-9a-f]{12}\s+charge, then wait for the warehouse$/m);
     expect(listed.out).toMatch(/^waiter\s+1\s+yes\s+any$/m);
     const json = JSON.parse((await cli('workflows', '--json')).out) as { workflows: { workflow: string }[] };
-    expect(json.workflows.map((w) => w.workflow).sort()).toEqual(['parent', 'ship-order', 'waiter']);
+    expect(json.workflows.map((w) => w.workflow).sort()).toEqual(['parent', 'refund', 'ship-order', 'waiter']);
 
     await cli('runs', 'start', '--workflow', 'parent', '--input', '{}', '--run-id', 'wf-p');
     await settle();
     const shown = await cli('runs', 'show', 'wf-p');
     expect(shown.out).toMatch(/^1\s+child\s+waiter\s+started\s+1\s+\S+ \S+Z\s+wf-p-cop-1\s+waits for child/m);
+  });
+
+  it("approves a workflow's approval operation by its call id op-<n>", async () => {
+    await cli('runs', 'start', '--workflow', 'refund', '--input', '{}', '--run-id', 'wf-r');
+    await settle();
+    const shown = await cli('runs', 'show', 'wf-r');
+    expect(shown.out).toMatch(/^1\s+approval\s+send refund\s+started\s+1\s+\S+ \S+Z\s+waits for approval/m);
+    const approved = await cli('runs', 'approve', 'wf-r', '--call', 'op-1', '--decision', 'edit', '--args', '{"cents":300}');
+    expect(approved.code, approved.err).toBe(0);
+    expect(approved.out).toMatch(/^edit queued for call op-1 of wf-r/);
+    await settle();
+    const done = JSON.parse((await cli('runs', 'show', 'wf-r', '--json')).out) as { status: string; output: unknown; operations: Record<string, unknown>[] };
+    expect(done).toMatchObject({ status: 'completed', output: 300 });
+    expect(done.operations[0]).toMatchObject({ kind: 'approval', status: 'succeeded', source: 'human', sentBy: 'alice' });
   });
 
   it('cancels a workflow run waiting for a signal', async () => {
