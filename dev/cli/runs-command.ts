@@ -172,7 +172,7 @@ const COMMANDS = {
           page.runs.map((r) => [
             r.runId,
             r.status,
-            `${r.agent.name}@${r.agent.version}`,
+            `${r.agent.name}@${r.agent.version}${r.kind === 'workflow' ? ' (workflow)' : ''}`,
             r.usage.steps,
             r.usage.inputTokens + r.usage.outputTokens,
             formatUsd(r.usage.costUsd),

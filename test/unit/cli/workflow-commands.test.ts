@@ -8,12 +8,14 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { startWorkflowHint } from '../../../dev/cli/example-input.js';
 import { main } from '../../../dev/cli/main.js';
 import type { Output } from '../../../dev/cli/output.js';
 import { createApiApp } from '../../../lib/api/app.js';
 import { engineRunService } from '../../../lib/api/engine-service.js';
 import { defineWorkflow } from '../../../lib/authoring/define-workflow.js';
 import { drain } from '../control/helpers.js';
+import { shellWords } from '../../fixtures/readme-commands.js';
 import { workflowWorld } from '../workflows/world.js';
 
 const shipOrder = defineWorkflow({
@@ -198,6 +200,9 @@ describe('logbook on workflow runs, over HTTP', () => {
 
     await cli('runs', 'start', '--workflow', 'parent', '--input', '{}', '--run-id', 'wf-p');
     await settle();
+    const listed2 = await cli('runs', 'list');
+    expect(listed2.out).toMatch(/^wf-p\s+waiting\s+parent@1 \(workflow\)/m);
+    expect(listed2.out).toMatch(/^wf-p-cop-1\s+waiting\s+waiter@1 \(workflow\)/m);
     const shown = await cli('runs', 'show', 'wf-p');
     expect(shown.out).toMatch(/^1\s+child\s+waiter\s+started\s+1\s+\S+ \S+Z\s+wf-p-cop-1\s+waits for child/m);
   });
@@ -245,5 +250,24 @@ describe('logbook on workflow runs, over HTTP', () => {
     expect(first.err).toMatch(/^logbook: 5\d\d /);
     expect(first.err).toContain('wf-1 is a workflow run: this API forks agent runs only');
     expect(await t.world.storage.heads.getHead({ tenant: 't1', runId: 'fk-1' })).toBeUndefined();
+  });
+
+  it('`logbook help` shows the workflow commands', async () => {
+    const io = capture();
+    expect(await main(['help'], io)).toBe(0);
+    const usage = io.stdout.join('\n');
+    expect(usage).toContain('logbook workflows [--api URL] [--json]');
+    expect(usage).toContain('logbook runs start --workflow NAME');
+    expect(usage).toContain('logbook signal RUN_ID NAME [--payload JSON|@PATH]');
+    expect(usage).toContain('a workflow run: with its operations');
+  });
+
+  it("the dev banner's start line for a workflow starts a run of it as the shell splits it", async () => {
+    const hint = startWorkflowHint(shipOrder, '');
+    expect(hint).toMatch(/^npx logbook runs start --workflow ship-order --input '\{"orderId":.*\}'$/);
+    const [, , ...argv] = shellWords(hint);
+    const started = await cli(...argv, '--run-id', 'wf-h');
+    expect(started.code, started.err).toBe(0);
+    expect(started.out).toMatch(/^run\s+wf-h$/m);
   });
 });
