@@ -3,6 +3,7 @@ import { issuesText } from '../../lib/core/zod-issues.js';
 import type { RunSummary, RunView } from '../../lib/api/schemas.js';
 import type { StreamPage } from '../../lib/api/stream-read.js';
 import type { AttachmentRef } from '../../lib/core/attachments.js';
+import type { OperationPage, WorkflowList } from '../../lib/api/workflow-schemas.js';
 
 export const DEFAULT_API = `http://127.0.0.1:${process.env.LOGBOOK_PORT ?? '8787'}`;
 
@@ -71,13 +72,15 @@ export class LogbookClient {
     return { status: response.status, data: data as T };
   }
 
-  async startRun(body: {
-    agent: string;
-    input: unknown;
-    runId?: string;
-    version?: string;
-    budgets?: Record<string, number>;
-  }): Promise<{ runId: string; status: string; created: boolean }> {
+  /** An agent run (`agent`) or a workflow run (`workflow`): exactly one of the two. */
+  async startRun(
+    body: {
+      input: unknown;
+      runId?: string;
+      version?: string;
+      budgets?: Record<string, number>;
+    } & ({ agent: string; workflow?: never } | { workflow: string; agent?: never }),
+  ): Promise<{ runId: string; status: string; created: boolean }> {
     return (await this.call<{ runId: string; status: string; created: boolean }>('POST', '/runs', body)).data;
   }
 
@@ -93,6 +96,27 @@ export class LogbookClient {
 
   async getRun(runId: string): Promise<RunView> {
     return (await this.call<RunView>('GET', `/runs/${encodeURIComponent(runId)}`)).data;
+  }
+
+  /** The registered workflows and their versions (GET /workflows). */
+  async workflows(): Promise<WorkflowList> {
+    return (await this.call<WorkflowList>('GET', '/workflows')).data;
+  }
+
+  /** A page of a workflow run's operations (GET /runs/{id}/operations); an agent run is a 409 not_workflow_run. */
+  async operations(runId: string, after = 0, limit = 500): Promise<OperationPage> {
+    return (await this.call<OperationPage>('GET', `/runs/${encodeURIComponent(runId)}/operations?after=${after}&limit=${limit}`)).data;
+  }
+
+  /** Every operation of a workflow run, following pages. */
+  async allOperations(runId: string): Promise<OperationPage> {
+    let page = await this.operations(runId);
+    const operations = [...page.operations];
+    while (page.next !== undefined) {
+      page = await this.operations(runId, page.next);
+      operations.push(...page.operations);
+    }
+    return { runId: page.runId, workflow: page.workflow, operations };
   }
 
   /** With waitSeconds (at most 20), a long poll: answers when an event after `after` exists, or empty. */

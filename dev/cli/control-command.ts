@@ -1,13 +1,14 @@
 import { parseArgs } from 'node:util';
 import type { RunView } from '../../lib/api/schemas.js';
-import { DEFAULT_API, LogbookClient } from './api-client.js';
+import { readFile } from 'node:fs/promises';
+import { ApiError, DEFAULT_API, LogbookClient } from './api-client.js';
 import { UsageError, type Output } from './output.js';
 import { readRunInput } from './run-input.js';
 import { keyValues, table, truncate } from './table.js';
 import { withAttachments } from './attach.js';
 
 export const CONTROL_USAGE = `  logbook runs approve RUN_ID --call CALL_ID --decision approve|reject|edit [--args JSON] [--args-hash H] [--comment TEXT]
-  logbook runs signal RUN_ID --signal NAME [--payload JSON]
+  logbook runs signal RUN_ID --signal NAME [--payload JSON|@PATH]   (also: logbook signal RUN_ID NAME [--payload JSON|@PATH])
   logbook runs message RUN_ID --input TEXT_OR_JSON | --input-file PATH [--attach [FIELD=]PATH]... [--message-id ID]
   logbook runs fork RUN_ID --at SEQ [--run-id ID] [--input TEXT_OR_JSON | --input-file PATH] [--version V]`;
 
@@ -40,10 +41,62 @@ function json(text: string, name: string): unknown {
   }
 }
 
+/** A signal's payload: JSON, or `@PATH` for a file holding JSON (a JSON text never starts with `@`). */
+async function payloadOption(text: string | undefined): Promise<unknown> {
+  if (text === undefined) return {};
+  if (!text.startsWith('@')) return json(text, 'payload');
+  const file = text.slice(1);
+  let body: string;
+  try {
+    body = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--payload @${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+  }
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    throw new UsageError(`--payload @${file} must hold JSON`);
+  }
+}
+
+/** The API's refusal of a signal, with what to do about it: the run waits for another signal, or the payload misfits. */
+function signalRefusal(error: unknown, runId: string): unknown {
+  if (!(error instanceof ApiError)) return error;
+  const code = error.body?.error.code;
+  if (error.status === 409 && code === 'signal_not_awaited') {
+    return new ApiError(error.status, error.body, `${error.message}\n  nothing was queued; \`logbook runs show ${runId}\` lists what the run waits for`);
+  }
+  if (error.status === 400) {
+    return new ApiError(error.status, error.body, `${error.message}\n  nothing was queued; the payload must fit the schema the waiting call or operation pinned`);
+  }
+  return error;
+}
+
+/**
+ * The API's refusal of a fork, as it came; for a workflow run, also that the API's fork is of an
+ * agent's turns (it finds no turn boundary in a workflow's log, or fails on its run_started).
+ */
+async function forkRefusal(client: LogbookClient, error: unknown, runId: string): Promise<unknown> {
+  if (!(error instanceof ApiError) || error.status === 404 || error.status === 0) return error;
+  const kind = await client.getRun(runId).then(
+    (run) => run.kind,
+    () => undefined,
+  );
+  if (kind !== 'workflow') return error;
+  return new ApiError(
+    error.status,
+    error.body,
+    `${error.message}\n  ${runId} is a workflow run: this API forks agent runs only (at a turn boundary); start a new run instead: logbook runs start --workflow NAME --input JSON`,
+  );
+}
+
 /** `logbook runs approve|signal|message|fork ...`: returns the exit code. */
 export async function controlCommand(argv: string[], io: Output, makeClient = (api: string) => new LogbookClient(api)): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  const [verb, runId, ...rest] = positionals;
+  const [verb, runId, ...extra] = positionals;
+  // `signal RUN_ID NAME`: the signal's name may be the positional after the run id.
+  const signalName = verb === 'signal' ? extra[0] : undefined;
+  const rest = signalName !== undefined ? extra.slice(1) : extra;
   if (rest.length > 0) throw new UsageError(`unexpected arguments: ${rest.join(' ')}`);
   if (!runId) throw new UsageError(`logbook runs ${verb} needs a RUN_ID`);
   const client = makeClient(values.api ?? DEFAULT_API);
@@ -66,9 +119,14 @@ export async function controlCommand(argv: string[], io: Output, makeClient = (a
       return 0;
     }
     case 'signal': {
-      if (!values.signal) throw new UsageError('signal needs --signal NAME');
-      const out = await client.signal(runId, { signal: values.signal, payload: values.payload === undefined ? {} : json(values.payload, 'payload') });
-      print(out, `signal ${values.signal} queued for call ${out.callId} of ${runId} (inbox ${out.inboxId})`);
+      if (signalName !== undefined && values.signal !== undefined) throw new UsageError('name the signal once: `signal RUN_ID NAME` or `--signal NAME`');
+      const signal = signalName ?? values.signal;
+      if (!signal) throw new UsageError('signal needs a NAME: logbook signal RUN_ID NAME [--payload JSON|@PATH]');
+      const payload = await payloadOption(values.payload);
+      const out = await client.signal(runId, { signal, payload }).catch((error: unknown) => {
+        throw signalRefusal(error, runId);
+      });
+      print(out, `signal ${signal} queued for call ${out.callId} of ${runId} (inbox ${out.inboxId})`);
       return 0;
     }
     case 'message': {
@@ -85,12 +143,16 @@ export async function controlCommand(argv: string[], io: Output, makeClient = (a
       if (values.at === undefined || !Number.isInteger(at) || at < 1) throw new UsageError('fork needs --at SEQ (a positive integer: a turn boundary)');
       // Validated before anything is sent, as for `runs start`.
       const input = await readRunInput(values.input, values['input-file']);
-      const out = await client.fork(runId, {
-        atSeq: at,
-        ...(values['run-id'] ? { runId: values['run-id'] } : {}),
-        ...(input !== undefined ? { input } : {}),
-        ...(values.version ? { version: values.version } : {}),
-      });
+      const out = await client
+        .fork(runId, {
+          atSeq: at,
+          ...(values['run-id'] ? { runId: values['run-id'] } : {}),
+          ...(input !== undefined ? { input } : {}),
+          ...(values.version ? { version: values.version } : {}),
+        })
+        .catch(async (error: unknown) => {
+          throw await forkRefusal(client, error, runId);
+        });
       if (values.json) io.out(JSON.stringify(out));
       else io.out(keyValues([['run', out.runId], ['forked from', `${out.forkedFrom.runId} at seq ${out.forkedFrom.seq}`], ['status', out.status], ['created', out.created ? 'yes' : 'no (existing fork)']]));
       return 0;

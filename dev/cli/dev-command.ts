@@ -5,7 +5,7 @@ import { MAX_ACTIVE_RUNS_LIMIT } from '../../lib/core/limits.js';
 import { telemetryLines } from '../local/telemetry-text.js';
 import { parseCommandArgs } from './args.js';
 import { UsageError, type Output } from './output.js';
-import { startRunHint } from './example-input.js';
+import { startRunHint, startWorkflowHint } from './example-input.js';
 import { plural } from '../../lib/core/plural.js';
 export { DEV_USAGE } from './usage.js';
 
@@ -92,6 +92,8 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     io.err(`DynamoDB: ${stack.dynamo}   table ${stack.resources.tableName}, bucket ${stack.resources.bucket}, queue ${stack.resources.names.queue}`);
     io.err(`API:      ${stack.apiUrl}   (OpenAPI at ${stack.apiUrl}/openapi.json)`);
     io.err(`Agents:   ${agents.join(', ')}`);
+    const workflows = stack.runtime.engine.registry.workflows().map((w) => `${w.name}@${w.version}`);
+    if (workflows.length > 0) io.err(`Workflows: ${workflows.join(', ')}`);
     io.err(`Worker:   ${stack.runner.stats.starts} local Lambda sandbox(es); logs in ${stack.workerLog}`);
     const limit = Number(stack.env.LOGBOOK_MAX_ACTIVE_RUNS);
     io.err(`Limit:    ${limit > 0 ? `${plural(limit, 'unfinished run')} per tenant (--max-active-runs N; 0: none)` : 'none (--max-active-runs 0)'}`);
@@ -101,7 +103,10 @@ export async function devCommand(argv: string[], io: Output): Promise<number> {
     const first = stack.runtime.engine.registry.list()[0];
     const apiFlag = port !== undefined && port !== 8787 ? ` --api ${stack.apiUrl}` : '';
     // An input that fits the agent's input schema: a misfit would be refused with a 400.
-    io.err(`\nStart a run:  ${startRunHint(first && stack.runtime.engine.registry.agent(first.name), apiFlag)}`);
+    const workflow = first ? undefined : stack.runtime.engine.registry.workflow(stack.runtime.engine.registry.workflowNames()[0] ?? '');
+    io.err(
+      `\nStart a run:  ${workflow ? startWorkflowHint(workflow, apiFlag) : startRunHint(first && stack.runtime.engine.registry.agent(first.name), apiFlag)}`,
+    );
     io.err('Press Ctrl-C to stop.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());

@@ -17,7 +17,8 @@ export function describeEvent(e: Event): string {
     case 'run_started': {
       const agent = e.agent as { name?: string; version?: string } | undefined;
       const model = e.model as { id?: string } | undefined;
-      return `${agent?.name}@${agent?.version} on ${model?.id}: ${bodyText(e.input)}`;
+      // A workflow run pins no model.
+      return `${agent?.name}@${agent?.version}${model?.id ? ` on ${model.id}` : ''}: ${bodyText(e.input)}`;
     }
     case 'model_started': {
       // A context policy's summary call (purpose summary) says which turns it will replace.
@@ -68,6 +69,66 @@ export function describeEvent(e: Event): string {
       const unresolved = (e.unresolved as string[] | undefined) ?? [];
       return unresolved.length > 0 ? `unresolved: ${unresolved.join(', ')}` : 'nothing unresolved';
     }
+    case 'op_started':
+    case 'op_result':
+    case 'op_retry':
+    case 'op_verified':
+      return opText(e);
+    default:
+      return '';
+  }
+}
+
+const isoOf = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : '?');
+
+/**
+ * A workflow operation's event: `op 3 step charge started (rerun)`, `op 2 signal manager-approved
+ * started; waits for signal manager-approved until ...`, `op 1 step load order succeeded from step: 90000`.
+ */
+function opText(e: Event): string {
+  // A sleep or a value is named by its kind: said once (`op 4 sleep started`).
+  const name = e.name === e.kind ? '' : ` ${truncate(String(e.name), 60)}`;
+  const op = `op ${String(e.op)} ${String(e.kind)}${name}`;
+  switch (e.type) {
+    case 'op_started': {
+      const attempt = typeof e.attempt === 'number' && e.attempt > 1 ? `, attempt ${e.attempt}` : '';
+      const policy = e.policy ? ` (${String(e.policy)})` : '';
+      return `${op} started${attempt}${policy}${opWaitText(e.wait)}`;
+    }
+    case 'op_result': {
+      const by = e.sentBy ? ` by ${truncate(String(e.sentBy), 40)}` : '';
+      const code = e.errorCode ? ` ${String(e.errorCode)}` : '';
+      const value = e.void ? '' : `: ${bodyText(e.output, 60)}`;
+      return `${op} ${e.ok ? 'succeeded' : `failed${code}`} from ${String(e.source)}${by}${value}`;
+    }
+    case 'op_retry': {
+      const error = e.error as { code?: string; message?: string } | undefined;
+      return `${op} attempt ${String(e.attempt)} failed (${String(error?.code)}: ${truncate(String(error?.message ?? ''), 60)}); next attempt at ${isoOf(e.retryAt)}`;
+    }
+    default:
+      return `${op} verified: ${String(e.status)}`;
+  }
+}
+
+function opWaitText(wait: unknown): string {
+  if (!wait || typeof wait !== 'object') return '';
+  const w = wait as {
+    kind?: string;
+    signal?: string;
+    until?: number;
+    runId?: string;
+    definition?: { kind?: string; name?: string; version?: string };
+    argsHash?: string;
+  };
+  switch (w.kind) {
+    case 'timer':
+      return `; sleeps until ${isoOf(w.until)}`;
+    case 'signal':
+      return `; waits for signal ${String(w.signal)} until ${isoOf(w.until)}`;
+    case 'child':
+      return `; child run ${String(w.runId)} (${String(w.definition?.kind)} ${String(w.definition?.name)}@${String(w.definition?.version)})`;
+    case 'approval':
+      return `; awaits approval (args ${String(w.argsHash).slice(0, 12)})${w.until ? ` until ${isoOf(w.until)}` : ''}`;
     default:
       return '';
   }

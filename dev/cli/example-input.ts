@@ -1,4 +1,5 @@
 import type { AgentDefinition } from '../../lib/authoring/types.js';
+import type { WorkflowDefinition } from '../../lib/authoring/workflow-types.js';
 import type { JsonValue } from '../../lib/core/json.js';
 
 /**
@@ -86,4 +87,13 @@ export function startRunHint(agent: Pick<AgentDefinition, 'name' | 'input' | 'in
   }
   const text = typeof example === 'string' ? example : JSON.stringify(example);
   return `npx logbook runs start ${agent.name} --input ${shellQuote(text)}${apiFlag}`;
+}
+
+/** The banner's "Start a run" line for a workflow (a module with workflows and no agent). */
+export function startWorkflowHint(workflow: Pick<WorkflowDefinition, 'name' | 'input' | 'inputSchema'>, apiFlag: string): string {
+  const example = exampleInput(workflow as Pick<AgentDefinition, 'input' | 'inputSchema'>);
+  if (example === undefined)
+    return `npx logbook runs start --workflow ${workflow.name} --input-file input.json${apiFlag}   (its input schema: npx logbook workflows --json)`;
+  const text = typeof example === 'string' ? example : JSON.stringify(example);
+  return `npx logbook runs start --workflow ${workflow.name} --input ${shellQuote(text)}${apiFlag}`;
 }

@@ -9,6 +9,8 @@ import { REPLAY_USAGE, replayCommand } from './replay-command.js';
 import { EVAL_USAGE } from './eval-usage.js';
 import { RUNS_USAGE, runsCommand } from './runs-command.js';
 import { DEV_USAGE } from './usage.js';
+import { controlCommand } from './control-command.js';
+import { WORKFLOWS_USAGE, workflowsCommand } from './workflows-command.js';
 
 /** An API error with its issues, or a stack trace: longer than one message, still bounded. */
 const MAX_CLI_ERROR_CHARS = 4_000;
@@ -20,6 +22,8 @@ usage:
   logbook init DIR [--name NAME] [--logbook SPEC]  a new project that depends on logbook (default: this one, packed into DIR/vendor/)
   logbook inspect --api URL [--token-stdin] [--port N]  the web inspector for a deployed stack, on 127.0.0.1
   logbook runs ...                               runs of the local API (or --api URL)
+  logbook workflows                              the workflows the API runs (defineWorkflow), each version
+  logbook signal RUN_ID NAME [--payload JSON|@PATH]  send a signal a run waits for
   logbook replay-check --agents FILE ...         before a deploy: would these agents strand unfinished runs?
   logbook eval --agents FILE ...                 what would this agent version do on recorded runs? (scored, never executed)
 
@@ -31,6 +35,8 @@ ${DEV_USAGE}
 
 ${INIT_USAGE}
 
+${WORKFLOWS_USAGE}
+
 ${RUNS_USAGE}`;
 
 /** Dispatch a command line; resolves to the exit code. */
@@ -40,6 +46,10 @@ export async function main(argv: string[], io: Output = processOutput): Promise<
     switch (command) {
       case 'runs':
         return await runsCommand(rest, io);
+      case 'workflows':
+        return await workflowsCommand(rest, io);
+      case 'signal':
+        return await controlCommand(['signal', ...rest], io);
       case 'init':
         return await initCommand(rest, io);
       case 'inspect': {

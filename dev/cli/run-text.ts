@@ -20,7 +20,7 @@ export function runText(run: RunView, now: number): string {
     keyValues([
       ['run', run.runId],
       ['status', run.status],
-      ['agent', `${run.agent.name}@${run.agent.version}`],
+      [run.kind === 'workflow' ? 'workflow' : 'agent', `${run.agent.name}@${run.agent.version}`],
       ['forked from', run.forkedFrom ? `${run.forkedFrom.runId} at seq ${run.forkedFrom.seq}` : undefined],
       ['parent', run.parent ? `${run.parent.runId} (call ${run.parent.callId})` : undefined],
       ['model', run.pinned?.model],

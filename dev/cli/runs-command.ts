@@ -8,13 +8,15 @@ import { runText } from './run-text.js';
 import { formatTime, formatUsd, keyValues, table, truncate } from './table.js';
 import { followRun } from './watch-command.js';
 import { withAttachments } from './attach.js';
+import { operationsText } from './workflow-text.js';
 import { RUN_FILE_USAGE } from './eval-usage.js';
 
 export const RUNS_USAGE = `usage:
   logbook runs start AGENT --input TEXT_OR_JSON | --input-file PATH [--attach [FIELD=]PATH]... [--run-id ID] [--version V] [--budgets JSON] [--watch [--until-done]]
+  logbook runs start --workflow NAME --input ... [same options]   a workflow run (AGENT may also be given as --agent NAME; exactly one of the two)
   logbook runs watch RUN_ID [--after SEQ] [--until-done]   print events and the answer text as they land (GET /runs/{id}/stream); exit 0 completed, 3 failed, 4 cancelled, 5 parked
   logbook runs list [--status S] [--parent RUN_ID] [--limit N] [--cursor C]   --parent: the child runs of that run
-  logbook runs show RUN_ID
+  logbook runs show RUN_ID   a workflow run: with its operations (GET /runs/{id}/operations; --json: \`operations\`)
   logbook runs events RUN_ID [--after SEQ] [--limit N]
   logbook runs cancel RUN_ID [--reason TEXT]
   logbook runs resolve RUN_ID --call CALL_ID --outcome succeeded|failed|rerun [--result JSON]
@@ -90,6 +92,18 @@ function parseJsonOption(text: string, name: string, hint?: string): unknown {
   }
 }
 
+/** What `runs start` runs: an agent (positional or --agent) or a workflow (--workflow), exactly one. */
+function startDefinition(positional: string | undefined, agent: string | undefined, workflow: string | undefined): { agent: string } | { workflow: string } {
+  if (positional !== undefined && agent !== undefined) throw new UsageError('name the agent once: `runs start AGENT` or `runs start --agent AGENT`');
+  const agentName = agent ?? positional;
+  if (agentName !== undefined && workflow !== undefined) {
+    throw new UsageError('give an agent or --workflow NAME, not both: a run runs one agent or one workflow');
+  }
+  if (workflow !== undefined) return { workflow };
+  if (agentName !== undefined) return { agent: agentName };
+  throw new UsageError('logbook runs start needs an AGENT (or --agent NAME) or --workflow NAME');
+}
+
 function needId(ctx: Context): string {
   if (!ctx.target) throw new UsageError(`logbook runs ${ctx.verb} needs a RUN_ID`);
   return ctx.target;
@@ -106,12 +120,14 @@ const COMMANDS = {
       watch: { type: 'boolean' },
       'until-done': { type: 'boolean' },
       attach: { type: 'string', value: '[FIELD=]PATH', multiple: true },
+      agent: { type: 'string', value: 'NAME' },
+      workflow: { type: 'string', value: 'NAME' },
     },
-    async ({ client, io, json, target: agent }, values) => {
-      if (!agent) throw new UsageError('logbook runs start needs an AGENT');
+    async ({ client, io, json, target }, values) => {
+      const definition = startDefinition(target, values.agent, values.workflow);
       const { input, refs } = await withAttachments(client, await runInput(values.input, values['input-file']), values.attach);
       const started = await client.startRun({
-        agent,
+        ...definition,
         input,
         ...(values['run-id'] ? { runId: values['run-id'] } : {}),
         ...(values.version ? { version: values.version } : {}),
@@ -156,7 +172,7 @@ const COMMANDS = {
           page.runs.map((r) => [
             r.runId,
             r.status,
-            `${r.agent.name}@${r.agent.version}`,
+            `${r.agent.name}@${r.agent.version}${r.kind === 'workflow' ? ' (workflow)' : ''}`,
             r.usage.steps,
             r.usage.inputTokens + r.usage.outputTokens,
             formatUsd(r.usage.costUsd),
@@ -170,8 +186,15 @@ const COMMANDS = {
   ),
   show: command({}, async (ctx) => {
     const run = await ctx.client.getRun(needId(ctx));
-    ctx.io.out(ctx.json ? JSON.stringify(run) : runText(run, Date.now()));
-    if (!ctx.json) for (const line of waitingLines(run)) ctx.io.out(line);
+    // A workflow run's operations: what it did and what it waits for, step by step.
+    const operations = run.kind === 'workflow' ? (await ctx.client.allOperations(run.runId)).operations : undefined;
+    if (ctx.json) {
+      ctx.io.out(JSON.stringify(operations ? { ...run, operations } : run));
+      return;
+    }
+    ctx.io.out(runText(run, Date.now()));
+    if (operations) ctx.io.out(operationsText(operations));
+    for (const line of waitingLines(run)) ctx.io.out(line);
   }),
   events: command({ after: { type: 'string', value: 'SEQ' }, limit: { type: 'string', value: 'N' } }, async (ctx, values) => {
     const after = intOption(values.after, 'after') ?? 0;

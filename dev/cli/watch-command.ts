@@ -60,7 +60,10 @@ export async function followRun(client: LogbookClient, runId: string, io: Output
   // Once caught up with the log, look at the head even if the events say nothing: a run parked
   // as poisoned or with a corrupt log has its park on the head only.
   let headChecked = false;
-  io.err(`watching ${runId} (${view.agent.name}@${view.agent.version}, ${view.status}); Ctrl-C stops the watch, not the run`);
+  // A workflow run is told by its operations (their op_* events print as lines like any other).
+  let opsDone = 0;
+  const workflow = view.kind === 'workflow';
+  io.err(`watching ${runId} (${workflow ? 'workflow ' : ''}${view.agent.name}@${view.agent.version}, ${view.status}); Ctrl-C stops the watch, not the run`);
 
   // Phase 2: long-poll the stream; look at the head when it goes quiet or says the run stopped.
   for (;;) {
@@ -81,6 +84,7 @@ export async function followRun(client: LogbookClient, runId: string, io: Output
       text.end();
       status.clear();
       if (!options.json) io.out(eventLine(item.event));
+      if (item.event.type === 'op_result') opsDone++;
       applyEvent(progress, item.event, toolNames);
     }
     if (events > 0 && !text.open) status.draw(progressLine(progress, toolNames));
@@ -100,7 +104,7 @@ export async function followRun(client: LogbookClient, runId: string, io: Output
     if (TERMINAL_STATUSES.has(finalStatus) || (finalStatus === 'parked' && !options.untilDone)) {
       text.end();
       status.clear();
-      return finish(io, { ...view, status: finalStatus as RunView['status'] }, progress, options.json === true);
+      return finish(io, { ...view, status: finalStatus as RunView['status'] }, progress, options.json === true, workflow ? opsDone : undefined);
     }
     // The events say parked but the head has not caught up: look again soon, not in 20 s.
     wait = progress.status === 'parked' && view.status !== 'parked' ? 1 : maxWait;
@@ -163,7 +167,7 @@ class TextPrinter {
 }
 
 /** Phase 3: how it ended, for people (stderr) or scripts (one JSON line on stdout). */
-function finish(io: Output, view: RunView, progress: RunProgress, json: boolean): number {
+function finish(io: Output, view: RunView, progress: RunProgress, json: boolean, opsDone?: number): number {
   const code = WATCH_EXIT_CODES[view.status as keyof typeof WATCH_EXIT_CODES] ?? 1;
   if (json) {
     io.out(
@@ -180,8 +184,10 @@ function finish(io: Output, view: RunView, progress: RunProgress, json: boolean)
     );
     return code;
   }
+  // A workflow's count is of operations with a result among the events watched (its child agents' turns are theirs).
+  const work = opsDone !== undefined ? plural(opsDone, 'operation') : `${plural(progress.turns, 'turn')}, ${plural(progress.toolsDone, 'tool call')}`;
   io.err(
-    `\nStatus: ${view.status} after ${plural(progress.turns, 'turn')}, ${plural(progress.toolsDone, 'tool call')}, ` +
+    `\nStatus: ${view.status} after ${work}, ` +
       `${view.usage.inputTokens} input + ${plural(view.usage.outputTokens, 'output token')} (${formatUsd(view.usage.costUsd)})`,
   );
   if (view.result !== undefined) io.err(`Answer: ${typeof view.result === 'string' ? view.result : JSON.stringify(view.result)}`);
