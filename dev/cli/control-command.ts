@@ -10,7 +10,7 @@ import { withAttachments } from './attach.js';
 export const CONTROL_USAGE = `  logbook runs approve RUN_ID --call CALL_ID --decision approve|reject|edit [--args JSON] [--args-hash H] [--comment TEXT]
   logbook runs signal RUN_ID --signal NAME [--payload JSON|@PATH]   (also: logbook signal RUN_ID NAME [--payload JSON|@PATH])
   logbook runs message RUN_ID --input TEXT_OR_JSON | --input-file PATH [--attach [FIELD=]PATH]... [--message-id ID]
-  logbook runs fork RUN_ID --at SEQ [--run-id ID] [--input TEXT_OR_JSON | --input-file PATH] [--version V]`;
+  logbook runs fork RUN_ID --at SEQ | --before-op N [--run-id ID] [--input TEXT_OR_JSON | --input-file PATH] [--version V]`;
 
 export const CONTROL_VERBS: ReadonlySet<string> = new Set(['approve', 'signal', 'message', 'fork']);
 
@@ -29,6 +29,7 @@ const OPTIONS = {
   'message-id': { type: 'string' },
   attach: { type: 'string', multiple: true },
   at: { type: 'string' },
+  'before-op': { type: 'string' },
   'run-id': { type: 'string' },
   version: { type: 'string' },
 } as const;
@@ -73,21 +74,15 @@ function signalRefusal(error: unknown, runId: string): unknown {
 }
 
 /**
- * The API's refusal of a fork, as it came; for a workflow run, also that the API's fork is of an
- * agent's turns (it finds no turn boundary in a workflow's log, or fails on its run_started).
+ * Where `fork --before-op N` forks a workflow run: just before operation N's first event, so N
+ * and everything after it run again under the fork's keys (the API refuses a point where another
+ * operation is in flight, naming it).
  */
-async function forkRefusal(client: LogbookClient, error: unknown, runId: string): Promise<unknown> {
-  if (!(error instanceof ApiError) || error.status === 404 || error.status === 0) return error;
-  const kind = await client.getRun(runId).then(
-    (run) => run.kind,
-    () => undefined,
-  );
-  if (kind !== 'workflow') return error;
-  return new ApiError(
-    error.status,
-    error.body,
-    `${error.message}\n  ${runId} is a workflow run: this API forks agent runs only (at a turn boundary); start a new run instead: logbook runs start --workflow NAME --input JSON`,
-  );
+async function seqBeforeOp(client: LogbookClient, runId: string, op: number): Promise<number> {
+  const { operations } = await client.allOperations(runId);
+  const found = operations.find((o) => o.op === op);
+  if (!found) throw new UsageError(`${runId} has no operation ${op} (it has ${operations.length === 0 ? 'none yet' : `1 to ${Math.max(...operations.map((o) => o.op))}`})`);
+  return found.seq - 1;
 }
 
 /** `logbook runs approve|signal|message|fork ...`: returns the exit code. */
@@ -139,20 +134,20 @@ export async function controlCommand(argv: string[], io: Output, makeClient = (a
       return 0;
     }
     case 'fork': {
-      const at = Number(values.at);
-      if (values.at === undefined || !Number.isInteger(at) || at < 1) throw new UsageError('fork needs --at SEQ (a positive integer: a turn boundary)');
+      if ((values.at === undefined) === (values['before-op'] === undefined)) {
+        throw new UsageError('fork needs --at SEQ (a turn boundary, or a seq where no operation is in flight) or --before-op N (a workflow run)');
+      }
+      const n = Number(values.at ?? values['before-op']);
+      if (!Number.isInteger(n) || n < 1) throw new UsageError(`${values.at !== undefined ? '--at' : '--before-op'} must be a positive integer`);
       // Validated before anything is sent, as for `runs start`.
       const input = await readRunInput(values.input, values['input-file']);
-      const out = await client
-        .fork(runId, {
-          atSeq: at,
-          ...(values['run-id'] ? { runId: values['run-id'] } : {}),
-          ...(input !== undefined ? { input } : {}),
-          ...(values.version ? { version: values.version } : {}),
-        })
-        .catch(async (error: unknown) => {
-          throw await forkRefusal(client, error, runId);
-        });
+      const atSeq = values.at !== undefined ? n : await seqBeforeOp(client, runId, n);
+      const out = await client.fork(runId, {
+        atSeq,
+        ...(values['run-id'] ? { runId: values['run-id'] } : {}),
+        ...(input !== undefined ? { input } : {}),
+        ...(values.version ? { version: values.version } : {}),
+      });
       if (values.json) io.out(JSON.stringify(out));
       else io.out(keyValues([['run', out.runId], ['forked from', `${out.forkedFrom.runId} at seq ${out.forkedFrom.seq}`], ['status', out.status], ['created', out.created ? 'yes' : 'no (existing fork)']]));
       return 0;

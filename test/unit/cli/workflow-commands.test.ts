@@ -234,22 +234,31 @@ describe('logbook on workflow runs, over HTTP', () => {
     expect(watched.io.stdout.at(-1)).toMatch(/run_cancelled/);
   });
 
-  it('fork of a workflow run prints the API refusal and says the API forks agent runs only', async () => {
+  it('forks a workflow run before an operation (--before-op) or at a seq; a point with an operation in flight is the API 409 naming it', async () => {
     await cli('runs', 'start', '--workflow', 'ship-order', '--input', '{"orderId":"o-1"}', '--run-id', 'wf-1');
     await settle();
     await cli('signal', 'wf-1', 'shipped', '--payload', '{"tracking":"T"}');
     await settle();
-    // At a later seq the API answers 409 fork_conflict (no model response: no turn boundary).
-    const later = await cli('runs', 'fork', 'wf-1', '--at', '3', '--run-id', 'fk-3');
-    expect(later.code).toBe(1);
-    expect(later.err).toMatch(/^logbook: 409 fork_conflict: seq 3 is not a turn boundary/);
-    expect(later.err).toContain('wf-1 is a workflow run: this API forks agent runs only');
-    // At seq 1 the API fails (500: the fork writes an agent's run_started for a workflow); said the same way.
-    const first = await cli('runs', 'fork', 'wf-1', '--at', '1', '--run-id', 'fk-1');
-    expect(first.code).toBe(1);
-    expect(first.err).toMatch(/^logbook: 5\d\d /);
-    expect(first.err).toContain('wf-1 is a workflow run: this API forks agent runs only');
-    expect(await t.world.storage.heads.getHead({ tenant: 't1', runId: 'fk-1' })).toBeUndefined();
+    // Before operation 2 (the signal wait): the charge is copied, the fork waits for its own signal.
+    const before = await cli('runs', 'fork', 'wf-1', '--before-op', '2', '--run-id', 'fk-2', '--json');
+    expect(before.code, before.err).toBe(0);
+    const ops = await cli('runs', 'show', 'wf-1', '--json');
+    const signalOp = (JSON.parse(ops.out) as { operations: { op: number; seq: number }[] }).operations.find((o) => o.op === 2)!;
+    expect(JSON.parse(before.out)).toMatchObject({ runId: 'fk-2', created: true, forkedFrom: { runId: 'wf-1', seq: signalOp.seq - 1 } });
+    await settle();
+    const forked = await cli('runs', 'show', 'fk-2', '--json');
+    expect(JSON.parse(forked.out)).toMatchObject({ status: 'waiting', kind: 'workflow' });
+    await cli('signal', 'fk-2', 'shipped', '--payload', '{"tracking":"U"}');
+    await settle();
+    expect(JSON.parse((await cli('runs', 'show', 'fk-2', '--json')).out)).toMatchObject({ status: 'completed', output: { cents: 1200, tracking: 'U' } });
+    // The charge's started marker: its step was in flight there.
+    const mid = await cli('runs', 'fork', 'wf-1', '--at', '2', '--run-id', 'fk-mid');
+    expect(mid.code).toBe(1);
+    expect(mid.err).toMatch(/^logbook: 409 fork_conflict: seq 2 is not a fork point: operation 1 \(step charge\) is in flight there; fork at seq 1/);
+    expect(await t.world.storage.heads.getHead({ tenant: 't1', runId: 'fk-mid' })).toBeUndefined();
+    const none = await cli('runs', 'fork', 'wf-1', '--before-op', '9');
+    expect(none.code).toBe(2);
+    expect(none.err).toMatch(/wf-1 has no operation 9 \(it has 1 to 2\)/);
   });
 
   it('`logbook help` shows the workflow commands', async () => {
