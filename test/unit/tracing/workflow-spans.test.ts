@@ -8,7 +8,7 @@ import { NonRetryableError } from '../../../lib/core/workflow-errors.js';
 import { eventSchema, type RunEvent } from '../../../lib/core/events.js';
 import { foldLog } from '../../../lib/core/fold.js';
 import { startRun } from '../../../lib/engine/start-run.js';
-import { requestSignal } from '../../../lib/engine/control-requests.js';
+import { requestApproval, requestSignal } from '../../../lib/engine/control-requests.js';
 import { SpanProjector } from '../../../lib/engine/tracing/log-spans.js';
 import { rootSpanIdOf, stepSpanIdOf, traceIdOf, type TraceSpan } from '../../../lib/engine/tracing/trace-span.js';
 import { agentsWorld, spawnWorker } from '../../../lib/testing/world.js';
@@ -32,7 +32,7 @@ const classifier = defineAgent({
   budgets: { maxCostUsd: 0.05 },
 });
 
-/** Steps (a rerun, a retried idempotency_key one, one that fails), a sleep, a signal, a child agent. */
+/** Steps (a rerun, a retried idempotency_key one, one that fails), a sleep, a signal, a child agent, an approval. */
 function ordersWorld(payloads: boolean) {
   let charges = 0;
   const flow = defineWorkflow({
@@ -64,7 +64,8 @@ function ordersWorld(payloads: boolean) {
       await ctx.sleep(60);
       const go = await ctx.waitForSignal('go', { payload: z.object({ note: z.string() }), timeoutSeconds: 3600 });
       const verdict = await ctx.agent(classifier, { text: `order ${order.id}` });
-      return { charged: typeof charged, refused, go: go.timedOut ? 'late' : 'ok', verdict };
+      const approval = await ctx.approval('refund', { args: { amount: 5 } });
+      return { charged: typeof charged, refused, go: go.timedOut ? 'late' : 'ok', verdict, approved: approval.approved };
     },
   });
   const agents = defineAgents({
@@ -85,7 +86,11 @@ async function recordedRun(payloads: boolean) {
   await later(t.world, t.worker, 60_000, 2); // the sleep
   expect((await headOf(t.world, run)).status).toBe('waiting');
   await requestSignal(t.worker.deps, run, { signal: 'go', payload: { note: NOTE } }, 'alice');
-  await drain(t.world, t.worker); // the signal, the child run, its answer, the end
+  await drain(t.world, t.worker); // the signal, the child run, its answer, the approval asked
+  const asked = (await headOf(t.world, run)).waits?.[0];
+  expect(asked).toMatchObject({ callId: 'op-7', kind: 'approval' });
+  await requestApproval(t.worker.deps, run, { callId: 'op-7', decision: 'approve', argsHash: asked!.argsHash! }, 'bob');
+  await drain(t.world, t.worker);
   const log = await logOf(t.world, run);
   expect(log.at(-1)?.type).toBe('run_completed');
   return { ...t, log, childLog: await logOf(t.world, childRun) };
@@ -160,8 +165,13 @@ describe('the spans of a workflow run', () => {
     const childRoot = theirs.find((s) => s.spanId === rootSpanIdOf(childRun));
     expect(childRoot?.links).toEqual([{ traceId: traceIdOf(run), spanId: rootSpanIdOf(run), attributes: { 'logbook.link': 'parent_run' } }]);
 
-    // The recorded values (none here) and nothing else: one span per operation.
-    expect(mine.filter((s) => s.name.startsWith('logbook.workflow.')).map((s) => s.attributes['logbook.op.number'])).toEqual([1, 2, 3, 4, 5, 6]);
+    // An approval: a person's answer is its result.
+    const approval = byName(mine, 'logbook.workflow.approval refund');
+    expect(approval.attributes).toMatchObject({ 'logbook.wait.kind': 'approval', 'logbook.op.source': 'human', 'logbook.op.sent_by': 'bob', 'logbook.op.outcome': 'ok' });
+    expect(approval.parentSpanId).toBe(parentOf(firstOf(log, 7)));
+
+    // One span per operation, sent once each (a collector keeps one of a re-sent span).
+    expect([...new Set(mine.filter((s) => s.name.startsWith('logbook.workflow.')).map((s) => s.attributes['logbook.op.number']))]).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
   it("the root carries the run's usage, its child runs' included (the workflow itself calls no model)", async () => {
@@ -199,6 +209,7 @@ describe('the spans of a workflow run', () => {
     expect(JSON.parse(String(byName(on, 'logbook.workflow.step load').attributes['logbook.op.output']))).toEqual({ id: 'o-1', apiKey: expect.stringMatching(/^\[REDACTED:/) });
     expect(JSON.parse(String(byName(on, 'logbook.workflow.signal go').attributes['logbook.op.output']))).toEqual({ note: NOTE });
     expect(JSON.parse(String(byName(on, 'logbook.workflow.child classifier').attributes['logbook.op.input']))).toEqual({ text: 'order o-1' });
+    expect(JSON.parse(String(byName(on, 'logbook.workflow.approval refund').attributes['logbook.op.input']))).toEqual({ amount: 5 });
     expect(JSON.stringify(on)).not.toContain(KEY);
   });
 
