@@ -232,7 +232,7 @@ describe('the spans of a workflow run', () => {
 });
 
 describe('workflow spans across crashes', () => {
-  it('every crash point and frozen worker leaves one span per operation under the step that began it, no orphan', { timeout: 240_000 }, async () => {
+  it('every crash point, pair of crashes and frozen worker leaves one span per operation under the step that began it, no orphan; a child workflow linked both ways', { timeout: 240_000 }, async () => {
     const worlds: ReturnType<typeof ordersHarnessWorld>[] = [];
     const report = await runCrashHarness(
       {
@@ -245,16 +245,29 @@ describe('workflow spans across crashes', () => {
         request: { tenant: 't', runId: 'wf-h', workflow: 'refunds', input: { lines: [2, 3] } },
         sideEffects: () => [],
       },
-      { doubleCrashStride: 0 },
+      { doubleCrashStride: 5 },
     );
     expect(report.failed, formatHarnessReport(report)).toBe(0);
     expect(worlds.length).toBeGreaterThan(10);
     const harnessRun = { tenant: 't', runId: 'wf-h' };
+    const subRun = { tenant: 't', runId: 'wf-h-cop-3' };
+    let checked = 0;
     for (const [i, w] of worlds.entries()) {
       const log = await logOf(w, harnessRun);
       if (!log.some((e) => e.type === 'run_completed')) continue;
-      expect(traceFailures(w.tracer.spans, log, harnessRun), `world ${i}`).toEqual([]);
+      const mine = w.tracer.spans.filter((s) => s.traceId === traceIdOf(harnessRun));
+      const theirs = w.tracer.spans.filter((s) => s.traceId === traceIdOf(subRun));
+      expect(mine.length + theirs.length, `world ${i}: every span in one of the two traces`).toBe(w.tracer.spans.length);
+      expect(traceFailures(mine, log, harnessRun), `world ${i}`).toEqual([]);
+      expect(traceFailures(theirs, await logOf(w, subRun), subRun), `world ${i} child`).toEqual([]);
+      // A child workflow of a workflow: linked both ways.
+      expect(mine.find((s) => s.name === 'logbook.workflow.child check')?.links?.[0], `world ${i}`).toMatchObject({ traceId: traceIdOf(subRun), spanId: rootSpanIdOf(subRun) });
+      const subRoot = theirs.find((s) => s.spanId === rootSpanIdOf(subRun));
+      expect(subRoot?.attributes['logbook.run.kind'], `world ${i}`).toBe('workflow');
+      expect(subRoot?.links?.[0], `world ${i}`).toMatchObject({ traceId: traceIdOf(harnessRun), spanId: rootSpanIdOf(harnessRun) });
+      checked++;
     }
+    expect(checked).toBeGreaterThan(10);
   });
 });
 
@@ -266,9 +279,18 @@ function ordersHarnessWorld() {
     async run(ctx, input) {
       const lines = await ctx.step('load', () => input.lines, { policy: 'rerun' });
       await ctx.sleep(60);
-      return ctx.step('refund', (s) => `${s.idempotencyKey}:${lines.reduce((a, b) => a + b, 0)}`, { policy: 'idempotency_key' });
+      const checked = await ctx.workflow(check, { n: lines.length });
+      return ctx.step('refund', (s) => `${s.idempotencyKey}:${checked}`, { policy: 'idempotency_key' });
+    },
+  });
+  const check = defineWorkflow({
+    name: 'check',
+    version: '1',
+    input: z.object({ n: z.number() }),
+    async run(ctx, input) {
+      return ctx.step('count', () => input.n * 2, { policy: 'rerun' });
     },
   });
   const tracer = collectTracer();
-  return { ...agentsWorld(defineAgents({ agents: [], workflows: [flow] })), tracer };
+  return { ...agentsWorld(defineAgents({ agents: [], workflows: [flow, check] })), tracer };
 }
