@@ -1,6 +1,8 @@
 import { inlineText, type Body } from '../../core/body.js';
 import { reservationOf, TERMINAL_EVENTS, type EventOf, type RunEvent } from '../../core/events.js';
-import type { CallState } from '../../core/state.js';
+import type { CallState, UsageState } from '../../core/state.js';
+import type { Policy } from '../../core/event-base.js';
+import { opCallId, type OpKind, type OpWait } from '../../core/workflow-events.js';
 import { idempotencyKey, type RunRef } from '../../core/run-ref.js';
 import { TRACE_PAYLOAD_MAX_CHARS } from '../../core/limits.js';
 import { unhandled } from '../../core/unhandled.js';
@@ -12,6 +14,21 @@ export type ToolOutcome = 'ok' | 'error' | 'unknown' | 'verified' | 'escalated';
 type Opened = { seq: number; at: number; epoch: number };
 type OpenModel = Opened & { step: number; purpose?: string };
 type OpenCall = Opened & { attempt: number; notAfter: number; wait?: EventOf<'tool_started'>['wait']; verify?: string };
+type SpanEvent = NonNullable<TraceSpan['events']>[number];
+/** A workflow operation with a span: its first event to its result (one span an operation, whatever its attempts). */
+type OpenOp = Opened & {
+  op: number;
+  kind: OpKind;
+  name: string;
+  attempt: number;
+  policy?: Policy;
+  notAfter?: number;
+  wait?: OpWait;
+  verify?: string;
+  events: SpanEvent[];
+};
+/** Recorded values (ctx.now, random, uuid) are one op_result each, with no duration: no span. */
+const VALUE_KINDS: ReadonlySet<OpKind> = new Set(['now', 'random', 'uuid']);
 
 export interface ProjectorOptions {
   run: RunRef;
@@ -20,6 +37,10 @@ export interface ProjectorOptions {
   calls: () => Record<string, CallState>;
   /** Put prompt and tool payloads on spans (as logged: redacted, offloaded bodies by reference). */
   payloads: boolean;
+  /** The run's usage as folded (a child run's spend rolled in): the root span's totals. */
+  usage?: () => UsageState;
+  /** The live step (lease epoch) and when it claimed the run: where a `rerun` step, which writes no marker, starts. */
+  step?: { epoch: number; start: number };
 }
 
 /**
@@ -36,6 +57,9 @@ export class SpanProjector {
   private model?: OpenModel;
   private readonly tools = new Map<string, OpenCall>();
   private readonly approvals = new Map<string, Opened>();
+  private readonly ops = new Map<number, OpenOp>();
+  /** The first event seen of each lease epoch: where a rerun step of a step not projected live starts. */
+  private readonly epochStarts = new Map<number, number>();
   private readonly traceId: string;
   private readonly root: string;
 
@@ -76,6 +100,7 @@ export class SpanProjector {
   private apply(e: RunEvent): TraceSpan[] {
     const spans: TraceSpan[] = [];
     const push = (s: TraceSpan | undefined) => s && spans.push(s);
+    if (!this.epochStarts.has(e.by.epoch)) this.epochStarts.set(e.by.epoch, e.at);
     switch (e.type) {
       case 'model_response':
       case 'model_failed':
@@ -103,8 +128,57 @@ export class SpanProjector {
       case 'attention_required': {
         const open = e.callId ? this.tools.get(e.callId) : undefined;
         if (e.callId && open) push(this.closeTool(e.callId, open, e.at, 'escalated'));
+        const op = this.opOfCall(e.callId);
+        // An operation left to a person stays open: a person's answer is its op_result (source human).
+        if (op) op.events.push({ name: 'logbook.op.escalated', at: e.at, attributes: { 'logbook.attention.reason': e.reason } });
         break;
       }
+      case 'op_started': {
+        const prior = this.ops.get(e.op);
+        if (prior) {
+          // A later attempt (the earlier one's worker died, or it was retried): the same operation's span.
+          prior.attempt = e.attempt;
+          prior.notAfter = e.notAfter;
+          delete prior.verify;
+          prior.events.push({ name: 'logbook.op.attempt', at: e.at, attributes: { 'logbook.op.attempt': e.attempt } });
+        } else {
+          this.ops.set(e.op, {
+            seq: e.seq,
+            at: e.at,
+            epoch: e.by.epoch,
+            op: e.op,
+            kind: e.kind,
+            name: e.name,
+            attempt: e.attempt,
+            notAfter: e.notAfter,
+            events: [],
+            ...(e.policy ? { policy: e.policy } : {}),
+            ...(e.wait ? { wait: e.wait } : {}),
+          });
+        }
+        break;
+      }
+      case 'op_retry': {
+        const open = this.ops.get(e.op) ?? this.openRerun(e);
+        open.attempt = e.attempt;
+        open.events.push({
+          name: 'logbook.op.retry',
+          at: e.at,
+          attributes: { 'logbook.op.attempt': e.attempt, 'error.type': e.error.code, 'logbook.op.retry_at': e.retryAt },
+        });
+        break;
+      }
+      case 'op_verified': {
+        const open = this.ops.get(e.op);
+        if (open) {
+          open.verify = e.status;
+          open.events.push({ name: 'logbook.op.verified', at: e.at, attributes: { 'logbook.op.verify': e.status } });
+        }
+        break;
+      }
+      case 'op_result':
+        if (!VALUE_KINDS.has(e.kind)) push(this.closeOp(this.ops.get(e.op) ?? this.openRerun(e), e.at, e));
+        break;
       case 'approval_requested':
         this.approvals.set(e.callId, { seq: e.seq, at: e.at, epoch: e.by.epoch });
         break;
@@ -121,10 +195,6 @@ export class SpanProjector {
       case 'run_failed':
       case 'run_cancelled':
       case 'user_message':
-      case 'op_started':
-      case 'op_result':
-      case 'op_retry':
-      case 'op_verified':
         break;
       default:
         unhandled(e, 'event type');
@@ -145,6 +215,7 @@ export class SpanProjector {
     if (TERMINAL_EVENTS.has(e.type)) {
       if (this.model) push(this.closeModel(undefined, e.at));
       for (const [callId, open] of this.tools) push(this.closeTool(callId, open, e.at, 'unknown'));
+      for (const open of this.ops.values()) push(this.closeOp(open, e.at));
       push(this.rootSpan(e));
     }
     return spans;
@@ -258,6 +329,83 @@ export class SpanProjector {
     return span;
   }
 
+  private opOfCall(callId: string | undefined): OpenOp | undefined {
+    for (const open of callId ? this.ops.values() : []) if (opCallId(open.op) === callId) return open;
+    return undefined;
+  }
+
+  /**
+   * An operation whose first event is a result or a retry: a `rerun` step (no started marker), or
+   * one whose marker this projection did not see. It started no later than the step that wrote it:
+   * the live step's claim, else the first event of that epoch seen here.
+   */
+  private openRerun(e: EventOf<'op_result'> | EventOf<'op_retry'>): OpenOp {
+    const epoch = e.by.epoch;
+    const start = this.o.step?.epoch === epoch ? this.o.step.start : (this.epochStarts.get(epoch) ?? e.at);
+    const open: OpenOp = { seq: e.seq, at: Math.min(start, e.at), epoch, op: e.op, kind: e.kind, name: e.name, attempt: e.attempt ?? 1, events: [] };
+    if (e.kind === 'step') open.policy = 'rerun';
+    this.ops.set(e.op, open);
+    return open;
+  }
+
+  /**
+   * The span of one workflow operation, closed by its result or, with none, by the run's end (a
+   * crash or a cancel left it open: its outcome is unknown, and it ran at most to its notAfter).
+   */
+  private closeOp(open: OpenOp, at: number, result?: EventOf<'op_result'>): TraceSpan {
+    this.ops.delete(open.op);
+    const wait = open.wait;
+    const end = result ? at : Math.min(at, open.notAfter ?? at);
+    const span = this.base(spanIdOf(this.o.run, 'op', open.op), this.parentOf(open.epoch), opSpanName(open.kind, open.name), open.at, end);
+    const outcome = result ? (result.ok ? 'ok' : 'error') : 'unknown';
+    span.attributes = {
+      'logbook.op.number': open.op,
+      'logbook.op.call_id': opCallId(open.op),
+      'logbook.op.kind': open.kind,
+      'logbook.op.name': open.name,
+      'logbook.op.attempt': result?.attempt ?? open.attempt,
+      'logbook.op.outcome': outcome,
+      'logbook.seq': open.seq,
+      ...(open.policy ? { 'logbook.op.policy': open.policy } : {}),
+      ...(open.verify ? { 'logbook.op.verify': open.verify } : {}),
+      ...(result ? { 'logbook.op.source': result.source } : {}),
+      ...(result?.errorCode ? { 'error.type': result.errorCode } : {}),
+      ...(result?.sentBy ? { 'logbook.op.sent_by': result.sentBy } : {}),
+    };
+    if (open.policy === 'idempotency_key') span.attributes['logbook.op.idempotency_key'] = idempotencyKey(this.o.run, opCallId(open.op));
+    if (wait) {
+      span.attributes['logbook.wait.kind'] = wait.kind;
+      if (wait.kind === 'signal') span.attributes['logbook.wait.signal'] = wait.signal;
+      if (wait.until !== undefined) span.attributes['logbook.wait.until'] = wait.until;
+      if (wait.kind === 'child') {
+        const child = { tenant: this.o.run.tenant, runId: wait.runId };
+        span.kind = 'client';
+        span.attributes['logbook.child.run_id'] = wait.runId;
+        span.attributes['logbook.child.kind'] = wait.definition.kind;
+        span.attributes['logbook.child.version'] = wait.definition.version;
+        if (wait.definition.kind === 'agent') {
+          span.attributes[GEN_AI.operation] = 'invoke_agent';
+          span.attributes[GEN_AI.agentName] = wait.definition.name;
+        }
+        span.links = [{ traceId: traceIdOf(child), spanId: rootSpanIdOf(child), attributes: { 'logbook.link': 'child_run' } }];
+      }
+    }
+    if (result?.childUsage) {
+      // The child's own trace has its chat spans: not gen_ai.usage here, which a backend would count twice.
+      span.attributes['logbook.child.input_tokens'] = result.childUsage.inputTokens;
+      span.attributes['logbook.child.output_tokens'] = result.childUsage.outputTokens;
+      span.attributes['logbook.child.cost_usd'] = result.childUsage.costUsd;
+    }
+    if (this.o.payloads) {
+      const input = wait?.kind === 'child' ? wait.input : wait?.kind === 'approval' ? wait.args : undefined;
+      if (input) span.attributes['logbook.op.input'] = clip(bodyText(input));
+      if (result) span.attributes['logbook.op.output'] = clip(bodyText(result.output));
+    }
+    if (open.events.length > 0) span.events = open.events;
+    span.status = outcome === 'ok' ? { code: 'ok' } : { code: 'error', message: result?.errorCode ?? outcome };
+    return span;
+  }
+
   private rootSpan(e: RunEvent): TraceSpan {
     const s = this.o.started;
     const span: TraceSpan = {
@@ -277,10 +425,21 @@ export class SpanProjector {
         'logbook.tenant': this.o.run.tenant,
         'logbook.run.id': this.o.run.runId,
         'logbook.run.outcome': e.type.replace('run_', ''),
+        'logbook.run.kind': s.workflow ? 'workflow' : 'agent',
         'logbook.seq': e.seq,
       },
       status: e.type === 'run_completed' ? { code: 'ok' } : { code: 'error', message: e.type === 'run_failed' ? e.code : 'cancelled' },
     };
+    const usage = this.o.usage?.();
+    if (usage) {
+      // What the run spent, its child runs' spend included (the fold rolls each child's in).
+      Object.assign(span.attributes, {
+        [GEN_AI.inputTokens]: usage.inputTokens,
+        [GEN_AI.outputTokens]: usage.outputTokens,
+        'logbook.cost_usd': usage.costUsd,
+        'logbook.run.model_steps': usage.steps,
+      });
+    }
     if (s.parent) {
       const parent = { tenant: this.o.run.tenant, runId: s.parent.runId };
       span.links = [{ traceId: traceIdOf(parent), spanId: rootSpanIdOf(parent), attributes: { 'logbook.link': 'parent_run' } }];
@@ -294,6 +453,11 @@ export class SpanProjector {
     span.status = { code: 'error', message: 'the worker stopped before it sent its spans: rebuilt from the log' };
     return span;
   }
+}
+
+/** `logbook.workflow.step charge`, `logbook.workflow.signal reviewed`; a sleep, whose name is its kind, `logbook.workflow.sleep`. */
+export function opSpanName(kind: OpKind, name: string): string {
+  return kind === name ? `logbook.workflow.${kind}` : `logbook.workflow.${kind} ${name}`;
 }
 
 function toolOutcome(e: EventOf<'tool_result'>): ToolOutcome {

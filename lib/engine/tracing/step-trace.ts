@@ -71,8 +71,17 @@ export class StepTrace {
       if (call?.status === 'started') openFrom = Math.min(openFrom, call.modelSeq + 1);
       if (call?.approval?.status === 'pending') openFrom = Math.min(openFrom, call.approval.requestedSeq);
     }
+    // A workflow's operations still open (a wait, a step's attempt, a retry) opened at their first event.
+    for (const op of state.workflow?.ops ?? []) if (op && op.status !== 'done') openFrom = Math.min(openFrom, op.seq);
     this.loadedRun = { state, projectedSeq: head.lastSeq, loadedSeq: state.lastSeq, openFrom };
-    this.projector = new SpanProjector({ run: this.run, started: state.started, calls: () => state.calls, payloads: this.tracer.payloads === true });
+    this.projector = new SpanProjector({
+      run: this.run,
+      started: state.started,
+      calls: () => state.calls,
+      usage: () => state.usage,
+      payloads: this.tracer.payloads === true,
+      step: { epoch: this.epoch, start: this.claimedAt },
+    });
   }
 
   /** An event this step appended (it is in the log). */
@@ -155,6 +164,8 @@ export class StepTrace {
       const call = 'callId' in e && e.callId ? l.state.calls[e.callId] : undefined;
       if (call && e.type !== 'approval_decided') from = Math.min(from, call.modelSeq + 1);
       if (e.type === 'approval_decided' && call?.approval) from = Math.min(from, call.approval.requestedSeq);
+      const op = 'op' in e ? l.state.workflow?.ops[e.op - 1] : undefined;
+      if (op) from = Math.min(from, op.seq);
     }
     if (from <= l.projectedSeq) this.projector.feed(await this.read(from - 1, l.projectedSeq), false);
     return this.projector.feed(tail, true, this.epoch);

@@ -20,8 +20,8 @@ export interface TraceSpan {
   /** Spans of other traces this one points at (a child run's root, a parent run's root). */
   links?: { traceId: string; spanId: string; attributes?: Record<string, string> }[];
   status?: { code: 'ok' | 'error'; message?: string };
-  /** Moments inside the span (a step's phases: claimed, loaded, turns ended). */
-  events?: { name: string; at: number; attributes?: Record<string, number> }[];
+  /** Moments inside the span (a step's phases: claimed, loaded, turns ended; an operation's retries). */
+  events?: { name: string; at: number; attributes?: Record<string, string | number | boolean> }[];
 }
 
 /**

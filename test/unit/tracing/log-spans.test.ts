@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { driveRun, formatHarnessReport, runCrashHarness, spawnWorker, type World } from 'logbook/testing';
-import { rootSpanIdOf, startRun, traceIdOf } from 'logbook/engine';
+import { rootSpanIdOf, startRun, traceIdOf, type TraceSpan } from 'logbook/engine';
+import { foldLog } from '../../../lib/core/fold.js';
 import { supportScenario, type SupportWorld } from '../../../examples/support-agent/support-world.js';
 import { familyWorld } from '../children/family-agents.js';
 import { z } from 'zod';
@@ -111,6 +112,13 @@ describe('spans of waits, approvals, follow-ups and child runs', () => {
       expect(call?.links, `world ${i}`).toEqual([{ traceId: traceIdOf(childRun), spanId: rootSpanIdOf(childRun), attributes: { 'logbook.link': 'child_run' } }]);
       const childRoot = theirs.find((s) => s.spanId === rootSpanIdOf(childRun));
       expect(childRoot?.links?.[0]).toMatchObject({ traceId: traceIdOf(familyRun), spanId: rootSpanIdOf(familyRun) });
+      if (i > 0) continue;
+      // The parent's root carries the run's usage with the child's rolled in: its own model calls' plus the child's.
+      const tokens = (spans: TraceSpan[]) => spans.filter((s) => s.name.startsWith('chat ')).reduce((n, s) => n + Number(s.attributes['gen_ai.usage.input_tokens'] ?? 0), 0);
+      const root = mine.find((s) => s.spanId === rootSpanIdOf(familyRun));
+      expect(tokens(theirs)).toBeGreaterThan(0);
+      expect(root?.attributes['gen_ai.usage.input_tokens']).toBe(tokens(mine) + tokens(theirs));
+      expect(root?.attributes['gen_ai.usage.input_tokens']).toBe(foldLog(log).usage.inputTokens);
     }
   }, 240_000);
 

@@ -1,5 +1,6 @@
 import { reservationOf, parseEvent, type RunEvent } from '../../../lib/core/events.js';
 import type { RunRef } from '../../../lib/core/run-ref.js';
+import { opSpanName } from '../../../lib/engine/tracing/log-spans.js';
 import { rootSpanIdOf, spanIdOf, stepSpanIdOf, traceIdOf } from '../../../lib/engine/tracing/trace-span.js';
 import type { World } from 'logbook/testing';
 
@@ -20,7 +21,8 @@ export async function logOf(world: World, run: RunRef): Promise<RunEvent[]> {
  * What the spans of one ended run must satisfy, whatever crashed on the way: one trace; every
  * parent received (no orphan); exactly one span per model call and per tool-call attempt (a span
  * sent twice after a crash keeps its id, name and parent: a collector keeps one); each call's span
- * under the step (lease epoch) that wrote its first event; a step span for every epoch that wrote.
+ * under the step (lease epoch) that wrote its first event; one span per workflow operation (but a
+ * recorded value), likewise; a step span for every epoch that wrote.
  */
 export function traceFailures(spans: readonly ReceivedSpan[], log: readonly RunEvent[], run: RunRef): string[] {
   const failures: string[] = [];
@@ -62,7 +64,23 @@ export function traceFailures(spans: readonly ReceivedSpan[], log: readonly RunE
       if (s.attributes['logbook.tool.attempt'] !== e.attempt || s.attributes['gen_ai.tool.call.id'] !== e.callId) failures.push(`span of ${e.callId}#${e.attempt} says ${JSON.stringify(s.attributes)}`);
     }
   }
+  // Workflow operations (a recorded value excepted): one span each, under the step that wrote its first event.
+  const opIds = new Set<string>();
+  for (const e of log) {
+    if (!e.type.startsWith('op_') || !('op' in e) || ['now', 'random', 'uuid'].includes(e.kind)) continue;
+    const id = spanIdOf(run, 'op', e.op);
+    if (opIds.has(id)) continue;
+    opIds.add(id);
+    const s = byId.get(id);
+    if (!s) failures.push(`no span for operation ${e.op} (${e.kind} ${e.name})`);
+    else {
+      if (s.name !== opSpanName(e.kind, e.name)) failures.push(`span of operation ${e.op} named ${s.name}`);
+      if (s.parentSpanId !== parentOf(e)) failures.push(`span of operation ${e.op} under ${s.parentSpanId}, want ${parentOf(e)}`);
+      if (s.attributes['logbook.op.number'] !== e.op) failures.push(`span of operation ${e.op} says ${JSON.stringify(s.attributes)}`);
+    }
+  }
   for (const s of byId.values()) {
+    if (s.name.startsWith('logbook.workflow.') && !opIds.has(s.spanId)) failures.push(`an operation span for no operation: ${s.name} ${s.spanId}`);
     if (s.name.startsWith('chat ') && !modelIds.has(s.spanId)) failures.push(`a chat span for no model call: ${s.spanId}`);
     if (/^(execute_tool|wait) /.test(s.name) && !toolIds.has(s.spanId)) failures.push(`a tool span for no attempt: ${s.name} ${s.spanId}`);
   }
