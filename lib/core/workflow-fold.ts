@@ -42,7 +42,7 @@ function existing(s: RunState, e: OpEvent): OpState | undefined {
 /** A new operation: counted as a step of the run's budget. */
 function create(s: RunState, e: OpEvent, kind: OpKind): OpState {
   const wf = s.workflow!;
-  const op: OpState = { op: e.op, kind, name: e.name, status: 'started', seq: e.seq, attempt: 0, startedAt: e.at };
+  const op: OpState = { op: e.op, kind, name: e.name, status: 'started', seq: e.seq, attempt: 0, startedAt: e.at, startedBy: e.by.epoch };
   while (wf.ops.length < e.op - 1) wf.ops.push(null);
   wf.ops[e.op - 1] = op;
   s.usage.steps += 1;

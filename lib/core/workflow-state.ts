@@ -40,6 +40,8 @@ export interface OpState {
   result?: OpResult;
   /** When the operation's first event was written (its writer's clock: informational, as event `at`s are). */
   startedAt?: number;
+  /** The lease epoch that wrote its first event (the step span its trace span hangs under). */
+  startedBy?: number;
   /** When its result was written. */
   endedAt?: number;
 }

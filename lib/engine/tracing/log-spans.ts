@@ -1,6 +1,7 @@
 import { inlineText, type Body } from '../../core/body.js';
 import { reservationOf, TERMINAL_EVENTS, type EventOf, type RunEvent } from '../../core/events.js';
 import type { CallState, UsageState } from '../../core/state.js';
+import type { OpState } from '../../core/workflow-state.js';
 import type { Policy } from '../../core/event-base.js';
 import { opCallId, type OpKind, type OpWait } from '../../core/workflow-events.js';
 import { idempotencyKey, type RunRef } from '../../core/run-ref.js';
@@ -93,6 +94,31 @@ export class SpanProjector {
   }
 
   /** The parent of a span opened by an event of `epoch`: that step, or the run for events made outside a step. */
+  /**
+   * Open waits (sleep, signal, child, approval) as the folded state holds them, so a step that
+   * closes one needs no read of the log back to where it opened: in a fan-out of n children every
+   * child's result would otherwise re-read the ~n events since the first one started. A wait has
+   * nothing between its start and its result that its span shows, so the seed is exact; steps
+   * (attempts, retries, verify) are still opened from their events.
+   */
+  seedWaits(ops: readonly OpState[]): void {
+    for (const op of ops) {
+      if (!op.wait || op.status === 'done' || op.startedBy === undefined || this.ops.has(op.op)) continue;
+      this.ops.set(op.op, {
+        seq: op.seq,
+        at: op.startedAt ?? 0,
+        epoch: op.startedBy,
+        op: op.op,
+        kind: op.kind,
+        name: op.name,
+        attempt: op.attempt,
+        events: [],
+        wait: op.wait,
+        ...(op.notAfter !== undefined ? { notAfter: op.notAfter } : {}),
+      });
+    }
+  }
+
   private parentOf(epoch: number): string {
     return epoch > 0 ? stepSpanIdOf(this.o.run, epoch) : this.root;
   }
@@ -135,6 +161,7 @@ export class SpanProjector {
       }
       case 'op_started': {
         const prior = this.ops.get(e.op);
+        if (prior?.seq === e.seq) break; // seeded from the folded state, and now read again (a recovery)
         if (prior) {
           // A later attempt (the earlier one's worker died, or it was retried): the same operation's span.
           prior.attempt = e.attempt;

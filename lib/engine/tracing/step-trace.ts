@@ -1,5 +1,6 @@
 import { parseEvent, type RunEvent } from '../../core/events.js';
 import type { RunState } from '../../core/state.js';
+import type { OpState } from '../../core/workflow-state.js';
 import type { RunHead } from '../../ports/run-heads.js';
 import type { RunRef } from '../../core/run-ref.js';
 import type { EngineDeps } from '../engine.js';
@@ -71,8 +72,12 @@ export class StepTrace {
       if (call?.status === 'started') openFrom = Math.min(openFrom, call.modelSeq + 1);
       if (call?.approval?.status === 'pending') openFrom = Math.min(openFrom, call.approval.requestedSeq);
     }
-    // A workflow's operations still open (a wait, a step's attempt, a retry) opened at their first event.
-    for (const op of state.workflow?.ops ?? []) if (op && op.status !== 'done') openFrom = Math.min(openFrom, op.seq);
+    // A workflow's open waits are seeded from the state (SpanProjector.seedWaits); its open steps
+    // (an attempt, a retry's back-off: short-lived) are read back from their first event.
+    const seeded = (state.workflow?.ops ?? []).filter(
+      (op): op is OpState => op !== null && op.status !== 'done' && op.wait !== undefined && op.startedBy !== undefined,
+    );
+    for (const op of state.workflow?.ops ?? []) if (op && op.status !== 'done' && !seeded.includes(op)) openFrom = Math.min(openFrom, op.seq);
     this.loadedRun = { state, projectedSeq: head.lastSeq, loadedSeq: state.lastSeq, openFrom };
     this.projector = new SpanProjector({
       run: this.run,
@@ -82,6 +87,7 @@ export class StepTrace {
       payloads: this.tracer.payloads === true,
       step: { epoch: this.epoch, start: this.claimedAt },
     });
+    this.projector.seedWaits(seeded);
   }
 
   /** An event this step appended (it is in the log). */

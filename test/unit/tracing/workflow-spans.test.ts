@@ -294,3 +294,48 @@ function ordersHarnessWorld() {
   const tracer = collectTracer();
   return { ...agentsWorld(defineAgents({ agents: [], workflows: [flow, check] })), tracer };
 }
+
+describe('a fan-out of waits under tracing', () => {
+  it('closes each wait from the folded state: a step reads O(1) events of the log, not the ~n since the first wait opened', async () => {
+    const n = 40;
+    const fan = defineWorkflow({
+      name: 'fan',
+      version: '1',
+      async run(ctx) {
+        // n sleeps open together, each ending a second after the one before: n wake-ups, one result each.
+        await ctx.all(Array.from({ length: n }, (_, i) => ctx.sleep(i + 1)));
+        return 'done';
+      },
+    });
+    const tracer = collectTracer();
+    const world = { ...agentsWorld(defineAgents({ agents: [], workflows: [fan] })), tracer };
+    const worker = spawnWorker(world);
+    await startRun(worker.deps, { ...run, workflow: 'fan', input: {} });
+    await drain(world, worker);
+    // Count the events the log hands out from here on (the engine's warm load reads only what is new).
+    const log = world.storage.log;
+    const read = log.read.bind(log);
+    let itemsRead = 0;
+    log.read = async (...args: Parameters<typeof log.read>) => {
+      const page = await read(...args);
+      itemsRead += page.events.length;
+      return page;
+    };
+    for (let i = 1; i <= n; i++) await later(world, worker, 1_000, i);
+    const perWakeUp = itemsRead / n;
+    const events = await logOf(world, run);
+    expect(events.at(-1)?.type).toBe('run_completed');
+    // Each wake-up reads its own few new events; before seeding, each re-read the ~n events back to the first sleep.
+    expect(perWakeUp).toBeLessThan(6);
+    // Every sleep still has its span, from its start (its op_started) to its result, under the step that started it.
+    const sleeps = tracer.spans.filter((s) => s.name === 'logbook.workflow.sleep');
+    expect(new Set(sleeps.map((s) => s.attributes['logbook.op.number'])).size).toBe(n);
+    const started = events.filter((e) => e.type === 'op_started');
+    for (const span of sleeps) {
+      const first = started.find((e) => (e as { op: number }).op === span.attributes['logbook.op.number'])!;
+      expect(span.start).toBe(first.at);
+      expect(span.parentSpanId).toBe(stepSpanIdOf(run, first.by.epoch));
+    }
+    expect(traceFailures(tracer.spans, events, run)).toEqual([]);
+  });
+});
