@@ -1,10 +1,11 @@
-import { TERMINAL, type Attention, type RunView, type Wait } from './types.js';
+import { TERMINAL, definitionOf, type Attention, type RunView, type Wait } from './types.js';
 
 /**
  * The actions the run page offers for a run view: exactly the requests the API would accept now,
  * so no button sends something that is refused. An ended run (completed, failed, cancelled) takes
  * no approval, signal, resolution, retry or cancel (409 run_ended); a completed one still takes a
- * follow-up message (it reopens the run), and any run can be forked.
+ * follow-up message (it reopens the run), and any run can be forked. A workflow run takes no
+ * message (409: it takes signals); its approvals, signals and attention name operations `op-<n>`.
  */
 export interface AllowedActions {
   /** Calls awaiting approval: approve, reject, edit. */
@@ -34,7 +35,7 @@ export function allowedActions(view: RunView): AllowedActions {
     park,
     unresolved: view.unresolved ?? [],
     cancel: !ended,
-    message: !ended || view.status === 'completed',
+    message: definitionOf(view).kind !== 'workflow' && (!ended || view.status === 'completed'),
     fork: true,
   };
 }
