@@ -205,10 +205,17 @@ export function layoutWaterfall(events: readonly LogEvent[], now: number): Water
           open: true,
           ...(childRunId ? { childRunId } : {}),
         };
-        if (wait?.kind) {
+        if (!wait?.kind) waits.delete(callId);
+        else {
           waits.set(
             callId,
-            wait.kind === 'signal' ? `signal ${wait.signal ?? ''}`.trim() : wait.kind === 'child' ? 'a child run' : wait.kind === 'approval' ? 'an approval' : 'a timer',
+            wait.kind === 'signal'
+              ? `signal ${wait.signal ?? ''}`.trim()
+              : wait.kind === 'child'
+                ? 'a child run'
+                : wait.kind === 'approval'
+                  ? 'an approval'
+                  : 'a timer',
           );
         }
         tools.set(callId, bar);
@@ -225,9 +232,18 @@ export function layoutWaterfall(events: readonly LogEvent[], now: number): Water
           if (e.type === 'op_retry' || e.ok !== true) bar.failed = true;
         } else if (e.type === 'op_result' && e.kind === 'step' && !bar) {
           // A rerun step writes no marker: it ran after the worker's previous write of this step.
-          bars.push({ kind: 'op', label: `step ${str(e.name) ?? '?'} (${callId})`, start: previousInStep ?? e.at, end: e.at, seq: e.seq, ...(e.ok !== true ? { failed: true } : {}) });
+          bars.push({
+            kind: 'op',
+            label: `step ${str(e.name) ?? '?'} (${callId})`,
+            start: previousInStep ?? e.at,
+            end: e.at,
+            seq: e.seq,
+            ...(e.ok !== true ? { failed: true } : {}),
+          });
         }
+        // A retried step waits for its retryAt; a result ends any wait.
         if (e.type === 'op_result') waits.delete(callId);
+        else waits.set(callId, 'a retry');
         break;
       }
       case 'attention_required':
