@@ -14,9 +14,8 @@ import { requestSignal } from '../../../lib/engine/control-requests.js';
 import { operationsPage } from '../../../lib/api/workflow-views.js';
 import { runView } from '../../../lib/api/run-views.js';
 import { allowedActions } from '../../../dev/ui/client/allowed-actions.js';
-import { operationRow } from '../../../dev/ui/client/operations.js';
+import { operationRow } from '../../../dev/ui/client/operation-rows.js';
 import { emptyModel, foldEvent, pendingCalls } from '../../../dev/ui/client/run-model.js';
-import { describe as describeEvent } from '../../../dev/ui/client/timeline.js';
 import type { LogEvent, Operation, RunView } from '../../../dev/ui/client/types.js';
 import { layoutWaterfall } from '../../../dev/ui/client/waterfall.js';
 import type { World } from '../../../lib/testing/world.js';
@@ -118,7 +117,10 @@ describe('a workflow run in the inspector', () => {
     expect(model.calls.get('op-1')).toMatchObject({ policy: 'idempotency_key', lastError: expect.any(String) });
     expect(model.calls.get('op-5')?.op?.wait).toMatchObject({ kind: 'child', childRunId: 'wf-1-cop-5', child: { kind: 'agent', name: 'classifier' } });
 
-    // The timeline: each op event says what happened.
+    // The timeline: each op event says what happened (timeline.ts builds DOM rows too: imported by
+    // path, so this file's typecheck does not take in the page's DOM types).
+    const timelineFile = new URL('../../../dev/ui/client/timeline.ts', import.meta.url).pathname;
+    const { describe: describeEvent } = (await import(timelineFile)) as { describe: (e: LogEvent) => string };
     const text = (type: string, op: number) => describeEvent(log.find((e) => e.type === type && e.op === op) as LogEvent);
     expect(text('op_started', 1)).toBe('step charge (op-1) starts, attempt 1 (idempotency_key)');
     expect(text('op_retry', 1)).toMatch(/^charge \(op-1\) attempt 1 threw \S+: card network down; retries at /);
