@@ -84,7 +84,7 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('a workflow run in the inspector', (
     // The step's result holds markup: shown as its text, no element made from it, nothing ran.
     expect(await lookup.locator('td.outcome').textContent()).toContain(HOSTILE_NOTE.replace(/"/g, '\\"'));
     expect(await page.locator('table.operations img').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __xss?: unknown }).__xss)).toBeUndefined();
     const child = page.locator('#op-row-2 a.child-run');
     expect(await child.textContent()).toBe(CHILD);
     expect(await child.getAttribute('href')).toBe(`/ui/runs/${CHILD}`);
