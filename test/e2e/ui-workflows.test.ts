@@ -19,6 +19,7 @@ import { SKIP_BROWSER, launchChromium, watchProblems } from './ui-browser.js';
 const endpoints = endpointsFor('dynamodb-local') ?? endpointsFor('dynalite');
 const RUN = 'wf-ui-1';
 const CHILD = `${RUN}-cop-2`;
+const ESCALATED = 'wf-ui-esc';
 
 describe.skipIf(SKIP_BROWSER || !endpoints)('a workflow run in the inspector', () => {
   let stack: LocalStack;
@@ -48,17 +49,26 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('a workflow run in the inspector', (
       workDir,
       concurrency: 2,
       agentsModule: 'test/e2e/ui-workflows.fixture.ts',
+      env: { CHARGE_DELAY_MS: '1500' },
     });
     client = new LogbookClient(stack.apiUrl);
     browser = await launchChromium();
-    const started = await fetch(new URL('/runs', stack.apiUrl), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ workflow: 'ship', runId: RUN, input: { order: 'o-7' } }),
-    });
-    expect(started.status).toBe(201);
+    const start = async (workflow: string, runId: string) => {
+      const started = await fetch(new URL('/runs', stack.apiUrl), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ workflow, runId, input: { order: 'o-7' } }),
+      });
+      expect(started.status).toBe(201);
+    };
+    await start('ship', RUN);
     await statusIs(RUN, 'waiting');
     await eventually('the signal wait', async () => ((await client.getRun(RUN)).waiting?.some((w) => w.kind === 'signal') ? true : undefined), 60_000);
+    // The escalate step cut off by a killed worker: a person resolves op-1.
+    await start('charge', ESCALATED);
+    await eventually('the charge step to start', async () => ((await client.allEvents(ESCALATED)).some((e) => e.type === 'op_started') ? true : undefined));
+    expect(stack.runner.killBusyWorker()).toBe(true);
+    await statusIs(ESCALATED, 'parked');
   }, 180_000);
 
   afterAll(async () => {
@@ -129,6 +139,35 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('a workflow run in the inspector', (
     });
     expect(events.find((e) => e.type === 'op_result' && e.op === 4)).toMatchObject({ ok: true, source: 'human' });
     expect(events.find((e) => e.type === 'run_completed')).toBeDefined();
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('resolves an escalate step cut off by a crash (op-1) as succeeded with a result, and the run completes', async () => {
+    const { page, posts } = await open(`/ui/runs/${ESCALATED}`);
+    const card = page.locator('.attention article');
+    await card.waitFor();
+    expect(await card.locator('h3').textContent()).toBe('step charge (op-1): unknown outcome');
+    await page.getByLabel(/Result \(JSON\)/).fill('{"charged": "by hand"}');
+    await card.getByRole('button', { name: 'Mark succeeded…' }).click();
+    expect(await card.locator('.confirm:not([hidden])').textContent()).toContain(
+      "Records step charge (op-1) as succeeded with the result shown below. The step is not run again; the workflow's code gets this result",
+    );
+    await card
+      .locator('.confirm:not([hidden])')
+      .getByRole('button', { name: /^Send: / })
+      .click();
+    await page.locator('dl.facts .status-completed').waitFor({ timeout: 60_000 });
+    expect(posts.filter((p) => p.endsWith('/resolve'))).toHaveLength(1);
+    const events = await client.allEvents(ESCALATED);
+    // The person's outcome is the step's result (the fold settles op-1 from it); the run completes with it.
+    expect(events.find((e) => e.type === 'attention_resolved')).toMatchObject({
+      callId: 'op-1',
+      outcome: 'succeeded',
+      result: { kind: 'inline', value: { charged: 'by hand' } },
+    });
+    expect(events.some((e) => e.type === 'op_started' && e.attempt === 2)).toBe(false);
+    expect((await client.getRun(ESCALATED)).output).toEqual({ receipt: { charged: 'by hand' } });
     expect(problems).toEqual([]);
     await page.close();
   });
