@@ -22,6 +22,8 @@ export interface ToolAttempt {
   attempt: number;
   startedAt: number;
   notAfter: number;
+  /** A workflow step attempt that threw and is retried (op_retry): when, and its error code. */
+  threw?: { at: number; code: string };
 }
 
 /** What a workflow operation waits for, from its op_started (the page's forms read the schemas here). */
@@ -153,7 +155,10 @@ export function foldEvent(m: RunModel, e: LogEvent): void {
     }
     case 'op_retry': {
       const error = (e.error as { code?: string } | undefined) ?? {};
-      opOf(m, e).lastError = str(error.code) ?? 'error';
+      const call = opOf(m, e);
+      call.lastError = str(error.code) ?? 'error';
+      const attempt = call.attempts.at(-1);
+      if (attempt) attempt.threw = { at: e.at, code: call.lastError };
       return;
     }
     case 'op_verified':
@@ -255,7 +260,7 @@ export function pendingCalls(m: RunModel): (ToolCall & { last: ToolAttempt; appl
   for (const call of m.calls.values()) {
     const last = call.attempts.at(-1);
     // A workflow's wait (sleep, signal, child, approval) is open by design, not cut off.
-    if (!last || call.result || call.op?.wait) continue;
+    if (!last || call.result || call.op?.wait || last.threw) continue;
     out.push({ ...call, last, appliesAt: last.notAfter + m.graceMs });
   }
   return out;
@@ -284,10 +289,14 @@ export function spans(m: RunModel): Span[] {
     ok: !s.failed,
   }));
   for (const call of m.calls.values()) {
+    // A workflow's waits are not work: the waterfall draws them, the duration strip does not.
+    if (call.op?.wait) continue;
     call.attempts.forEach((a, i) => {
       const label = `${call.name} (${call.callId}) attempt ${a.attempt}`;
       const last = i === call.attempts.length - 1;
-      if (last && call.result && call.result.source !== 'human') {
+      if (a.threw) {
+        out.push({ kind: 'tool', label: `${label}, threw ${a.threw.code} (retried)`, start: a.startedAt, end: a.threw.at, ok: false });
+      } else if (last && call.result && call.result.source !== 'human') {
         out.push({ kind: 'tool', label, start: a.startedAt, end: call.result.at, ok: call.result.ok });
       } else if (last && !call.result) {
         // Still running, or cut off: it cannot have run past its deadline.

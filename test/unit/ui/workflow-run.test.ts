@@ -15,7 +15,7 @@ import { operationsPage } from '../../../lib/api/workflow-views.js';
 import { runView } from '../../../lib/api/run-views.js';
 import { allowedActions } from '../../../dev/ui/client/allowed-actions.js';
 import { operationRow } from '../../../dev/ui/client/operation-rows.js';
-import { emptyModel, foldEvent, pendingCalls } from '../../../dev/ui/client/run-model.js';
+import { emptyModel, foldEvent, pendingCalls, spans } from '../../../dev/ui/client/run-model.js';
 import type { LogEvent, Operation, RunView } from '../../../dev/ui/client/types.js';
 import { layoutWaterfall } from '../../../dev/ui/client/waterfall.js';
 import type { World } from '../../../lib/testing/world.js';
@@ -74,7 +74,12 @@ describe('a workflow run in the inspector', () => {
     const t = workflowWorld({ workflows: [fulfil], agents: [classifier], models });
     world = t.world;
     await startAndDrain(t, 'fulfil', { order: 'o-1' });
-    // The first charge attempt threw: the next starts at retryAt (1 s later).
+    // The first charge attempt threw: the next starts at retryAt (1 s later). Meanwhile the step is
+    // retrying, not a call a crash cut off.
+    const retrying = emptyModel();
+    for (const e of (await logOf(t.world, t.run)).events) foldEvent(retrying, e as unknown as LogEvent);
+    expect(retrying.calls.get('op-1')?.attempts.map((a) => a.threw?.code !== undefined)).toEqual([true]);
+    expect(pendingCalls(retrying)).toEqual([]);
     await later(t.world, t.worker, 1_500, 1);
     // The sleep: 60 s.
     await later(t.world, t.worker, 61_000, 2);
@@ -115,6 +120,15 @@ describe('a workflow run in the inspector', () => {
       ['op-6', 'now', 'now', 0, true, 'value'],
     ]);
     expect(model.calls.get('op-1')).toMatchObject({ policy: 'idempotency_key', lastError: expect.any(String) });
+    // The duration strip: the step attempts (the first failed), not the waits.
+    expect(
+      spans(model)
+        .filter((x) => x.label.includes('op-'))
+        .map((x) => [x.label, x.end !== undefined && x.end - x.start, x.ok]),
+    ).toEqual([
+      [expect.stringMatching(/^step charge \(op-1\) attempt 1, threw \S+ \(retried\)$/), 40, false],
+      ['step charge (op-1) attempt 2', 40, true],
+    ]);
     expect(model.calls.get('op-5')?.op?.wait).toMatchObject({ kind: 'child', childRunId: 'wf-1-cop-5', child: { kind: 'agent', name: 'classifier' } });
 
     // The timeline: each op event says what happened (timeline.ts builds DOM rows too: imported by
