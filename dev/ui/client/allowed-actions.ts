@@ -5,7 +5,9 @@ import { TERMINAL, definitionOf, type Attention, type RunView, type Wait } from 
  * so no button sends something that is refused. An ended run (completed, failed, cancelled) takes
  * no approval, signal, resolution, retry or cancel (409 run_ended); a completed one still takes a
  * follow-up message (it reopens the run), and any run can be forked. A workflow run takes no
- * message (409: it takes signals); its approvals, signals and attention name operations `op-<n>`.
+ * message (409: it takes signals) and, for now, no fork (lib/engine/fork.ts copies an agent's
+ * run_started only: a workflow's fails validation); its approvals, signals and attention name
+ * operations `op-<n>`.
  */
 export interface AllowedActions {
   /** Calls awaiting approval: approve, reject, edit. */
@@ -24,6 +26,7 @@ export interface AllowedActions {
 }
 
 export function allowedActions(view: RunView): AllowedActions {
+  const workflow = definitionOf(view).kind === 'workflow';
   const ended = TERMINAL.has(view.status);
   const waits = ended ? [] : (view.waiting ?? []);
   const attention = ended ? [] : view.attention;
@@ -35,7 +38,7 @@ export function allowedActions(view: RunView): AllowedActions {
     park,
     unresolved: view.unresolved ?? [],
     cancel: !ended,
-    message: definitionOf(view).kind !== 'workflow' && (!ended || view.status === 'completed'),
-    fork: true,
+    message: !workflow && (!ended || view.status === 'completed'),
+    fork: !workflow,
   };
 }

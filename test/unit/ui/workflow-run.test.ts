@@ -4,7 +4,7 @@
 // op_started to its result (a retried attempt failed, a rerun step from the worker's previous
 // write), sleeps and signals as wait bars, the child run as a bar naming the child, value ops
 // (ctx.now) as no bar; the operations table's rows come from GET /runs/{id}/operations' shape; the
-// run page offers the signal for `op-<n>` and no follow-up message.
+// run page offers the signal for `op-<n>`, cancel, and no follow-up message or fork.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../../../lib/authoring/define-agent.js';
@@ -93,7 +93,8 @@ describe('a workflow run in the inspector', () => {
     expect(view).toMatchObject({ kind: 'workflow', workflow: { name: 'fulfil', version: '2' } });
     const allowed = allowedActions(view);
     expect(allowed.signals).toMatchObject([{ callId: 'op-4', kind: 'signal', signal: 'shipped' }]);
-    expect(allowed).toMatchObject({ message: false, cancel: true, fork: true });
+    // No fork either: the engine's fork copies an agent's run_started only (a workflow's is refused as corrupt).
+    expect(allowed).toMatchObject({ message: false, cancel: true, fork: false });
     const midModel = emptyModel();
     for (const e of mid) foldEvent(midModel, e as unknown as LogEvent);
     // The form's schema comes from the op's own op_started; a wait is not a call cut off by a crash.
