@@ -151,7 +151,9 @@ svg .wf-label { font: 11px var(--mono); fill: var(--fg); }
 svg .wf-label.step { font-weight: 700; }
 svg .wf-bar.step, .key-step { fill: #8a97a8; background: #8a97a8; }
 svg .wf-bar.model, .key-model { fill: #e39b3b; background: #e39b3b; }
-svg .wf-bar.tool, .key-tool { fill: #3aa370; background: #3aa370; }
+svg .wf-bar.tool, svg .wf-bar.op, .key-tool { fill: #3aa370; background: #3aa370; }
+svg .wf-bar.wait, svg .wf-bar.child, .key-wait { fill: #9b7fd1; background: #9b7fd1; }
+svg .wf-child-link { cursor: pointer; }
 svg .wf-bar.open { fill-opacity: .35; stroke: var(--warn); stroke-dasharray: 4 3; }
 svg .wf-bar.failed { fill: var(--err); }
 svg .wf-bar.retry { stroke: var(--fg); stroke-width: 1.5; stroke-dasharray: 2 2; }

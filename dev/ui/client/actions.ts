@@ -7,7 +7,7 @@ import { pretty } from './format.js';
 import { ActionForm, JsonField, SchemaForm, newRequestId } from './forms.js';
 import type { RunModel } from './run-model.js';
 import type { JsonSchema } from './json-schema.js';
-import type { LogEvent, RunView, Wait } from './types.js';
+import { isBody, type LogEvent, type RunView, type Wait } from './types.js';
 
 interface PinnedTool {
   name: string;
@@ -98,7 +98,15 @@ export class ActionsPanel {
     this.log.sent(accepted.inboxId, what, this.model);
   }
 
-  private approvalCard(w: Wait): Card {
+  /** A workflow operation's wait, from its op_started (the run model holds it). */
+  private opWait(callId: string) {
+    return this.model.calls.get(callId)?.op?.wait;
+  }
+
+  private approvalCard(wait: Wait): Card {
+    // A workflow's approval: the arguments asked about are in its op_started, not the head.
+    const opArgs = this.opWait(wait.callId)?.args;
+    const w: Wait = wait.args === undefined && isBody(opArgs) && opArgs.kind === 'inline' ? { ...wait, args: opArgs.value } : wait;
     const label = `${w.tool} (${w.callId})`;
     const id = `approval-${w.callId}`;
     const comment = h('textarea', { id: `${id}-comment`, rows: 2, maxlength: 2000, spellcheck: 'true' });
@@ -139,7 +147,7 @@ export class ActionsPanel {
           edited.focus();
           return undefined;
         }
-        const schema = this.schemaOf(w.tool);
+        const schema = this.schemaOf(w.tool) ?? (this.opWait(w.callId)?.argsSchema as JsonSchema | undefined);
         const value = edited.read(schema);
         if (!value.ok) return undefined;
         if (typeof value.value !== 'object' || value.value === null || Array.isArray(value.value)) {
@@ -197,7 +205,8 @@ export class ActionsPanel {
     );
     void this.pinnedTools().then((tools) => {
       this.toolList = tools;
-      const schema = tools.find((t) => t.name === w.tool)?.wait?.payloadSchema ?? {};
+      // An agent's signal tool pins its schema in run_started; a workflow's signal op in its op_started.
+      const schema = tools.find((t) => t.name === w.tool)?.wait?.payloadSchema ?? (this.opWait(w.callId)?.payloadSchema as JsonSchema | undefined) ?? {};
       form = new SchemaForm(id, schema);
       holder.replaceChildren(form.el);
     });

@@ -1,10 +1,13 @@
-import { TERMINAL, type Attention, type RunView, type Wait } from './types.js';
+import { TERMINAL, definitionOf, type Attention, type RunView, type Wait } from './types.js';
 
 /**
  * The actions the run page offers for a run view: exactly the requests the API would accept now,
  * so no button sends something that is refused. An ended run (completed, failed, cancelled) takes
  * no approval, signal, resolution, retry or cancel (409 run_ended); a completed one still takes a
- * follow-up message (it reopens the run), and any run can be forked.
+ * follow-up message (it reopens the run), and any run can be forked. A workflow run takes no
+ * message (409: it takes signals) and, for now, no fork (lib/engine/fork.ts copies an agent's
+ * run_started only: a workflow's fails validation); its approvals, signals and attention name
+ * operations `op-<n>`.
  */
 export interface AllowedActions {
   /** Calls awaiting approval: approve, reject, edit. */
@@ -23,6 +26,7 @@ export interface AllowedActions {
 }
 
 export function allowedActions(view: RunView): AllowedActions {
+  const workflow = definitionOf(view).kind === 'workflow';
   const ended = TERMINAL.has(view.status);
   const waits = ended ? [] : (view.waiting ?? []);
   const attention = ended ? [] : view.attention;
@@ -34,7 +38,7 @@ export function allowedActions(view: RunView): AllowedActions {
     park,
     unresolved: view.unresolved ?? [],
     cancel: !ended,
-    message: !ended || view.status === 'completed',
-    fork: true,
+    message: !workflow && (!ended || view.status === 'completed'),
+    fork: !workflow,
   };
 }

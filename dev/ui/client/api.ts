@@ -1,5 +1,5 @@
 import type { StreamPage } from './stream-feed.js';
-import type { ApiIssue, EventPage, RunCounts, RunSummary, RunView } from './types.js';
+import type { ApiIssue, EventPage, Operation, OperationPage, RunCounts, RunSummary, RunView } from './types.js';
 
 /** A refusal from the API, with its stable code and the path of each bad field. */
 export class ApiError extends Error {
@@ -62,6 +62,23 @@ export function runCounts(): Promise<RunCounts> {
 
 export function getRun(runId: string): Promise<RunView> {
   return json(runPath(runId));
+}
+
+/** A workflow run's operations, one page (an agent run has none: 409). */
+export function operations(runId: string, after = 0, limit = 500): Promise<OperationPage> {
+  return json(`${runPath(runId)}/operations?after=${after}&limit=${limit}`);
+}
+
+/** Every operation of a workflow run, page by page. */
+export async function allOperations(runId: string): Promise<Operation[]> {
+  const out: Operation[] = [];
+  let after = 0;
+  for (;;) {
+    const page = await operations(runId, after);
+    out.push(...page.operations);
+    if (page.next === undefined) return out;
+    after = page.next;
+  }
 }
 
 /** With waitSeconds, a long poll: answers when an event after `after` exists, or empty. */

@@ -13,12 +13,14 @@ interface Card {
 }
 
 /** What sending an action will do, said before it is sent. */
-function effect(outcome: string, call: string, policy: string, withResult: boolean): string {
+function effect(outcome: string, call: string, policy: string, withResult: boolean, op = false): string {
+  // A workflow's step (call id op-<n>): its code gets the result, as its ctx.step's return or throw.
+  const tool = op ? 'step' : 'tool';
   switch (outcome) {
     case 'succeeded':
-      return `Records ${call} as succeeded${withResult ? ' with the result shown below' : ', with no result'}. The tool is not run again; the model sees this result and the run continues.`;
+      return `Records ${call} as succeeded${withResult ? ' with the result shown below' : ', with no result'}. The ${tool} is not run again; ${op ? "the workflow's code gets this result" : 'the model sees this result'} and the run continues.`;
     case 'failed':
-      return `Records ${call} as failed${withResult ? ' with the detail shown below' : ''}. The tool is not run again; the model sees an error result and decides what to do next.`;
+      return `Records ${call} as failed${withResult ? ' with the detail shown below' : ''}. The ${tool} is not run again; ${op ? "the workflow's code gets an error (its ctx.step throws)" : 'the model sees an error result and decides what to do next'}.`;
     case 'rerun':
       return `Runs ${call} again, as a new attempt. Choose this only if you know the first attempt had no effect: its policy is ${policy} because running it twice may not be safe.`;
     case 'retry':
@@ -161,12 +163,12 @@ export class AttentionPanel {
         () => {
           if (outcome === 'rerun') {
             body = { callId, outcome };
-            return { text: effect(outcome, label, policy, false) };
+            return { text: effect(outcome, label, policy, false, call?.op !== undefined) };
           }
           const r = result();
           if (!r.ok) return undefined;
           body = { callId, outcome, ...(r.value !== undefined ? { result: r.value } : {}) };
-          return { text: effect(outcome, label, policy, r.value !== undefined), ...(r.value !== undefined ? { preview: pretty(r.value) } : {}) };
+          return { text: effect(outcome, label, policy, r.value !== undefined, call?.op !== undefined), ...(r.value !== undefined ? { preview: pretty(r.value) } : {}) };
         },
         () => resolve(this.runId, body),
         `Resolve ${label} as ${outcome}`,

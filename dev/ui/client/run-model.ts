@@ -22,15 +22,34 @@ export interface ToolAttempt {
   attempt: number;
   startedAt: number;
   notAfter: number;
+  /** A workflow step attempt that threw and is retried (op_retry): when, and its error code. */
+  threw?: { at: number; code: string };
+}
+
+/** What a workflow operation waits for, from its op_started (the page's forms read the schemas here). */
+export interface OpWait {
+  kind: 'timer' | 'signal' | 'child' | 'approval';
+  until?: number;
+  signal?: string;
+  payloadSchema?: Record<string, unknown>;
+  childRunId?: string;
+  child?: { kind: string; name: string; version: string };
+  /** For an approval: the arguments asked about (a body) and the schema an edit must fit. */
+  args?: unknown;
+  argsSchema?: Record<string, unknown>;
 }
 
 export interface ToolCall {
   callId: string;
   name: string;
   policy?: string;
+  /** For a workflow operation (callId `op-<n>`): its number and kind, and what it waits for. */
+  op?: { n: number; kind: string; wait?: OpWait };
   attempts: ToolAttempt[];
   result?: { seq: number; at: number; ok: boolean; source: string; errorCode?: string };
   verified?: string;
+  /** A workflow step's last retried error code (op_retry). */
+  lastError?: string;
 }
 
 export interface RunModel {
@@ -119,6 +138,32 @@ export function foldEvent(m: RunModel, e: LogEvent): void {
     case 'tool_verified':
       callOf(m, e).verified = str(e.status) ?? 'unknown';
       return;
+    case 'op_started': {
+      const call = opOf(m, e);
+      const policy = str(e.policy);
+      if (policy) call.policy = policy;
+      const wait = opWait(e.wait);
+      if (call.op && wait) call.op.wait = wait;
+      call.attempts.push({ seq: e.seq, attempt: num(e.attempt, call.attempts.length + 1), startedAt: e.at, notAfter: num(e.notAfter) });
+      delete call.result;
+      return;
+    }
+    case 'op_result': {
+      const errorCode = str(e.errorCode);
+      opOf(m, e).result = { seq: e.seq, at: e.at, ok: e.ok === true, source: str(e.source) ?? 'step', ...(errorCode ? { errorCode } : {}) };
+      return;
+    }
+    case 'op_retry': {
+      const error = (e.error as { code?: string } | undefined) ?? {};
+      const call = opOf(m, e);
+      call.lastError = str(error.code) ?? 'error';
+      const attempt = call.attempts.at(-1);
+      if (attempt) attempt.threw = { at: e.at, code: call.lastError };
+      return;
+    }
+    case 'op_verified':
+      opOf(m, e).verified = str(e.status) ?? 'unknown';
+      return;
     case 'attention_required': {
       const callId = str(e.callId);
       m.openAttention.set(e.seq, { seq: e.seq, reason: str(e.reason) ?? '', detail: str(e.detail) ?? '', ...(callId ? { callId } : {}) });
@@ -162,6 +207,48 @@ function callOf(m: RunModel, e: LogEvent): ToolCall {
   return call;
 }
 
+/** The call id a workflow operation goes by (`op-<n>`), for an op_* event. */
+export function opCallIdOf(e: LogEvent): string | undefined {
+  return e.type.startsWith('op_') && typeof e.op === 'number' ? `op-${e.op}` : undefined;
+}
+
+/** A workflow operation as a call: `op-<n>`, named by its kind and name (a sleep's name is its kind). */
+function opOf(m: RunModel, e: LogEvent): ToolCall {
+  const callId = opCallIdOf(e) ?? '?';
+  let call = m.calls.get(callId);
+  if (!call) {
+    const kind = str(e.kind) ?? '?';
+    const name = str(e.name) ?? kind;
+    call = { callId, name: name === kind ? kind : `${kind} ${name}`, attempts: [], op: { n: num(e.op), kind } };
+    m.calls.set(callId, call);
+  }
+  return call;
+}
+
+function opWait(raw: unknown): OpWait | undefined {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const w = raw as Record<string, unknown>;
+  const kind = w.kind;
+  if (kind !== 'timer' && kind !== 'signal' && kind !== 'child' && kind !== 'approval') return undefined;
+  const record = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+  const until = typeof w.until === 'number' ? w.until : undefined;
+  const definition = record(w.definition);
+  const payloadSchema = record(w.payloadSchema);
+  const argsSchema = record(w.argsSchema);
+  const signal = str(w.signal);
+  const childRunId = str(w.runId);
+  return {
+    kind,
+    ...(until !== undefined ? { until } : {}),
+    ...(signal ? { signal } : {}),
+    ...(payloadSchema ? { payloadSchema } : {}),
+    ...(childRunId ? { childRunId } : {}),
+    ...(definition ? { child: { kind: str(definition.kind) ?? '?', name: str(definition.name) ?? '?', version: str(definition.version) ?? '?' } } : {}),
+    ...(w.args !== undefined ? { args: w.args } : {}),
+    ...(argsSchema ? { argsSchema } : {}),
+  };
+}
+
 function remember(m: RunModel, e: LogEvent): void {
   const inboxId = str(e.inboxId);
   if (inboxId) m.ingested.set(inboxId, e);
@@ -172,7 +259,8 @@ export function pendingCalls(m: RunModel): (ToolCall & { last: ToolAttempt; appl
   const out: (ToolCall & { last: ToolAttempt; appliesAt: number })[] = [];
   for (const call of m.calls.values()) {
     const last = call.attempts.at(-1);
-    if (!last || call.result) continue;
+    // A workflow's wait (sleep, signal, child, approval) is open by design, not cut off.
+    if (!last || call.result || call.op?.wait || last.threw) continue;
     out.push({ ...call, last, appliesAt: last.notAfter + m.graceMs });
   }
   return out;
@@ -201,10 +289,14 @@ export function spans(m: RunModel): Span[] {
     ok: !s.failed,
   }));
   for (const call of m.calls.values()) {
+    // A workflow's waits are not work: the waterfall draws them, the duration strip does not.
+    if (call.op?.wait) continue;
     call.attempts.forEach((a, i) => {
       const label = `${call.name} (${call.callId}) attempt ${a.attempt}`;
       const last = i === call.attempts.length - 1;
-      if (last && call.result && call.result.source !== 'human') {
+      if (a.threw) {
+        out.push({ kind: 'tool', label: `${label}, threw ${a.threw.code} (retried)`, start: a.startedAt, end: a.threw.at, ok: false });
+      } else if (last && call.result && call.result.source !== 'human') {
         out.push({ kind: 'tool', label, start: a.startedAt, end: call.result.at, ok: call.result.ok });
       } else if (last && !call.result) {
         // Still running, or cut off: it cannot have run past its deadline.
@@ -222,7 +314,7 @@ export function spans(m: RunModel): Span[] {
 
 /** The columns of one timeline row that depend on earlier events (tool name, policy, tokens). */
 export function facts(m: RunModel, e: LogEvent): { tool?: string; policy?: string; attempt?: number; tokens?: string; costUsd?: number; ok?: boolean; notAfter?: number } {
-  const callId = str(e.callId);
+  const callId = str(e.callId) ?? opCallIdOf(e);
   const call = callId ? m.calls.get(callId) : undefined;
   const base = call ? { tool: `${call.name} (${call.callId})`, ...(call.policy ? { policy: call.policy } : {}) } : {};
   switch (e.type) {
@@ -236,9 +328,13 @@ export function facts(m: RunModel, e: LogEvent): { tool?: string; policy?: strin
       return { tokens: `≤ ${num(e.maxOutputTokens)} out reserved`, costUsd: num(reserved.costUsd) };
     }
     case 'tool_started':
+    case 'op_started':
       return { ...base, attempt: num(e.attempt), notAfter: num(e.notAfter) };
     case 'tool_result':
+    case 'op_result':
       return { ...base, ok: e.ok === true };
+    case 'op_retry':
+      return { ...base, attempt: num(e.attempt), ok: false };
     case 'model_failed':
       return { ok: false };
     case 'run_failed':

@@ -7,11 +7,12 @@ import { durationStrip, tokensChart } from './charts.js';
 import { fill, h } from './dom.js';
 import { dateTime, plural, pretty, short, truncate } from './format.js';
 import { pendingView } from './pending.js';
+import { OperationsView } from './operations.js';
 import { emptyModel } from './run-model.js';
 import { RunViews } from './run-views.js';
 import { RunFeed } from './stream-feed.js';
 import { Timeline } from './timeline.js';
-import { TERMINAL, type RunView } from './types.js';
+import { TERMINAL, definitionOf, type RunView } from './types.js';
 
 const WAIT_SECONDS = 20;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -24,8 +25,12 @@ function statusBadge(status: string): HTMLElement {
 function summaryView(view: RunView): HTMLElement {
   const facts: [string, string | Node][] = [
     ['Status', statusBadge(view.status)],
-    ['Agent', `${view.agent.name}@${view.agent.version}`],
   ];
+  const definition = definitionOf(view);
+  facts.push([definition.kind === 'workflow' ? 'Workflow' : 'Agent', definition.label]);
+  if (view.parent) {
+    facts.push(['Parent', h('span', {}, h('a', { href: `/ui/runs/${encodeURIComponent(view.parent.runId)}` }, view.parent.runId), ` (${view.parent.callId})`)]);
+  }
   if (view.pinned) {
     facts.push(['Model', view.pinned.model]);
     facts.push(['Prompt', h('span', {}, `${view.pinned.prompt.version} `, h('code', { class: 'hash', title: view.pinned.prompt.sha256 }, `sha256 ${view.pinned.prompt.sha256}`))]);
@@ -54,10 +59,12 @@ export async function runPage(root: HTMLElement, runId: string): Promise<void> {
   const summary = h('section', { 'aria-label': 'summary' });
   const live = h('p', { class: 'live', role: 'status' }, 'Loading…');
   const pending = h('div');
+  const operations = new OperationsView(runId);
+  const opsHolder = h('div');
   const budgets = h('div');
   const charts = h('section', { 'aria-labelledby': 'charts-title' });
   const title = h('h1', {}, 'Run ', h('code', {}, runId));
-  fill(root, h('p', {}, h('a', { href: '/ui/' }, '← All runs')), title, live, summary, attention.el, actions.el, log.el, pending, budgets, charts, views.el);
+  fill(root, h('p', {}, h('a', { href: '/ui/' }, '← All runs')), title, live, summary, attention.el, actions.el, log.el, opsHolder, pending, budgets, charts, views.el);
   document.title = `${runId} · Logbook inspector`;
 
   let view: RunView;
@@ -71,6 +78,10 @@ export async function runPage(root: HTMLElement, runId: string): Promise<void> {
   const render = () => {
     const now = Date.now();
     fill(summary, summaryView(view));
+    if (definitionOf(view).kind === 'workflow') {
+      if (!opsHolder.firstChild) opsHolder.append(operations.el);
+      operations.refresh(Math.max(view.lastSeq, model.lastSeq));
+    }
     attention.render(view, now);
     actions.render(view);
     log.update(model);

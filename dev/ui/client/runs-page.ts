@@ -1,7 +1,7 @@
 import { ApiError, errorText, getRun, listRuns, runCounts } from './api.js';
 import { fill, h } from './dom.js';
 import { dateTime, int, truncate, usd } from './format.js';
-import { NEEDS_A_PERSON, RUN_STATUSES, type RunCounts, type RunSummary } from './types.js';
+import { NEEDS_A_PERSON, RUN_STATUSES, definitionOf, type RunCounts, type RunSummary } from './types.js';
 
 const PAGE_SIZE = 20;
 const RUN_ID = /^[A-Za-z0-9_-]{1,80}$/;
@@ -21,6 +21,12 @@ const runLink = (runId: string) => `/ui/runs/${encodeURIComponent(runId)}`;
 
 const PERSON_LABEL: Record<string, string> = { parked: '⚑ parked: needs a person', awaiting_approval: '⚑ awaits approval' };
 
+/** The agent, or for a workflow run the workflow, marked as one. */
+function definitionCell(r: RunSummary): HTMLTableCellElement {
+  const d = definitionOf(r);
+  return h('td', { class: `definition ${d.kind}` }, d.kind === 'workflow' ? h('span', { class: 'badge kind' }, 'workflow') : '', d.kind === 'workflow' ? ' ' : '', d.label);
+}
+
 function runRow(r: RunSummary): HTMLTableRowElement {
   const person = NEEDS_A_PERSON.includes(r.status);
   return h(
@@ -28,7 +34,7 @@ function runRow(r: RunSummary): HTMLTableRowElement {
     { class: person ? 'needs-person' : '' },
     h('td', {}, h('a', { href: runLink(r.runId) }, r.runId)),
     h('td', {}, h('span', { class: `status status-${r.status}` }, PERSON_LABEL[r.status] ?? r.status)),
-    h('td', {}, `${r.agent.name}@${r.agent.version}`),
+    definitionCell(r),
     h('td', { class: 'num' }, r.usage.steps),
     h('td', { class: 'num' }, int(r.usage.inputTokens + r.usage.outputTokens)),
     h('td', { class: 'num' }, usd(r.usage.costUsd)),
@@ -60,7 +66,7 @@ export async function runsPage(root: HTMLElement): Promise<void> {
     'table',
     { class: 'runs' },
     h('caption', { class: 'visually-hidden' }, 'Runs, newest first'),
-    h('thead', {}, h('tr', {}, ...['Run', 'Status', 'Agent', 'Steps', 'Tokens', 'Cost', 'Updated', 'Summary'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('thead', {}, h('tr', {}, ...['Run', 'Status', 'Agent or workflow', 'Steps', 'Tokens', 'Cost', 'Updated', 'Summary'].map((c) => h('th', { scope: 'col' }, c)))),
     body,
   );
   fill(root, h('h1', {}, 'Runs'), banner, form, filters, live, h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'runs table' }, table), empty, h('nav', { class: 'pager', 'aria-label': 'pages' }, newer, older));

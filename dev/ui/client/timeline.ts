@@ -12,6 +12,7 @@ export function describe(e: LogEvent): string {
   switch (e.type) {
     case 'run_started': {
       const agent = e.agent as { name?: string; version?: string } | undefined;
+      if (e.workflow !== undefined) return `workflow ${s(agent?.name)}@${s(agent?.version)}`;
       return `${s(agent?.name)}@${s(agent?.version)} on ${s((e.model as { id?: string } | undefined)?.id)}`;
     }
     case 'model_started':
@@ -28,6 +29,23 @@ export function describe(e: LogEvent): string {
     }
     case 'tool_verified':
       return `verify(): ${s(e.status)}`;
+    case 'op_started': {
+      const wait = e.wait as { kind?: string; signal?: string; runId?: string; definition?: { kind?: string; name?: string } } | undefined;
+      const what = `${s(e.kind)} ${s(e.name)} (op-${s(e.op)})`;
+      if (!wait) return `${what} starts, attempt ${s(e.attempt)}${e.policy ? ` (${s(e.policy)})` : ''}`;
+      if (wait.kind === 'signal') return `${what} waits for signal ${s(wait.signal)}`;
+      if (wait.kind === 'child') return `${what} starts child run ${s(wait.runId)} (${s(wait.definition?.kind)} ${s(wait.definition?.name)})`;
+      if (wait.kind === 'approval') return `${what} awaits approval`;
+      return `${what} waits for a timer`;
+    }
+    case 'op_result':
+      return `${s(e.kind)} ${s(e.name)} (op-${s(e.op)}): ${e.ok ? 'ok' : `error ${s(e.errorCode)}`} from ${s(e.source)}${e.sentBy ? ` by ${s(e.sentBy)}` : ''}`;
+    case 'op_retry': {
+      const error = (e.error as { code?: string; message?: string } | undefined) ?? {};
+      return `${s(e.name)} (op-${s(e.op)}) attempt ${s(e.attempt)} threw ${s(error.code)}: ${truncate(s(error.message), 120)}; retries at ${when(typeof e.retryAt === 'number' ? e.retryAt : 0)}`;
+    }
+    case 'op_verified':
+      return `${s(e.name)} (op-${s(e.op)}) verify(): ${s(e.status)}`;
     case 'attention_required':
       return `${s(e.reason)}: ${s(e.detail)}`;
     case 'attention_resolved':

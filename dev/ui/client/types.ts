@@ -22,7 +22,13 @@ export interface Usage {
 export interface RunSummary {
   runId: string;
   status: RunStatus;
+  /** What the run runs (absent from an older API: an agent). */
+  kind?: 'agent' | 'workflow';
   agent: { name: string; version: string };
+  /** For a workflow run (defineWorkflow): the workflow and the version it pinned. */
+  workflow?: { name: string; version: string };
+  /** For a child run: the parent run and the call (`op-<n>` for a workflow's) that started it. */
+  parent?: { runId: string; callId: string };
   createdAt: string;
   updatedAt: string;
   lastSeq: number;
@@ -72,6 +78,41 @@ export interface RunView extends RunSummary {
   /** A cancelled run's calls with no known outcome (to check by hand). */
   unresolved?: string[];
   park?: { reason: string; detail: string };
+}
+
+/** One operation of a workflow run, as GET /runs/{id}/operations gives it (lib/api/workflow-schemas.ts). */
+export interface Operation {
+  op: number;
+  callId: string;
+  kind: 'step' | 'sleep' | 'signal' | 'child' | 'approval' | 'now' | 'random' | 'uuid';
+  name: string;
+  status: 'started' | 'retrying' | 'succeeded' | 'failed';
+  seq: number;
+  attempt: number;
+  policy?: string;
+  startedAt?: string;
+  endedAt?: string;
+  deadline?: string;
+  retryAt?: string;
+  waitsFor?: { kind: 'timer' | 'signal' | 'child' | 'approval'; signal?: string; argsHash?: string };
+  child?: { runId: string; kind: 'agent' | 'workflow'; name: string; version: string };
+  source?: string;
+  sentBy?: string;
+  result?: unknown;
+  error?: { code: string; message: string };
+}
+
+export interface OperationPage {
+  runId: string;
+  workflow: { name: string; version: string };
+  operations: Operation[];
+  next?: number;
+}
+
+/** The definition a run runs, as one label: `name@version`, and whether it is a workflow. */
+export function definitionOf(run: Pick<RunSummary, 'kind' | 'agent' | 'workflow'>): { kind: 'agent' | 'workflow'; label: string } {
+  const d = run.workflow ?? run.agent;
+  return { kind: run.kind === 'workflow' || run.workflow ? 'workflow' : 'agent', label: `${d.name}@${d.version}` };
 }
 
 export interface InlineBody {

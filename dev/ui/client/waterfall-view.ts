@@ -15,6 +15,13 @@ function detail(b: Bar): string {
   return `${took}${tokens}${b.failed ? ' · failed' : ''}${b.open ? ' · no result (open or cut off)' : ''}`;
 }
 
+const childHref = (runId: string) => `/ui/runs/${encodeURIComponent(runId)}`;
+
+/** A child run's bar links to the child's page. */
+function linked(b: Bar, el: SVGElement): SVGElement {
+  return b.childRunId ? s('a', { href: childHref(b.childRunId), class: 'wf-child-link' }, el) : el;
+}
+
 /**
  * The waterfall, drawn as SVG from the layout: one row per step, model call and tool attempt, the
  * waits between steps as shaded bands. Hover (or focus) a bar for its duration, tokens and cost;
@@ -31,11 +38,12 @@ export function waterfallFigure(layout: WaterfallLayout): HTMLElement {
   const x = (f: number) => LABEL + f * (W - LABEL - RIGHT);
   const models = bars.filter((b) => b.kind === 'model');
   const cost = models.reduce((n, b) => n + (b.costUsd ?? 0), 0);
+  const ops = bars.filter((b) => b.kind === 'op' || b.kind === 'wait' || b.kind === 'child').length;
   const svg = s('svg', {
     viewBox: `0 0 ${W} ${H}`,
     class: 'chart-svg waterfall-svg',
     role: 'img',
-    'aria-label': `${plural(bars.filter((b) => b.kind === 'step').length, 'step')}, ${plural(models.length, 'model call')} (${usd(cost)}), ${plural(bars.filter((b) => b.kind === 'tool').length, 'tool attempt')} over ${duration(layout.end - layout.start)}; ${plural(gaps.length, 'wait')}`,
+    'aria-label': `${plural(bars.filter((b) => b.kind === 'step').length, 'step')}, ${plural(models.length, 'model call')} (${usd(cost)}), ${plural(bars.filter((b) => b.kind === 'tool').length, 'tool attempt')}${ops > 0 ? `, ${plural(ops, 'workflow operation')}` : ''} over ${duration(layout.end - layout.start)}; ${plural(gaps.length, 'wait')}`,
   });
   svg.append(
     s('line', { x1: x(0), x2: x(1), y1: H - 22, y2: H - 22, class: 'axis' }),
@@ -74,7 +82,7 @@ export function waterfallFigure(layout: WaterfallLayout): HTMLElement {
           { x: b.kind === 'step' ? 4 : 16, y: y + ROW / 2 + 4, class: `wf-label ${b.kind}` },
           b.label.length > 44 ? `${b.label.slice(0, 43)}…` : b.label,
         ),
-        s('rect', { x: x0, y: y + 3, width: w, height: ROW - 6, class: classes, 'data-seq': b.seq }, s('title', {}, `${b.label}: ${text}`)),
+        linked(b, s('rect', { x: x0, y: y + 3, width: w, height: ROW - 6, class: classes, 'data-seq': b.seq }, s('title', {}, `${b.label}: ${text}`))),
         s('text', { x: after > W - 90 ? x0 - 4 : after, y: y + ROW / 2 + 4, class: 'tick', 'text-anchor': after > W - 90 ? 'end' : 'start' }, short),
       ),
     );
@@ -91,7 +99,7 @@ export function waterfallFigure(layout: WaterfallLayout): HTMLElement {
         h(
           'tr',
           { class: b.kind },
-          h('td', {}, b.label, b.failed ? ' (failed)' : '', b.open ? ' (no result)' : ''),
+          h('td', {}, b.childRunId ? h('a', { href: childHref(b.childRunId) }, b.label) : b.label, b.failed ? ' (failed)' : '', b.open ? ' (no result)' : ''),
           h('td', { class: 'num' }, `+${duration(b.start - layout.start)}`),
           h('td', { class: 'num' }, `${b.open ? '≤ ' : ''}${duration(b.end - b.start)}`),
           h('td', { class: 'num' }, b.inputTokens !== undefined ? `${int(b.inputTokens)} / ${int(b.outputTokens ?? 0)}` : ''),
@@ -110,7 +118,10 @@ export function waterfallFigure(layout: WaterfallLayout): HTMLElement {
       h('span', { class: 'key key-model' }),
       ' model call ',
       h('span', { class: 'key key-tool' }),
-      ' tool attempt; dashed: no result (still running or cut off); striped: a retry; shaded: the run waited',
+      ' tool attempt or workflow step ',
+      h('span', { class: 'key key-wait' }),
+      ' workflow wait (sleep, signal, approval, child run: a link to it)',
+      '; dashed: no result (still running or cut off); striped: a retry; shaded: the run waited',
     ),
     h('details', { class: 'payload' }, h('summary', {}, 'As a table'), h('div', { class: 'table-scroll' }, table)),
   );

@@ -8,7 +8,11 @@ import type { LogEvent } from './types.js';
  * (plus `now` for what is still open), so a test checks them from a fixture log.
  */
 export interface Bar {
-  kind: 'step' | 'model' | 'tool';
+  /**
+   * A worker's step, a model call, a tool attempt, and for a workflow run each operation: a step's
+   * attempt (`op`), a sleep, signal or approval wait (`wait`), a child run (`child`, with its page).
+   */
+  kind: 'step' | 'model' | 'tool' | 'op' | 'wait' | 'child';
   label: string;
   /** Fractions of the axis, 0..1. */
   x: number;
@@ -26,6 +30,8 @@ export interface Bar {
   costUsd?: number;
   /** Seq of the event the bar starts at (for links to the event and stable keys). */
   seq: number;
+  /** A child run's id: the bar links to its page. */
+  childRunId?: string;
 }
 
 export interface Gap {
@@ -103,6 +109,8 @@ export function layoutWaterfall(events: readonly LogEvent[], now: number): Water
     const by = e.by as { epoch?: number; nonce?: string } | undefined;
     const nonce = by?.nonce ?? '';
     const key = `${num(by?.epoch)}:${nonce}`;
+    // The worker's previous write in this same step (where a step with no marker began).
+    const previousInStep = step && by && key === stepKey ? step.end : undefined;
     if (!notAStep(nonce) && by) {
       if (key !== stepKey || !step) {
         // Before the first step the run waited for a worker to pick it up.
@@ -176,6 +184,66 @@ export function layoutWaterfall(events: readonly LogEvent[], now: number): Water
         waits.delete(callId);
         const reservation = e.reservation as { step?: number } | undefined;
         if (reservation) reserve(e, reservation);
+        break;
+      }
+      case 'op_started': {
+        const callId = `op-${num(e.op)}`;
+        const before = tools.get(callId);
+        if (before?.open) before.end = Math.min(e.at, before.end);
+        const attempt = num(e.attempt, 1);
+        const wait = e.wait as { kind?: string; signal?: string; runId?: string; definition?: { kind?: string; name?: string } } | undefined;
+        const what = str(e.kind) === str(e.name) ? str(e.kind) : `${str(e.kind) ?? '?'} ${str(e.name) ?? '?'}`;
+        const kind = wait?.kind === 'child' ? 'child' : wait?.kind ? 'wait' : 'op';
+        const childRunId = wait?.kind === 'child' ? str(wait.runId) : undefined;
+        const bar: Raw = {
+          kind,
+          label: `${what ?? '?'} (${callId})${attempt > 1 ? `, attempt ${attempt}` : ''}${childRunId ? ` → ${childRunId}` : ''}`,
+          start: e.at,
+          end: Math.min(end, num(e.notAfter, end)),
+          seq: e.seq,
+          attempt,
+          open: true,
+          ...(childRunId ? { childRunId } : {}),
+        };
+        if (!wait?.kind) waits.delete(callId);
+        else {
+          waits.set(
+            callId,
+            wait.kind === 'signal'
+              ? `signal ${wait.signal ?? ''}`.trim()
+              : wait.kind === 'child'
+                ? 'a child run'
+                : wait.kind === 'approval'
+                  ? 'an approval'
+                  : 'a timer',
+          );
+        }
+        tools.set(callId, bar);
+        bars.push(bar);
+        break;
+      }
+      case 'op_retry':
+      case 'op_result': {
+        const callId = `op-${num(e.op)}`;
+        const bar = tools.get(callId);
+        if (bar?.open) {
+          bar.end = e.at;
+          delete bar.open;
+          if (e.type === 'op_retry' || e.ok !== true) bar.failed = true;
+        } else if (e.type === 'op_result' && e.kind === 'step' && !bar) {
+          // A rerun step writes no marker: it ran after the worker's previous write of this step.
+          bars.push({
+            kind: 'op',
+            label: `step ${str(e.name) ?? '?'} (${callId})`,
+            start: previousInStep ?? e.at,
+            end: e.at,
+            seq: e.seq,
+            ...(e.ok !== true ? { failed: true } : {}),
+          });
+        }
+        // A retried step waits for its retryAt; a result ends any wait.
+        if (e.type === 'op_result') waits.delete(callId);
+        else waits.set(callId, 'a retry');
         break;
       }
       case 'attention_required':

@@ -103,7 +103,7 @@ describe('event types', () => {
 
   /**
    * Event types with no one-line text of their own: the inspector shows them in other columns
-   * (the tool call column, the conversation, the workflow's operations). A new event type is in
+   * (the tool call column, the conversation). A new event type is in
    * neither this list nor the renderers: describe it (dev/ui/client/timeline.ts,
    * dev/cli/event-text.ts) or list it here with where it is shown.
    */
@@ -113,10 +113,6 @@ describe('event types', () => {
     'approval_requested', // the conversation's approval card
     'approval_decided',
     'user_message', // the conversation
-    'op_started', // the workflow's operations
-    'op_result',
-    'op_retry',
-    'op_verified',
   ]);
   const NO_CLI_TEXT = new Set<EventType>([]);
 
