@@ -99,9 +99,9 @@ describe.skipIf(SKIP_BROWSER || !endpoints)('a workflow run in the inspector', (
     expect(await child.textContent()).toBe(CHILD);
     expect(await child.getAttribute('href')).toBe(`/ui/runs/${CHILD}`);
     expect(await page.locator('#op-row-3').textContent()).toContain('waits for signal shipped');
-    // A workflow run takes signals, not follow-up messages: no message form.
+    // A workflow run takes signals, not follow-up messages: no message form; it forks.
     expect(await page.locator('#message-input').count()).toBe(0);
-    expect(await page.locator('#fork-title').count()).toBe(0);
+    expect(await page.locator('#fork-title').count()).toBe(1); // a workflow run forks where no operation is in flight
 
     // The waterfall draws the operations; the child's bar links to the child run.
     await page.getByRole('tab', { name: 'Waterfall' }).click();

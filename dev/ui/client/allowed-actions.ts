@@ -5,9 +5,8 @@ import { TERMINAL, definitionOf, type Attention, type RunView, type Wait } from 
  * so no button sends something that is refused. An ended run (completed, failed, cancelled) takes
  * no approval, signal, resolution, retry or cancel (409 run_ended); a completed one still takes a
  * follow-up message (it reopens the run), and any run can be forked. A workflow run takes no
- * message (409: it takes signals) and, for now, no fork (lib/engine/fork.ts copies an agent's
- * run_started only: a workflow's fails validation); its approvals, signals and attention name
- * operations `op-<n>`.
+ * message (409: it takes signals); it forks where no operation is in flight (fork-points.ts); its
+ * approvals, signals and attention name operations `op-<n>`.
  */
 export interface AllowedActions {
   /** Calls awaiting approval: approve, reject, edit. */
@@ -39,6 +38,6 @@ export function allowedActions(view: RunView): AllowedActions {
     unresolved: view.unresolved ?? [],
     cancel: !ended,
     message: !workflow && (!ended || view.status === 'completed'),
-    fork: !workflow,
+    fork: true,
   };
 }

