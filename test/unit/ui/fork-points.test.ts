@@ -67,18 +67,23 @@ function world() {
   });
 }
 
+/** The API app over a world's engine, called as a client would. */
+function apiOf(deps: Parameters<typeof engineRunService>[0]) {
+  const app = createApiApp({ service: engineRunService(deps), caller: (): Caller => ({ tenant: 't', principal: 'p' }) });
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await app.request(path, {
+      method,
+      ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+    });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are inspected loosely
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+}
+
 describe('fork points offered by the inspector', () => {
   it('are exactly the seqs the API forks at, in every kind of log', async () => {
     const t = world();
-    const app = createApiApp({ service: engineRunService(t.worker.deps), caller: (): Caller => ({ tenant: 't', principal: 'p' }) });
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await app.request(path, {
-        method,
-        ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
-      });
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are inspected loosely
-      return { status: res.status, body: (await res.json()) as Record<string, any> };
-    };
+    const call = apiOf(t.worker.deps);
     const start = async (runId: string, input: string) => {
       expect((await call('POST', '/runs', { agent: 'agent', input, runId })).status).toBe(201);
       await drain(t.world, t.worker);
@@ -129,21 +134,16 @@ describe('fork points offered by the inspector', () => {
       version: '1',
       async run(ctx) {
         const charged = await ctx.step('charge', () => 1200, { policy: 'idempotency_key' });
-        const [a, b] = await ctx.all([ctx.step('pack', () => 'box', { policy: 'rerun' }), ctx.step('label', () => 'L-1', { policy: 'verify', verify: () => 'not_landed' })]);
+        const [a, b] = await ctx.all([
+          ctx.step('pack', () => 'box', { policy: 'rerun' }),
+          ctx.step('label', () => 'L-1', { policy: 'verify', verify: async () => ({ status: 'not_landed' as const }) }),
+        ]);
         const shipped = await ctx.waitForSignal('shipped', { payload: z.object({ tracking: z.string() }), timeoutSeconds: 3600 });
         return { charged, a, b, tracking: shipped.timedOut ? null : shipped.payload.tracking };
       },
     });
     const t = workflowWorld({ workflows: [flow] });
-    const app = createApiApp({ service: engineRunService(t.worker.deps), caller: (): Caller => ({ tenant: 't', principal: 'p' }) });
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await app.request(path, {
-        method,
-        ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
-      });
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are inspected loosely
-      return { status: res.status, body: (await res.json()) as Record<string, any> };
-    };
+    const call = apiOf(t.worker.deps);
     expect((await call('POST', '/runs', { workflow: 'ship', input: {}, runId: 'done' })).status).toBe(201);
     await drain(t.world, t.worker);
     await call('POST', '/runs/done/signals', { signal: 'shipped', payload: { tracking: 'T-1' } });
