@@ -80,6 +80,26 @@ function apiOf(deps: Parameters<typeof engineRunService>[0]) {
   };
 }
 
+/** Every fork point the page offers for these runs, asked of the API: counts of the accepted and the refused. */
+async function matchApi(call: ReturnType<typeof apiOf>, runIds: string[]): Promise<{ offered: number; refused: number }> {
+  let offered = 0;
+  let refused = 0;
+  for (const runId of runIds) {
+    const events = (await call('GET', `/runs/${runId}/events?limit=500`)).body.events as LogEvent[];
+    const points = forkPoints(events);
+    expect(points.map((p) => p.seq)).toEqual(events.map((e) => e.seq));
+    for (const point of points) {
+      const out = await call('POST', `/runs/${runId}/fork`, { atSeq: point.seq, runId: `f-${runId}-${point.seq}` });
+      const where = `${runId} at seq ${point.seq} (${point.type}): the page says ${point.ok ? 'ok' : point.reason}, the API ${out.status} ${out.body.error?.message ?? ''}`;
+      expect(out.status === 201, where).toBe(point.ok);
+      if (!point.ok) expect(out.status, where).toBe(409);
+      if (point.ok) offered++;
+      else refused++;
+    }
+  }
+  return { offered, refused };
+}
+
 describe('fork points offered by the inspector', () => {
   it('are exactly the seqs the API forks at, in every kind of log', async () => {
     const t = world();
@@ -111,19 +131,7 @@ describe('fork points offered by the inspector', () => {
 
     await start('pending', 'refund it'); // still awaiting approval: nothing after the request is a boundary
 
-    let offered = 0;
-    for (const runId of ['approved', 'rejected', 'signalled', 'cancelled', 'pending']) {
-      const events = (await call('GET', `/runs/${runId}/events?limit=500`)).body.events as LogEvent[];
-      const points = forkPoints(events);
-      expect(points.map((p) => p.seq)).toEqual(events.map((e) => e.seq));
-      for (const point of points) {
-        const out = await call('POST', `/runs/${runId}/fork`, { atSeq: point.seq, runId: `f-${runId}-${point.seq}` });
-        const where = `${runId} at seq ${point.seq} (${point.type}): the page says ${point.ok ? 'ok' : point.reason}, the API ${out.status} ${out.body.error?.message ?? ''}`;
-        expect(out.status === 201, where).toBe(point.ok);
-        if (!point.ok) expect(out.status, where).toBe(409);
-        if (point.ok) offered++;
-      }
-    }
+    const { offered } = await matchApi(call, ['approved', 'rejected', 'signalled', 'cancelled', 'pending']);
     // Not a vacuous match: boundaries beyond seq 1 were offered and accepted.
     expect(offered).toBeGreaterThan(5);
   });
@@ -151,21 +159,7 @@ describe('fork points offered by the inspector', () => {
     expect((await call('POST', '/runs', { workflow: 'ship', input: {}, runId: 'waiting' })).status).toBe(201);
     await drain(t.world, t.worker);
 
-    let offered = 0;
-    let refused = 0;
-    for (const runId of ['done', 'waiting']) {
-      const events = (await call('GET', `/runs/${runId}/events?limit=500`)).body.events as LogEvent[];
-      const points = forkPoints(events);
-      expect(points.map((p) => p.seq)).toEqual(events.map((e) => e.seq));
-      for (const point of points) {
-        const out = await call('POST', `/runs/${runId}/fork`, { atSeq: point.seq, runId: `f-${runId}-${point.seq}` });
-        const where = `${runId} at seq ${point.seq} (${point.type}): the page says ${point.ok ? 'ok' : point.reason}, the API ${out.status} ${out.body.error?.message ?? ''}`;
-        expect(out.status === 201, where).toBe(point.ok);
-        if (!point.ok) expect(out.status, where).toBe(409);
-        if (point.ok) offered++;
-        else refused++;
-      }
-    }
+    const { offered, refused } = await matchApi(call, ['done', 'waiting']);
     // Boundaries past seq 1 and refusals mid-operation both occurred.
     expect(offered).toBeGreaterThan(3);
     expect(refused).toBeGreaterThan(3);
